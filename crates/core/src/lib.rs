@@ -1,0 +1,20 @@
+//! bakeoff's core: the data that flows between stages, with no system calls.
+//!
+//! * [`units`]: fio's unit grammar (`4k`, `1m`, `500us`, `30s`).
+//! * [`settings`]: key = value settings as written (TOML files, `--set`), with where each came from.
+//! * [`workload`]: workload definitions (plain fio-like jobs and personalities) as data.
+//! * [`plan`]: the validated, resolved plan a run executes.
+//! * [`record`]: the run record written as JSON, and its flat summary.
+
+pub mod plan;
+pub mod record;
+pub mod settings;
+pub mod units;
+pub mod workload;
+
+mod expand;
+pub mod job;
+mod values;
+
+pub use plan::{EngineKind, OpKind, Plan};
+pub use settings::{Origin, SpecError};

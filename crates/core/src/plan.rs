@@ -1,0 +1,265 @@
+//! The validated, resolved plan of one run: what every worker thread does. Built by
+//! [`crate::workload::Workload::plan`]; executed by the engine crate. Nothing here touches the system.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The I/O engine a worker uses, chosen once per worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// `pread`/`pwrite`, one I/O at a time per thread.
+    Psync,
+    /// Linux io_uring, up to `iodepth` I/Os in flight per thread.
+    IoUring,
+    /// Completes every I/O at once without touching the target: measures the tool itself.
+    Null,
+}
+
+impl EngineKind {
+    /// Every engine, in the order `bakeoff` lists them.
+    pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::IoUring, EngineKind::Null];
+
+    /// The name used in job files and `--set engine=`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// Parses an engine name.
+    pub fn parse(text: &str) -> Result<EngineKind, String> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|e| e.name() == text)
+            .ok_or_else(|| format!("unknown engine '{text}' (allowed: psync, io_uring, null)"))
+    }
+}
+
+/// The reporting category of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// A data read.
+    Read,
+    /// A data write.
+    Write,
+    /// A write to a redo/intent log.
+    LogWrite,
+    /// An `fsync` or `fdatasync`.
+    Sync,
+}
+
+impl OpKind {
+    /// Every kind, in report order.
+    pub const ALL: [OpKind; 4] = [OpKind::Read, OpKind::Write, OpKind::LogWrite, OpKind::Sync];
+
+    /// Index into per-kind arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::LogWrite => "log_write",
+            OpKind::Sync => "sync",
+        }
+    }
+}
+
+/// How offsets are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Uniformly random `bs`-aligned offsets over the I/O region of a random file.
+    Random,
+    /// Consecutive offsets, wrapping at the end of the region, moving to the next file.
+    Sequential,
+}
+
+/// What an I/O step does per operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum IoMix {
+    /// Read only.
+    Read,
+    /// Write only.
+    Write,
+    /// Read a block, then write it back at the same offset (a database block update).
+    Update,
+    /// Each operation reads with probability `read_pct` %, else writes (fio `randrw`).
+    Mixed { read_pct: u8 },
+}
+
+/// `fsync` or `fdatasync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncKind {
+    /// `fsync(2)`.
+    Fsync,
+    /// `fdatasync(2)`.
+    Fdatasync,
+}
+
+/// One I/O step: `count` operations (or, if `None`, operations until the run ends).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoStep {
+    /// What each operation does.
+    pub mix: IoMix,
+    /// How offsets are chosen.
+    pub pattern: Pattern,
+    /// Bytes per operation.
+    pub bs: u64,
+    /// Operations per iteration of the role's loop; `None` streams until the run ends.
+    pub count: Option<u64>,
+}
+
+/// One step of a role's loop.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Issue I/O.
+    Io(IoStep),
+    /// Burn CPU: this many iterations of a memory-touching loop (filebench `hog`).
+    Hog(u64),
+    /// Post one unit to the gate of every thread of these roles (filebench `sempost ... blocking`).
+    Post(Vec<usize>),
+    /// Block on this role's gate until enough posts arrived (filebench `semblock`).
+    Wait,
+    /// Hand `bytes` of redo to the log-writer role and wait until it is durable.
+    Commit { bytes: u64, log_role: usize },
+    /// Sync the current file.
+    Sync(SyncKind),
+}
+
+/// A gate that couples roles: a waiter needs `value` posts per pass; posters may run at most
+/// `highwater` posts ahead of what the waiter has asked for (filebench semblock semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    /// Posts consumed per pass of the waiter.
+    pub value: u64,
+    /// How far posters may run ahead before they block.
+    pub highwater: u64,
+}
+
+/// Sync every N writes (fio `fsync=N` / `fdatasync=N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncEvery {
+    /// Which call.
+    pub kind: SyncKind,
+    /// After this many writes.
+    pub writes: u64,
+}
+
+/// Open-flag durability mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncMode {
+    /// Plain writes.
+    #[default]
+    None,
+    /// `O_DSYNC`.
+    Dsync,
+    /// `O_SYNC`.
+    Sync,
+}
+
+/// A group of identical threads with one loop of steps (a filebench thread, a SLOB session).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RolePlan {
+    /// Role name, e.g. `reader`, `dbwr`, `lgwr`.
+    pub name: String,
+    /// Number of threads.
+    pub threads: u32,
+    /// Index into [`Plan::filesets`].
+    pub fileset: usize,
+    /// Open with `O_DIRECT`.
+    pub direct: bool,
+    /// `O_DSYNC` / `O_SYNC`.
+    pub sync_mode: SyncMode,
+    /// I/Os in flight per thread.
+    pub iodepth: u32,
+    /// Byte offset where the I/O region starts in each file (fio `offset`).
+    pub offset: u64,
+    /// Target operations per second for the whole role (open loop), if any.
+    pub rate_iops: Option<f64>,
+    /// The loop each thread runs.
+    pub steps: Vec<Step>,
+    /// This role's gate, if another role posts to it.
+    pub gate: Option<Gate>,
+    /// Sync every N writes.
+    pub sync_every: Option<SyncEvery>,
+    /// Writes of this role are log writes.
+    pub log: bool,
+    /// This role is a group-commit log writer serving `Commit` steps.
+    pub log_writer: bool,
+}
+
+/// A set of data files (or device regions) that roles do I/O on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesetPlan {
+    /// Name, used in file names (`bakeoff-<name>.<i>`).
+    pub name: String,
+    /// Number of files.
+    pub nrfiles: u32,
+    /// Bytes per file.
+    pub file_size: u64,
+}
+
+/// The validated plan of one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Workload name (`randread`, `slob`, a file name).
+    pub workload: String,
+    /// Engine every worker uses.
+    pub engine: EngineKind,
+    /// Measured duration.
+    #[serde(with = "duration_ns", rename = "runtime_ns")]
+    pub runtime: Duration,
+    /// Warm-up before measuring (in addition to `runtime`).
+    #[serde(with = "duration_ns", rename = "ramp_time_ns")]
+    pub ramp_time: Duration,
+    /// Seed of the data and offset generators.
+    pub seed: u64,
+    /// Share of each buffer that compresses (fio `buffer_compress_percentage`).
+    pub compress_pct: u8,
+    /// Files laid out before the run.
+    pub filesets: Vec<FilesetPlan>,
+    /// Thread groups.
+    pub roles: Vec<RolePlan>,
+    /// Every resolved setting as text, for the run record.
+    pub settings: std::collections::BTreeMap<String, String>,
+}
+
+impl Plan {
+    /// Total bytes of all filesets.
+    pub fn dataset_bytes(&self) -> u64 {
+        self.filesets
+            .iter()
+            .map(|f| f.file_size * u64::from(f.nrfiles))
+            .sum()
+    }
+
+    /// Total worker threads.
+    pub fn threads(&self) -> u32 {
+        self.roles.iter().map(|r| r.threads).sum()
+    }
+}
+
+mod duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_nanos() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_nanos(u64::deserialize(d)?))
+    }
+}

@@ -1,0 +1,204 @@
+//! Settings as the user wrote them: `key = value` pairs from a TOML file or `--set`, each with
+//! where it came from, so validation errors can point at `file:line` (ripgrep's "low args").
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Where a setting came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A line of a workload file.
+    File { path: String, line: usize },
+    /// `--set` on the command line.
+    CommandLine,
+    /// The default declared by a workload.
+    Default { workload: String },
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::File { path, line } => write!(f, "{path}:{line}"),
+            Origin::CommandLine => write!(f, "--set"),
+            Origin::Default { workload } => write!(f, "default of workload '{workload}'"),
+        }
+    }
+}
+
+/// A validation error that names the setting, where it came from and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {key}: {message}")]
+pub struct SpecError {
+    /// Where the offending value was written.
+    pub origin: Origin,
+    /// The key (or `role.key`) that failed.
+    pub key: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl SpecError {
+    /// Builds an error for `key` written at `origin`.
+    pub fn new(origin: Origin, key: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecError {
+            origin,
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One value as written, in text form (TOML numbers and booleans are turned into text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setting {
+    /// The value as text, e.g. `8k`, `true`, `32`.
+    pub value: String,
+    /// Where it was written.
+    pub origin: Origin,
+}
+
+/// An ordered set of settings; later inserts win.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    map: BTreeMap<String, Setting>,
+}
+
+impl Settings {
+    /// Parses one `--set` argument: `key=value[,key=value...]`.
+    pub fn parse_set(arg: &str) -> Result<Settings, SpecError> {
+        let mut settings = Settings::default();
+        for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(SpecError::new(
+                    Origin::CommandLine,
+                    part,
+                    "expected key=value (e.g. --set bs=8k,jobs=4)",
+                ));
+            };
+            settings.insert(key.trim(), value.trim(), Origin::CommandLine);
+        }
+        Ok(settings)
+    }
+
+    /// Reads the top-level `key = value` pairs of a TOML document, skipping `skip` keys
+    /// (tables such as `[[role]]` that the caller reads itself).
+    pub fn from_toml(text: &str, path: &str, skip: &[&str]) -> Result<Settings, SpecError> {
+        let doc: BTreeMap<String, toml::Spanned<toml::Value>> =
+            toml::from_str(text).map_err(|e| toml_error(&e, text, path))?;
+        let mut settings = Settings::default();
+        for (key, spanned) in doc {
+            if skip.contains(&key.as_str()) {
+                continue;
+            }
+            let origin = Origin::File {
+                path: path.to_string(),
+                line: line_of(text, spanned.span().start),
+            };
+            let value = value_text(spanned.get_ref()).ok_or_else(|| {
+                SpecError::new(
+                    origin.clone(),
+                    &key,
+                    "expected a single value, not a table or list",
+                )
+            })?;
+            settings.insert(&key, &value, origin);
+        }
+        Ok(settings)
+    }
+
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: &str, value: &str, origin: Origin) {
+        let setting = Setting {
+            value: value.to_string(),
+            origin,
+        };
+        self.map.insert(key.to_string(), setting);
+    }
+
+    /// Overlays `other` on `self`: its values win.
+    pub fn merge(&mut self, other: &Settings) {
+        for (k, v) in &other.map {
+            self.map.insert(k.clone(), v.clone());
+        }
+    }
+
+    /// The setting for `key`, if any.
+    pub fn get(&self, key: &str) -> Option<&Setting> {
+        self.map.get(key)
+    }
+
+    /// Iterates in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Setting)> {
+        self.map.iter()
+    }
+
+    /// True when nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// Converts a scalar TOML value to the text form the unit parsers read.
+pub fn value_text(value: &toml::Value) -> Option<String> {
+    match value {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The 1-based line of byte offset `pos` in `text`.
+pub fn line_of(text: &str, pos: usize) -> usize {
+    text[..pos.min(text.len())].matches('\n').count() + 1
+}
+
+/// Turns a TOML syntax error into a [`SpecError`] that names the file and line.
+pub fn toml_error(err: &toml::de::Error, text: &str, path: &str) -> SpecError {
+    let line = err.span().map(|s| line_of(text, s.start)).unwrap_or(1);
+    let origin = Origin::File {
+        path: path.to_string(),
+        line,
+    };
+    SpecError::new(origin, "syntax", err.message().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_parses_comma_separated_pairs() {
+        let s = Settings::parse_set("bs=8k, direct=true,jobs=4").unwrap();
+        assert_eq!(s.get("bs").unwrap().value, "8k");
+        assert_eq!(s.get("jobs").unwrap().value, "4");
+        assert_eq!(s.get("direct").unwrap().origin, Origin::CommandLine);
+        let err = Settings::parse_set("bs").unwrap_err();
+        assert!(err.to_string().contains("expected key=value"), "{err}");
+    }
+
+    #[test]
+    fn toml_values_carry_their_line() {
+        let text = "# a job\nrw = \"randread\"\n\nbs = 8192\ndirect = true\n";
+        let s = Settings::from_toml(text, "job.toml", &[]).unwrap();
+        let bs = s.get("bs").unwrap();
+        assert_eq!(bs.value, "8192");
+        assert_eq!(bs.origin.to_string(), "job.toml:4");
+        assert_eq!(s.get("direct").unwrap().value, "true");
+    }
+
+    #[test]
+    fn toml_syntax_errors_name_file_and_line() {
+        let err = Settings::from_toml("rw = \"read\"\nbs = = 4\n", "bad.toml", &[]).unwrap_err();
+        assert_eq!(err.origin.to_string(), "bad.toml:2");
+    }
+
+    #[test]
+    fn later_settings_win() {
+        let mut a = Settings::parse_set("bs=4k,jobs=1").unwrap();
+        a.merge(&Settings::parse_set("bs=8k").unwrap());
+        assert_eq!(a.get("bs").unwrap().value, "8k");
+        assert_eq!(a.get("jobs").unwrap().value, "1");
+    }
+}

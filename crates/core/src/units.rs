@@ -1,0 +1,159 @@
+//! fio's unit grammar: sizes (`4k`, `1m`, `2g`, `4KiB`), durations (`500us`, `30s`, `10m`) and
+//! booleans. Sizes use base 1024 like fio's default `kb_base`; a bare number is bytes. A bare
+//! duration is seconds, as in fio's `runtime`.
+
+use std::time::Duration;
+
+/// Parses a byte size such as `8k`, `1m`, `4KiB`, `1.5g` or `4096`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!(
+            "'{text}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"
+        ));
+    }
+    let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "'{text}': unknown size unit '{other}' (use k, m, g or t, base 1024)"
+            ))
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"))?;
+    let bytes = value * mult as f64;
+    if !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(format!("'{text}' is too large"));
+    }
+    if bytes.fract() != 0.0 {
+        return Err(format!("'{text}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration such as `500us`, `10ms`, `30s`, `2m`, `1h`; a bare number is seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (expected e.g. 500us, 30s, 2m)"))?;
+    let nanos_per: f64 = match suffix.trim().to_ascii_lowercase().as_str() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "" | "s" | "sec" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        other => {
+            return Err(format!(
+                "'{text}': unknown time unit '{other}' (use ns, us, ms, s, m or h)"
+            ))
+        }
+    };
+    let nanos = value * nanos_per;
+    if !nanos.is_finite() || nanos > 1e18 {
+        return Err(format!("'{text}' is too long"));
+    }
+    Ok(Duration::from_nanos(nanos as u64))
+}
+
+/// Parses `true/false`, `1/0`, `yes/no`, `on/off`.
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{text}' is not a boolean (use true or false)")),
+    }
+}
+
+/// Formats bytes with a binary unit: `8 KiB`, `1.5 MiB`.
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 || value.fract() == 0.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// Formats a duration given in nanoseconds compactly: `812ns`, `45.2us`, `3.10ms`, `1.20s`.
+pub fn format_nanos(nanos: f64) -> String {
+    if nanos < 1e3 {
+        format!("{nanos:.0}ns")
+    } else if nanos < 1e6 {
+        format!("{:.1}us", nanos / 1e3)
+    } else if nanos < 1e9 {
+        format!("{:.2}ms", nanos / 1e6)
+    } else {
+        format!("{:.2}s", nanos / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_follow_fio_base_1024() {
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("8K"), Ok(8192));
+        assert_eq!(parse_size("1m"), Ok(1 << 20));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("4q").unwrap_err().contains("unknown size unit"));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("k").is_err());
+        assert!(parse_size("0.3").is_err());
+    }
+
+    #[test]
+    fn durations_default_to_seconds() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("3 weeks").is_err());
+    }
+
+    #[test]
+    fn formats_are_readable() {
+        assert_eq!(format_bytes(8192), "8 KiB");
+        assert_eq!(format_bytes(1536 * 1024), "1.5 MiB");
+        assert_eq!(format_nanos(45_200.0), "45.2us");
+    }
+
+    proptest! {
+        #[test]
+        fn size_roundtrips_through_k_suffix(k in 0u64..1_000_000) {
+            prop_assert_eq!(parse_size(&format!("{k}k")), Ok(k * 1024));
+        }
+
+        #[test]
+        fn parse_size_never_panics(s in ".{0,12}") {
+            let _ = parse_size(&s);
+            let _ = parse_duration(&s);
+        }
+    }
+}

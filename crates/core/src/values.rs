@@ -1,0 +1,130 @@
+//! Typed reading of one setting with its range, so every message names the key, where the
+//! value came from and what is allowed.
+
+use crate::settings::{Origin, Settings, SpecError};
+use crate::units;
+use std::time::Duration;
+
+/// One value to validate: its key, text and origin.
+pub(crate) struct Val {
+    pub key: String,
+    pub text: String,
+    pub origin: Origin,
+}
+
+impl Val {
+    fn err(&self, msg: impl Into<String>) -> SpecError {
+        SpecError::new(self.origin.clone(), &self.key, msg)
+    }
+
+    /// A byte size in `min..=max`.
+    pub fn size(&self, min: u64, max: u64) -> Result<u64, SpecError> {
+        let v = units::parse_size(&self.text).map_err(|m| self.err(m))?;
+        if v < min || v > max {
+            return Err(self.err(format!(
+                "'{}' is out of range (allowed {} to {})",
+                self.text,
+                units::format_bytes(min),
+                units::format_bytes(max)
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A whole number in `min..=max`.
+    pub fn int(&self, min: u64, max: u64) -> Result<u64, SpecError> {
+        let v: u64 = self.text.trim().parse().map_err(|_| {
+            self.err(format!(
+                "'{}' is not a whole number (allowed {min} to {max})",
+                self.text
+            ))
+        })?;
+        if v < min || v > max {
+            return Err(self.err(format!(
+                "'{}' is out of range (allowed {min} to {max})",
+                self.text
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A positive rate (operations per second) up to `max`.
+    pub fn rate(&self, max: f64) -> Result<f64, SpecError> {
+        let v: f64 = self.text.trim().parse().map_err(|_| {
+            self.err(format!(
+                "'{}' is not a number of operations per second",
+                self.text
+            ))
+        })?;
+        if !(v > 0.0 && v <= max) {
+            return Err(self.err(format!(
+                "'{}' is out of range (allowed more than 0, up to {max})",
+                self.text
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A duration in `min..=max`.
+    pub fn duration(&self, min: Duration, max: Duration) -> Result<Duration, SpecError> {
+        let v = units::parse_duration(&self.text).map_err(|m| self.err(m))?;
+        if v < min || v > max {
+            return Err(self.err(format!(
+                "'{}' is out of range (allowed {:?} to {:?})",
+                self.text, min, max
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A boolean.
+    pub fn boolean(&self) -> Result<bool, SpecError> {
+        units::parse_bool(&self.text).map_err(|m| self.err(m))
+    }
+
+    /// One of `allowed`.
+    pub fn choice<'a>(&self, allowed: &[&'a str]) -> Result<&'a str, SpecError> {
+        allowed
+            .iter()
+            .find(|a| **a == self.text.trim())
+            .copied()
+            .ok_or_else(|| {
+                self.err(format!(
+                    "'{}' is not allowed (allowed: {})",
+                    self.text,
+                    allowed.join(", ")
+                ))
+            })
+    }
+
+    /// An error about this value.
+    pub fn invalid(&self, msg: impl Into<String>) -> SpecError {
+        self.err(msg)
+    }
+}
+
+/// Reads keys from settings, falling back to declared defaults.
+pub(crate) struct Lookup<'a> {
+    pub settings: &'a Settings,
+    pub workload: &'a str,
+}
+
+impl Lookup<'_> {
+    /// The value of `key`, or `default` labelled as the workload's default.
+    pub fn get(&self, key: &str, default: &str) -> Val {
+        match self.settings.get(key) {
+            Some(s) => Val {
+                key: key.to_string(),
+                text: s.value.clone(),
+                origin: s.origin.clone(),
+            },
+            None => Val {
+                key: key.to_string(),
+                text: default.to_string(),
+                origin: Origin::Default {
+                    workload: self.workload.to_string(),
+                },
+            },
+        }
+    }
+}
