@@ -1,1 +1,16 @@
-//! placeholder
+//! bakeoff's engine: the per-I/O hot path. Engines (`psync`, `io_uring`, `null`), the dataset
+//! layout, worker threads running a role's steps, rate pacing, gates between roles, and the
+//! per-thread counters and latency histograms a run is measured with.
+
+pub mod buffers;
+pub mod engines;
+pub mod gate;
+pub mod layout;
+pub mod run;
+pub mod stats;
+pub mod worker;
+
+pub use layout::{lay_out, Dataset, LayoutError, Target};
+pub use run::{execute, RunOutput, Tick, TickKind};
+pub use stats::Totals;
+pub use worker::{hog, RunError};

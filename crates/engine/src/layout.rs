@@ -1,0 +1,410 @@
+//! Lays out the dataset: the data files (or device regions) filled with the same pseudo-random
+//! bytes for the same seed on every target, written in parallel 1 MiB chunks, synced, and reused
+//! when a directory already holds an identical layout (recorded in a manifest).
+
+use crate::buffers::{fill, AlignedBuf};
+use bakeoff_core::plan::Plan;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Bytes written per chunk.
+const CHUNK: u64 = 1 << 20;
+/// File name of the manifest in a target directory.
+pub const MANIFEST: &str = ".bakeoff-dataset.json";
+
+/// Where the data lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Files inside this directory.
+    Directory(PathBuf),
+    /// Regions of this block device.
+    Device(PathBuf),
+}
+
+impl Target {
+    /// The path given.
+    pub fn path(&self) -> &Path {
+        match self {
+            Target::Directory(p) | Target::Device(p) => p,
+        }
+    }
+}
+
+/// One data file, or one region of a device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    /// File or device path.
+    pub path: PathBuf,
+    /// Byte offset of the region inside `path` (0 for files).
+    pub base: u64,
+    /// Bytes.
+    pub size: u64,
+}
+
+/// The laid-out dataset.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// Regions per fileset, in plan order.
+    pub filesets: Vec<Vec<Region>>,
+    /// An identical existing layout was reused.
+    pub reused: bool,
+    /// Bytes written now.
+    pub written_bytes: u64,
+    /// Time spent writing and syncing.
+    pub elapsed: Duration,
+}
+
+/// Why the layout failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// Not enough free space.
+    #[error("not enough space in {path}: the dataset needs {needed} bytes, {available} are available (lower size/data_size or free space)")]
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        available: u64,
+    },
+    /// The device is smaller than the dataset.
+    #[error("{path} holds {size} bytes, the dataset needs {needed} (lower size/data_size)")]
+    DeviceTooSmall {
+        path: PathBuf,
+        needed: u64,
+        size: u64,
+    },
+    /// An I/O error.
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn io_err<'a>(
+    what: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> LayoutError + 'a {
+    move |source| LayoutError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+struct Manifest {
+    schema_version: u32,
+    seed: u64,
+    compress_pct: u8,
+    filesets: Vec<(String, u32, u64)>,
+}
+
+impl Manifest {
+    fn of(plan: &Plan) -> Manifest {
+        Manifest {
+            schema_version: 1,
+            seed: plan.seed,
+            compress_pct: plan.compress_pct,
+            filesets: plan
+                .filesets
+                .iter()
+                .map(|f| (f.name.clone(), f.nrfiles, f.file_size))
+                .collect(),
+        }
+    }
+}
+
+/// The regions the plan needs on `target` (no I/O).
+pub fn regions(plan: &Plan, target: &Target) -> Vec<Vec<Region>> {
+    let mut base = 0u64;
+    plan.filesets
+        .iter()
+        .map(|fs| {
+            (0..fs.nrfiles)
+                .map(|i| match target {
+                    Target::Directory(dir) => Region {
+                        path: dir.join(format!("bakeoff-{}.{i}", fs.name)),
+                        base: 0,
+                        size: fs.file_size,
+                    },
+                    Target::Device(dev) => {
+                        let r = Region {
+                            path: dev.clone(),
+                            base,
+                            size: fs.file_size,
+                        };
+                        base += fs.file_size.div_ceil(CHUNK) * CHUNK;
+                        r
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Lays out the dataset, reporting progress as (bytes done, bytes total) from this thread.
+pub fn lay_out(
+    plan: &Plan,
+    target: &Target,
+    progress: &dyn Fn(u64, u64),
+) -> Result<Dataset, LayoutError> {
+    let filesets = regions(plan, target);
+    let all: Vec<&Region> = filesets.iter().flatten().collect();
+    let needed: u64 = all.iter().map(|r| r.size).sum();
+    if let Target::Directory(dir) = target {
+        if reusable(plan, dir, &all) {
+            return Ok(Dataset {
+                filesets,
+                reused: true,
+                written_bytes: 0,
+                elapsed: Duration::ZERO,
+            });
+        }
+        remove_old(dir);
+        let vfs = rustix::fs::statvfs(dir.as_path())
+            .map_err(|e| io_err("checking free space of", dir)(e.into()))?;
+        let available = vfs.f_bavail.saturating_mul(vfs.f_frsize);
+        if needed > available {
+            return Err(LayoutError::NoSpace {
+                path: dir.clone(),
+                needed,
+                available,
+            });
+        }
+    } else {
+        let size = device_size(target.path())?;
+        let end = all.iter().map(|r| r.base + r.size).max().unwrap_or(0);
+        if end > size {
+            return Err(LayoutError::DeviceTooSmall {
+                path: target.path().into(),
+                needed: end,
+                size,
+            });
+        }
+    }
+    let start = Instant::now();
+    write_all(plan, &all, needed, progress)?;
+    if let Target::Directory(dir) = target {
+        let text = serde_json::to_string_pretty(&Manifest::of(plan)).expect("manifest serialises");
+        let path = dir.join(MANIFEST);
+        std::fs::write(&path, text).map_err(io_err("writing", &path))?;
+    }
+    Ok(Dataset {
+        filesets,
+        reused: false,
+        written_bytes: needed,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// Removes the data files and manifest bakeoff laid out in `dir` (those the manifest lists).
+pub fn remove_dataset(dir: &Path) -> std::io::Result<()> {
+    remove_old(dir);
+    Ok(())
+}
+
+fn reusable(plan: &Plan, dir: &Path, all: &[&Region]) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) else {
+        return false;
+    };
+    let Ok(old) = serde_json::from_str::<Manifest>(&text) else {
+        return false;
+    };
+    old == Manifest::of(plan)
+        && all.iter().all(|r| {
+            std::fs::metadata(&r.path)
+                .map(|m| m.len() == r.size)
+                .unwrap_or(false)
+        })
+}
+
+fn remove_old(dir: &Path) {
+    let manifest = dir.join(MANIFEST);
+    if let Ok(old) =
+        std::fs::read_to_string(&manifest).map(|t| serde_json::from_str::<Manifest>(&t))
+    {
+        // The manifest goes first so a half-removed layout is never taken as complete.
+        let _ = std::fs::remove_file(&manifest);
+        if let Ok(old) = old {
+            for (name, n, _) in old.filesets {
+                for i in 0..n {
+                    let _ = std::fs::remove_file(dir.join(format!("bakeoff-{name}.{i}")));
+                }
+            }
+        }
+    }
+}
+
+fn device_size(path: &Path) -> Result<u64, LayoutError> {
+    use std::io::Seek;
+    let mut f = File::open(path).map_err(io_err("opening", path))?;
+    f.seek(std::io::SeekFrom::End(0))
+        .map_err(io_err("sizing", path))
+}
+
+/// The seed of chunk `chunk` of region `region`: content depends only on the plan's seed.
+fn chunk_seed(seed: u64, region: usize, chunk: u64) -> u64 {
+    let mut x = seed
+        ^ (region as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ chunk.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn write_all(
+    plan: &Plan,
+    all: &[&Region],
+    total: u64,
+    progress: &dyn Fn(u64, u64),
+) -> Result<(), LayoutError> {
+    let chunks: Vec<(usize, u64)> = all
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| (0..r.size.div_ceil(CHUNK)).map(move |c| (i, c)))
+        .collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(1, 4);
+    let done = AtomicU64::new(0);
+    let result = std::thread::scope(|s| {
+        let per = chunks.len().div_ceil(threads).max(1);
+        let handles: Vec<_> = chunks
+            .chunks(per)
+            .map(|mine| s.spawn(|| write_chunks(plan, all, mine, &done)))
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress(done.load(Ordering::Relaxed), total);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("layout thread panicked"))
+            .collect::<Result<Vec<()>, _>>()
+    });
+    result?;
+    progress(total, total);
+    sync_and_drop(all)
+}
+
+fn open_for_layout(path: &Path) -> Result<File, LayoutError> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io_err("creating", path))
+}
+
+fn write_chunks(
+    plan: &Plan,
+    all: &[&Region],
+    mine: &[(usize, u64)],
+    done: &AtomicU64,
+) -> Result<(), LayoutError> {
+    let mut buf = AlignedBuf::new(CHUNK as usize);
+    let mut open: Option<(usize, File)> = None;
+    for &(ri, c) in mine {
+        let region = all[ri];
+        if open.as_ref().map(|(i, _)| *i) != Some(ri) {
+            open = Some((ri, open_for_layout(&region.path)?));
+        }
+        let file = &open.as_ref().expect("opened above").1;
+        let len = CHUNK.min(region.size - c * CHUNK) as usize;
+        let data = &mut buf.as_mut_slice()[..len];
+        fill(
+            data,
+            &mut fastrand::Rng::with_seed(chunk_seed(plan.seed, ri, c)),
+            plan.compress_pct,
+        );
+        file.write_all_at(data, region.base + c * CHUNK)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    let needed = all.iter().map(|r| r.size).sum();
+                    LayoutError::NoSpace {
+                        path: region.path.clone(),
+                        needed,
+                        available: done.load(Ordering::Relaxed),
+                    }
+                } else {
+                    io_err("writing", &region.path)(e)
+                }
+            })?;
+        done.fetch_add(len as u64, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Syncs every file and asks the kernel to drop its clean pages, so the run starts cold.
+fn sync_and_drop(all: &[&Region]) -> Result<(), LayoutError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for r in all {
+        if !seen.insert(r.path.clone()) {
+            continue;
+        }
+        let f = File::options()
+            .write(true)
+            .open(&r.path)
+            .map_err(io_err("opening", &r.path))?;
+        f.sync_data().map_err(io_err("syncing", &r.path))?;
+        let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_core::settings::Settings;
+    use bakeoff_core::workload::builtin;
+
+    fn plan(set: &str) -> Plan {
+        builtin("randread")
+            .unwrap()
+            .plan(&Settings::parse_set(set).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_bytes_and_reuse() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let p = plan("size=3m,nrfiles=2,seed=9");
+        let da = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| {}).unwrap();
+        lay_out(&p, &Target::Directory(b.path().into()), &|_, _| {}).unwrap();
+        assert!(!da.reused);
+        for i in 0..2 {
+            let name = format!("bakeoff-data.{i}");
+            let x = std::fs::read(a.path().join(&name)).unwrap();
+            assert_eq!(x.len(), 3 * 512 * 1024);
+            assert_eq!(x, std::fs::read(b.path().join(&name)).unwrap());
+        }
+        let again = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| {}).unwrap();
+        assert!(again.reused);
+        let other = lay_out(
+            &plan("size=2m,seed=9"),
+            &Target::Directory(a.path().into()),
+            &|_, _| {},
+        )
+        .unwrap();
+        assert!(!other.reused);
+        assert!(
+            !a.path().join("bakeoff-data.1").exists(),
+            "the old layout's files are removed"
+        );
+        remove_dataset(a.path()).unwrap();
+        assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn no_space_is_reported_before_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = plan("size=1000t");
+        let err = lay_out(&p, &Target::Directory(dir.path().into()), &|_, _| {}).unwrap_err();
+        assert!(err.to_string().contains("not enough space"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -1,0 +1,378 @@
+//! Runs a plan on a laid-out dataset: opens files, starts one thread per worker, ticks once a
+//! second for the sampler, ends on time, on Ctrl-C or on the first error, and merges results.
+
+use crate::engines::{Engine, IoUring, Null, Psync};
+use crate::gate::{Gate, LogQueue};
+use crate::layout::{Dataset, Region};
+use crate::stats::{latency, Counters, ThreadStats, Totals, KINDS};
+use crate::worker::{RoleFiles, RunError, Shared, Worker};
+use bakeoff_core::plan::{EngineKind, IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
+use bakeoff_core::record::{OpStats, RoleResult};
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Why the sampler is being called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickKind {
+    /// Workers are about to start.
+    Start,
+    /// The measured window starts (after `ramp_time`).
+    MeasureStart,
+    /// A whole second passed.
+    Second,
+    /// The run ended (on time, interrupted or failed).
+    End,
+}
+
+/// A sampler call: when, why, and the application's cumulative counters across all workers.
+#[derive(Clone, Copy, Debug)]
+pub struct Tick {
+    /// Time since the start.
+    pub elapsed: Duration,
+    /// Why.
+    pub kind: TickKind,
+    /// Cumulative operations and bytes per kind.
+    pub totals: Totals,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Per-role results over the measured window.
+    pub roles: Vec<RoleResult>,
+    /// Length of the measured window.
+    pub measured: Duration,
+    /// Stopped by an interrupt.
+    pub interrupted: bool,
+    /// The error that stopped it, if any; its figures are not results.
+    pub error: Option<RunError>,
+}
+
+/// Opens the files a role uses, with its O_DIRECT / O_DSYNC / O_SYNC flags.
+pub fn open_role_files(role: &RolePlan, regions: &[Region]) -> Result<RoleFiles, RunError> {
+    let writes = role.log_writer
+        || role
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Io(io) if io.mix != IoMix::Read));
+    let mut flags = 0;
+    if role.direct {
+        flags |= libc::O_DIRECT;
+    }
+    flags |= match role.sync_mode {
+        SyncMode::None => 0,
+        SyncMode::Dsync => libc::O_DSYNC,
+        SyncMode::Sync => libc::O_SYNC,
+    };
+    let mut files = Vec::with_capacity(regions.len());
+    for r in regions {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(writes)
+            .custom_flags(flags)
+            .open(&r.path)
+            .map_err(|source| {
+                let hint = if role.direct && source.raw_os_error() == Some(libc::EINVAL) {
+                    " (this file system does not support O_DIRECT: use direct=false)"
+                } else {
+                    ""
+                };
+                RunError::Setup {
+                    engine: "open",
+                    role: format!("{}: opening {}{hint}", role.name, r.path.display()),
+                    source,
+                }
+            })?;
+        files.push(f);
+    }
+    Ok(RoleFiles {
+        files: Arc::new(files),
+        regions: regions.to_vec(),
+    })
+}
+
+/// The operation kinds a role can produce.
+fn role_kinds(role: &RolePlan) -> Vec<OpKind> {
+    let write = if role.log {
+        OpKind::LogWrite
+    } else {
+        OpKind::Write
+    };
+    let mut kinds = Vec::new();
+    for s in &role.steps {
+        match s {
+            Step::Io(io) => match io.mix {
+                IoMix::Read => kinds.push(OpKind::Read),
+                IoMix::Write => kinds.push(write),
+                IoMix::Update | IoMix::Mixed { .. } => kinds.extend([OpKind::Read, write]),
+            },
+            Step::Sync(_) => kinds.push(OpKind::Sync),
+            _ => {}
+        }
+    }
+    if role.log_writer {
+        kinds.extend([OpKind::LogWrite, OpKind::Sync]);
+    }
+    if role.sync_every.is_some() {
+        kinds.push(OpKind::Sync);
+    }
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+struct Spawned {
+    role: usize,
+    counters: Arc<Counters>,
+    handle: JoinHandle<ThreadStats>,
+}
+
+fn spawn_worker<E: Engine + 'static>(
+    role: Arc<RolePlan>,
+    role_idx: usize,
+    thread: usize,
+    files: Arc<RoleFiles>,
+    shared: Arc<Shared>,
+    stats: ThreadStats,
+    seed: u64,
+) -> std::io::Result<JoinHandle<ThreadStats>> {
+    std::thread::Builder::new()
+        .name(format!("{}-{thread}", role.name))
+        .stack_size(512 << 10)
+        .spawn(move || {
+            match Worker::<E>::new(role, role_idx, thread, files, shared.clone(), stats, seed) {
+                Ok(w) => w.run(),
+                Err(e) => {
+                    shared.fail(e);
+                    ThreadStats::new(Arc::new(Counters::default()), &[], false)
+                }
+            }
+        })
+}
+
+fn start_workers(
+    plan: &Plan,
+    dataset: &Dataset,
+    shared: &Arc<Shared>,
+) -> Result<Vec<Spawned>, RunError> {
+    let mut spawned = Vec::new();
+    for (ri, role) in plan.roles.iter().enumerate() {
+        if role.threads == 0 {
+            continue;
+        }
+        let files = Arc::new(open_role_files(role, &dataset.filesets[role.fileset])?);
+        let role = Arc::new(role.clone());
+        let kinds = role_kinds(&role);
+        for t in 0..role.threads as usize {
+            let counters = Arc::new(Counters::default());
+            let stats = ThreadStats::new(counters.clone(), &kinds, role.rate_iops.is_some());
+            let seed = plan.seed
+                ^ ((ri as u64 + 1) << 32)
+                ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let args = (
+                role.clone(),
+                ri,
+                t,
+                files.clone(),
+                shared.clone(),
+                stats,
+                seed,
+            );
+            let handle = match plan.engine {
+                EngineKind::Psync => {
+                    spawn_worker::<Psync>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
+                }
+                EngineKind::IoUring => {
+                    spawn_worker::<IoUring>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
+                }
+                EngineKind::Null => {
+                    spawn_worker::<Null>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
+                }
+            }
+            .map_err(|source| RunError::Setup {
+                engine: plan.engine.name(),
+                role: role.name.clone(),
+                source,
+            })?;
+            spawned.push(Spawned {
+                role: ri,
+                counters,
+                handle,
+            });
+        }
+    }
+    Ok(spawned)
+}
+
+fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
+    let mut t = Totals::default();
+    for s in spawned.iter().filter(|s| role.is_none_or(|r| r == s.role)) {
+        t.add(&s.counters.totals());
+    }
+    t
+}
+
+/// Runs `plan` on `dataset`. `interrupt` is polled every 20 ms; `on_tick` is called at the start,
+/// at the start of the measured window, every second and at the end.
+pub fn execute(
+    plan: &Plan,
+    dataset: &Dataset,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<RunOutput, RunError> {
+    let ramp_ns = plan.ramp_time.as_nanos() as u64;
+    let shared = Arc::new(Shared {
+        start: Instant::now(),
+        ramp_ns,
+        end_ns: AtomicU64::new(ramp_ns + plan.runtime.as_nanos() as u64),
+        gates: plan
+            .roles
+            .iter()
+            .map(|r| match r.gate {
+                Some(g) => (0..r.threads).map(|_| Arc::new(Gate::new(g))).collect(),
+                None => Vec::new(),
+            })
+            .collect(),
+        logs: plan
+            .roles
+            .iter()
+            .map(|r| r.log_writer.then(|| Arc::new(LogQueue::default())))
+            .collect(),
+        error: Mutex::new(None),
+    });
+    let tick = |kind, totals| Tick {
+        elapsed: shared.start.elapsed(),
+        kind,
+        totals,
+    };
+    on_tick(&tick(TickKind::Start, Totals::default()));
+    let spawned = match start_workers(plan, dataset, &shared) {
+        Ok(s) => s,
+        Err(e) => {
+            shared.stop_now();
+            return Err(e);
+        }
+    };
+    let mut window: Option<(Duration, Vec<Totals>)> = None;
+    let per_role = |sp: &[Spawned]| {
+        (0..plan.roles.len())
+            .map(|r| totals(sp, Some(r)))
+            .collect::<Vec<_>>()
+    };
+    let mut interrupted = false;
+    let mut next_second = Duration::from_secs(1);
+    loop {
+        if interrupt.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            shared.stop_now();
+        }
+        let now = shared.now_ns();
+        let end = shared.end_ns.load(Ordering::Relaxed);
+        if window.is_none() && now >= ramp_ns && now < end {
+            let t = tick(TickKind::MeasureStart, totals(&spawned, None));
+            window = Some((t.elapsed, per_role(&spawned)));
+            on_tick(&t);
+        }
+        if now >= end {
+            break;
+        }
+        if shared.start.elapsed() >= next_second {
+            on_tick(&tick(TickKind::Second, totals(&spawned, None)));
+            next_second += Duration::from_secs(1);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let end_tick = tick(TickKind::End, totals(&spawned, None));
+    let end_roles = per_role(&spawned);
+    on_tick(&end_tick);
+    let mut merged: Vec<Vec<ThreadStats>> = (0..plan.roles.len()).map(|_| Vec::new()).collect();
+    for s in spawned {
+        let stats = s
+            .handle
+            .join()
+            .unwrap_or_else(|_| ThreadStats::new(Arc::new(Counters::default()), &[], false));
+        merged[s.role].push(stats);
+    }
+    let measured = window
+        .as_ref()
+        .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
+    let roles = plan
+        .roles
+        .iter()
+        .enumerate()
+        .map(|(ri, role)| {
+            let delta = window.as_ref().map_or(Totals::default(), |(_, start)| {
+                end_roles[ri].since(&start[ri])
+            });
+            role_result(role, &merged[ri], &delta, measured)
+        })
+        .collect();
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    Ok(RunOutput {
+        roles,
+        measured,
+        interrupted,
+        error,
+    })
+}
+
+fn role_result(
+    role: &RolePlan,
+    threads: &[ThreadStats],
+    delta: &Totals,
+    measured: Duration,
+) -> RoleResult {
+    let secs = measured.as_secs_f64();
+    let mut ops = Vec::new();
+    for kind in OpKind::ALL {
+        let i = kind.index();
+        let merge = |pick: &dyn Fn(&ThreadStats) -> Option<&hdrhistogram::Histogram<u64>>| {
+            let mut acc: Option<hdrhistogram::Histogram<u64>> = None;
+            for h in threads.iter().filter_map(pick) {
+                match &mut acc {
+                    None => acc = Some(h.clone()),
+                    Some(a) => a.add(h).expect("histograms share bounds"),
+                }
+            }
+            acc
+        };
+        let lat = merge(&|t| t.lat[i].as_ref());
+        if lat.is_none() && delta.ops[i] == 0 {
+            continue;
+        }
+        let service = merge(&|t| t.service[i].as_ref());
+        let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+        ops.push(OpStats {
+            kind,
+            ops: delta.ops[i],
+            bytes: delta.bytes[i],
+            iops: rate(delta.ops[i]),
+            mb_s: rate(delta.bytes[i]) / 1e6,
+            lat: lat.as_ref().and_then(latency),
+            service: service.as_ref().and_then(latency),
+        });
+    }
+    let commits: u64 = threads.iter().map(|t| t.commits).sum();
+    let log_writes: u64 = threads
+        .iter()
+        .filter_map(|t| t.lat[OpKind::LogWrite.index()].as_ref())
+        .map(|h| h.len())
+        .sum();
+    RoleResult {
+        name: role.name.clone(),
+        threads: role.threads,
+        ops,
+        commits_per_write: (role.log_writer && log_writes > 0)
+            .then(|| commits as f64 / log_writes as f64),
+    }
+}
+
+const _: () = assert!(KINDS == 4);

@@ -1,0 +1,151 @@
+//! Per-thread accounting on the hot path: cumulative counters the sampler reads every second,
+//! and latency histograms (HdrHistogram, 3 significant digits: values within 0.1 %, up to one
+//! hour) that are merged after the run. Nothing here allocates per operation.
+
+use bakeoff_core::plan::OpKind;
+use bakeoff_core::record::{Latency, Percentile};
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Number of operation kinds.
+pub const KINDS: usize = OpKind::ALL.len();
+
+/// Largest latency a histogram holds; longer ones are recorded as this.
+const MAX_NS: u64 = 3_600_000_000_000;
+
+/// Percentiles reported.
+pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
+
+/// Cumulative operation and byte counts of one thread; written only by that thread.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Counters {
+    ops: [AtomicU64; KINDS],
+    bytes: [AtomicU64; KINDS],
+}
+
+/// A copy of counters at one instant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Operations per kind.
+    pub ops: [u64; KINDS],
+    /// Bytes per kind.
+    pub bytes: [u64; KINDS],
+}
+
+impl Totals {
+    /// Adds another thread's totals.
+    pub fn add(&mut self, other: &Totals) {
+        for i in 0..KINDS {
+            self.ops[i] += other.ops[i];
+            self.bytes[i] += other.bytes[i];
+        }
+    }
+
+    /// `self - earlier`.
+    pub fn since(&self, earlier: &Totals) -> Totals {
+        let mut d = Totals::default();
+        for i in 0..KINDS {
+            d.ops[i] = self.ops[i].saturating_sub(earlier.ops[i]);
+            d.bytes[i] = self.bytes[i].saturating_sub(earlier.bytes[i]);
+        }
+        d
+    }
+}
+
+impl Counters {
+    /// Reads the counters (any thread).
+    pub fn totals(&self) -> Totals {
+        let mut t = Totals::default();
+        for i in 0..KINDS {
+            t.ops[i] = self.ops[i].load(Ordering::Relaxed);
+            t.bytes[i] = self.bytes[i].load(Ordering::Relaxed);
+        }
+        t
+    }
+}
+
+/// A latency histogram with bakeoff's bounds.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_NS, 3).expect("static histogram bounds are valid")
+}
+
+/// Summarises a histogram; `None` when empty.
+pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
+    if h.is_empty() {
+        return None;
+    }
+    Some(Latency {
+        mean_ns: h.mean(),
+        min_ns: h.min(),
+        max_ns: h.max(),
+        percentiles: PERCENTILES
+            .iter()
+            .map(|&p| Percentile {
+                p,
+                lat_ns: h.value_at_quantile(p / 100.0),
+            })
+            .collect(),
+    })
+}
+
+/// One thread's statistics.
+pub struct ThreadStats {
+    counters: std::sync::Arc<Counters>,
+    local: Totals,
+    /// Latency per kind (from scheduled start under a rate, else from submission).
+    pub lat: [Option<Histogram<u64>>; KINDS],
+    /// Service time per kind, kept only under a rate.
+    pub service: [Option<Histogram<u64>>; KINDS],
+    /// Commits served (log writers).
+    pub commits: u64,
+}
+
+impl ThreadStats {
+    /// Statistics for the kinds in `kinds`; service histograms only if `open_loop`.
+    pub fn new(
+        counters: std::sync::Arc<Counters>,
+        kinds: &[OpKind],
+        open_loop: bool,
+    ) -> ThreadStats {
+        let mut s = ThreadStats {
+            counters,
+            local: Totals::default(),
+            lat: Default::default(),
+            service: Default::default(),
+            commits: 0,
+        };
+        for k in kinds {
+            s.lat[k.index()] = Some(new_histogram());
+            if open_loop {
+                s.service[k.index()] = Some(new_histogram());
+            }
+        }
+        s
+    }
+
+    /// Counts one finished operation; records latencies if it finished inside the window.
+    #[inline]
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        bytes: u64,
+        lat_ns: u64,
+        service_ns: u64,
+        measured: bool,
+    ) {
+        let i = kind.index();
+        self.local.ops[i] += 1;
+        self.local.bytes[i] += bytes;
+        self.counters.ops[i].store(self.local.ops[i], Ordering::Relaxed);
+        self.counters.bytes[i].store(self.local.bytes[i], Ordering::Relaxed);
+        if measured {
+            if let Some(h) = &mut self.lat[i] {
+                h.saturating_record(lat_ns.max(1));
+            }
+            if let Some(h) = &mut self.service[i] {
+                h.saturating_record(service_ns.max(1));
+            }
+        }
+    }
+}
