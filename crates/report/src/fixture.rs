@@ -1,0 +1,152 @@
+//! A fixed run record for snapshot tests of every exporter.
+
+use bakeoff_core::plan::OpKind;
+use bakeoff_core::record::*;
+use bakeoff_core::settings::Settings;
+use bakeoff_core::workload::builtin;
+
+fn lat(p50: u64) -> Latency {
+    let percentiles = [(50.0, 1), (90.0, 2), (99.0, 4), (99.9, 8), (99.99, 16)]
+        .iter()
+        .map(|&(p, m)| Percentile { p, lat_ns: p50 * m })
+        .collect();
+    Latency {
+        mean_ns: p50 as f64 * 1.2,
+        min_ns: p50 / 4,
+        max_ns: p50 * 40,
+        percentiles,
+    }
+}
+
+fn op(kind: OpKind, ops: u64, bs: u64, p50: u64) -> OpStats {
+    OpStats {
+        kind,
+        ops,
+        bytes: ops * bs,
+        iops: ops as f64 / 10.0,
+        mb_s: (ops * bs) as f64 / 1e7,
+        lat: Some(lat(p50)),
+        service: None,
+    }
+}
+
+/// A 10-second slob run on a loop-backed ext4.
+pub fn record() -> RunRecord {
+    let plan = builtin("slob")
+        .unwrap()
+        .plan(&Settings::parse_set("readers=4,writers=2,runtime=10s").unwrap())
+        .unwrap();
+    let roles = vec![
+        RoleResult {
+            name: "reader".into(),
+            threads: 4,
+            ops: vec![op(OpKind::Read, 120_000, 8192, 310_000)],
+            commits_per_write: None,
+        },
+        RoleResult {
+            name: "writer".into(),
+            threads: 2,
+            ops: vec![
+                op(OpKind::Read, 9_000, 8192, 300_000),
+                op(OpKind::Write, 9_000, 8192, 40_000),
+            ],
+            commits_per_write: None,
+        },
+        RoleResult {
+            name: "lgwr".into(),
+            threads: 1,
+            ops: vec![
+                op(OpKind::LogWrite, 3_000, 3072, 90_000),
+                op(OpKind::Sync, 3_000, 0, 450_000),
+            ],
+            commits_per_write: Some(3.0),
+        },
+    ];
+    let cpu = CpuStats {
+        cpus: 2,
+        busy_pct: 55.5,
+        user_pct: 10.0,
+        system_pct: 40.0,
+        iowait_pct: 30.0,
+        irq_pct: 0.0,
+        softirq_pct: 5.5,
+        steal_pct: 0.0,
+        busy_us: 11.1e6,
+    };
+    let devices = vec![DeviceStats {
+        name: "loop7".into(),
+        role: "stack".into(),
+        model: None,
+        loop_backing: Some("/var/tmp/bakeoff/x.img".into()),
+        loop_dio: Some(true),
+        read_ops: 129_100,
+        read_bytes: 129_100 * 8192,
+        write_ops: 12_000,
+        write_bytes: 9_000 * 8192 + 3_000 * 4096,
+        flush_ops: Some(3_000),
+        read_iops: 12_910.0,
+        write_iops: 1_200.0,
+        avg_read_size_bytes: Some(8192.0),
+        avg_write_size_bytes: Some(7168.0),
+        avg_read_wait_us: Some(290.0),
+        avg_write_wait_us: Some(80.0),
+        util_pct: 99.0,
+    }];
+    let summary = Summary::compute(&roles, Some(&cpu), &devices, 10.0);
+    let sample = |t: f64, iops: f64, full: bool| Sample {
+        t_s: t,
+        measured: true,
+        read_iops: iops,
+        write_iops: 0.0,
+        read_mb_s: iops * 8192.0 / 1e6,
+        write_mb_s: 0.0,
+        cpu_busy_pct: full.then_some(55.5),
+        device_read_iops: full.then_some(12_010.0),
+        device_write_iops: full.then_some(0.0),
+        device_read_mb_s: full.then_some(12_010.0 * 8192.0 / 1e6),
+        device_write_mb_s: full.then_some(0.0),
+        dirty_bytes: full.then_some(4096),
+        cached_bytes: full.then_some(1 << 30),
+    };
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        status: RunStatus::Completed,
+        error: None,
+        started_unix_s: 1_700_000_000,
+        measured_ns: 10_000_000_000,
+        plan,
+        target: TargetInfo {
+            path: "/mnt/x".into(),
+            kind: "directory".into(),
+            filesystem: Some("ext4".into()),
+            mount_options: Some("rw,noatime".into()),
+            mount_source: Some("/dev/loop7".into()),
+        },
+        environment: Environment {
+            tool_version: "0.1.0".into(),
+            kernel: "6.1.0".into(),
+            cpus: 2,
+            ..Default::default()
+        },
+        summary,
+        roles,
+        cpu: Some(cpu),
+        tool: ToolUsage {
+            user_us: 500_000,
+            system_us: 2_000_000,
+            max_rss_bytes: 50 << 20,
+            share_of_busy_pct: Some(22.5),
+        },
+        devices,
+        memory: Some(MemoryStats {
+            total_bytes: 24 << 30,
+            cached_start_bytes: 1 << 30,
+            cached_end_bytes: 1 << 30,
+            dirty_max_bytes: 8 << 20,
+            writeback_max_bytes: 1 << 20,
+            available_min_bytes: 20 << 30,
+            arc_size_bytes: None,
+        }),
+        samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
+    }
+}

@@ -1,0 +1,241 @@
+//! The terminal summary: a header, one block per role, then system, device and memory figures.
+
+use crate::fmt::{bytes, group, lat, pct, rate, ratio};
+use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
+use bakeoff_core::units::format_bytes;
+use comfy_table::{presets::NOTHING, CellAlignment, Table};
+use std::fmt::Write;
+
+/// Renders the summary of one run.
+pub fn render(r: &RunRecord) -> String {
+    let mut out = header(r);
+    out.push_str(&roles_table(r));
+    out.push('\n');
+    out.push_str(&system(r));
+    out
+}
+
+fn header(r: &RunRecord) -> String {
+    let status = match r.status {
+        RunStatus::Completed => String::new(),
+        RunStatus::Interrupted => "  [INTERRUPTED: figures cover the time measured]".into(),
+        RunStatus::Failed => "  [FAILED: figures are not results]".into(),
+    };
+    let fs = match (&r.target.filesystem, &r.target.mount_source) {
+        (Some(fs), Some(src)) => format!(" ({fs} on {src})"),
+        (Some(fs), None) => format!(" ({fs})"),
+        _ => String::new(),
+    };
+    let mut s = format!(
+        "{} on {}{fs}: {:.1} s measured, engine {}, {} threads, dataset {}{status}\n\n",
+        r.plan.workload,
+        r.target.path,
+        r.measured_ns as f64 / 1e9,
+        r.plan.engine.name(),
+        r.plan.threads(),
+        format_bytes(r.plan.dataset_bytes()),
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "error: {e}\n");
+    }
+    s
+}
+
+fn roles_table(r: &RunRecord) -> String {
+    let mut t = Table::new();
+    t.load_preset(NOTHING);
+    let open_loop = r
+        .roles
+        .iter()
+        .flat_map(|x| &x.ops)
+        .any(|o| o.service.is_some());
+    let lat_label = if open_loop { " (from schedule)" } else { "" };
+    t.set_header(vec![
+        "role".to_string(),
+        "thr".into(),
+        "op".into(),
+        "ops/s".into(),
+        "MB/s".into(),
+        format!("p50{lat_label}"),
+        "p90".into(),
+        "p99".into(),
+        "p99.9".into(),
+        "max".into(),
+    ]);
+    for role in &r.roles {
+        for (i, op) in role.ops.iter().enumerate() {
+            let l = op.lat.as_ref();
+            let p = |q: f64| lat(l.and_then(|l| l.at(q)));
+            let name = if i == 0 {
+                role.name.clone()
+            } else {
+                String::new()
+            };
+            let threads = if i == 0 {
+                role.threads.to_string()
+            } else {
+                String::new()
+            };
+            t.add_row(vec![
+                name,
+                threads,
+                op.kind.name().into(),
+                rate(op.iops),
+                format!("{:.1}", op.mb_s),
+                p(50.0),
+                p(90.0),
+                p(99.0),
+                p(99.9),
+                lat(l.map(|l| l.max_ns)),
+            ]);
+            if let Some(svc) = &op.service {
+                let q = |x: f64| lat(svc.at(x));
+                t.add_row(vec![
+                    String::new(),
+                    String::new(),
+                    "  service".into(),
+                    String::new(),
+                    String::new(),
+                    q(50.0),
+                    q(90.0),
+                    q(99.0),
+                    q(99.9),
+                    lat(Some(svc.max_ns)),
+                ]);
+            }
+        }
+    }
+    for i in 1..10 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = format!(
+        "{}\n",
+        t.to_string()
+            .lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for role in &r.roles {
+        if let Some(c) = role.commits_per_write {
+            let _ = writeln!(
+                out,
+                " {}: {c:.1} commits per log write (group commit)",
+                role.name
+            );
+        }
+    }
+    out
+}
+
+fn device_line(d: &DeviceStats) -> String {
+    let mut tags = vec![d.role.clone()];
+    if let Some(m) = &d.model {
+        tags.push(m.clone());
+    }
+    if let Some(dio) = d.loop_dio {
+        tags.push(format!("loop dio {}", if dio { "on" } else { "OFF" }));
+    }
+    if let Some(b) = &d.loop_backing {
+        tags.push(format!("backing {b}"));
+    }
+    format!(
+        "{} ({}): read {}/s {:.1} MB/s avg {} wait {}; write {}/s {:.1} MB/s avg {} wait {}{}; util {:.0}%",
+        d.name,
+        tags.join(", "),
+        rate(d.read_iops),
+        d.read_bytes as f64 / 1e6 / secs_of(d),
+        bytes(d.avg_read_size_bytes),
+        us(d.avg_read_wait_us),
+        rate(d.write_iops),
+        d.write_bytes as f64 / 1e6 / secs_of(d),
+        bytes(d.avg_write_size_bytes),
+        us(d.avg_write_wait_us),
+        d.flush_ops.map_or_else(String::new, |f| format!(", {} flushes", group(f))),
+        d.util_pct,
+    )
+}
+
+/// Seconds a device's rates were computed over (ops / iops), or 1 if it did nothing.
+fn secs_of(d: &DeviceStats) -> f64 {
+    if d.read_iops > 0.0 {
+        d.read_ops as f64 / d.read_iops
+    } else if d.write_iops > 0.0 {
+        d.write_ops as f64 / d.write_iops
+    } else {
+        1.0
+    }
+}
+
+fn us(v: Option<f64>) -> String {
+    v.map_or_else(
+        || "-".into(),
+        |x| bakeoff_core::units::format_nanos(x * 1e3),
+    )
+}
+
+fn system(r: &RunRecord) -> String {
+    let mut s = String::new();
+    let sm = &r.summary;
+    if let Some(c) = &r.cpu {
+        let _ = writeln!(
+            s,
+            "cpu      busy {:.1}% of {} CPUs (user {:.1}, sys {:.1}, iowait {:.1}, irq {:.1}, softirq {:.1}, steal {:.1})",
+            c.busy_pct, c.cpus, c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
+        );
+        let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
+            format!("; bakeoff itself {p:.1}% of busy CPU")
+        });
+        let _ = writeln!(
+            s,
+            "         {} us CPU per operation{share}",
+            ratio(sm.cpu_us_per_op)
+        );
+    }
+    if r.devices.is_empty() {
+        let _ = writeln!(
+            s,
+            "devices  none under the target (memory-backed file system): no device figures"
+        );
+    }
+    for (i, d) in r.devices.iter().enumerate() {
+        let label = if i == 0 { "devices" } else { "" };
+        let _ = writeln!(s, "{label:<8} {}", device_line(d));
+    }
+    if !r.devices.is_empty() {
+        let _ = writeln!(
+            s,
+            "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); cache hits {}",
+            bytes(sm.device_read_bytes_per_op),
+            ratio(sm.read_amplification),
+            bytes(sm.device_write_bytes_per_op),
+            ratio(sm.write_amplification),
+            pct(sm.cache_hit_pct),
+        );
+    }
+    if let Some(m) = &r.memory {
+        let arc = m
+            .arc_size_bytes
+            .map_or_else(String::new, |a| format!(", ZFS ARC {}", format_bytes(a)));
+        let _ = writeln!(
+            s,
+            "memory   page cache {} -> {}, dirty max {}, writeback max {}, available min {}{arc}",
+            format_bytes(m.cached_start_bytes),
+            format_bytes(m.cached_end_bytes),
+            format_bytes(m.dirty_max_bytes),
+            format_bytes(m.writeback_max_bytes),
+            format_bytes(m.available_min_bytes),
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn summary_reads_like_a_report() {
+        insta::assert_snapshot!(super::render(&crate::fixture::record()));
+    }
+}
