@@ -1,1 +1,33 @@
-//! placeholder
+//! bakeoff's system probes: what the machine and the devices under the target did during a run.
+//!
+//! Split as in the `procfs` crates: pure parsers over text ([`parse_proc_stat`],
+//! [`parse_block_stat`], [`parse_meminfo`], [`parse_arc_size`], [`parse_mountinfo`],
+//! [`parse_cpu_model`]) and pure delta math ([`cpu_stats`], [`device_stats`]), unit-tested on
+//! fixtures captured from real kernels; and a thin layer that reads `/proc` and `/sys`
+//! ([`resolve_devices`], [`target_info`], [`environment`], [`Probe::snapshot`]). The only `unsafe`
+//! is in the `sys` module (`sysconf`, `getrusage`, `uname`).
+#![warn(missing_docs)]
+
+mod btrfs;
+mod delta;
+mod devices;
+mod env;
+mod error;
+mod mounts;
+pub mod parse;
+mod read;
+mod snapshot;
+mod sys;
+mod target;
+
+pub use delta::{counter_delta, cpu_stats, device_stats};
+pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_STACK};
+pub use env::environment;
+pub use error::ProbeError;
+pub use parse::{
+    parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo, parse_mountinfo,
+    parse_proc_stat, CpuTimes, DiskCounters, MemInfo, MountEntry,
+};
+pub use snapshot::{Probe, Snapshot};
+pub use sys::{rusage_self, ticks_per_second};
+pub use target::target_info;

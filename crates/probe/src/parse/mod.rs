@@ -1,0 +1,26 @@
+//! Pure parsers, one file per source file. They take the text already read and never touch the
+//! system, so they are unit-tested on fixtures captured from real kernels
+//! (`tests/fixtures/proc/<kernel>/`). None of them panics on any input.
+
+mod arcstats;
+mod block_stat;
+mod cpuinfo;
+mod meminfo;
+mod mountinfo;
+mod proc_stat;
+
+pub use arcstats::parse_arc_size;
+pub use block_stat::{parse_block_stat, DiskCounters};
+pub use cpuinfo::parse_cpu_model;
+pub use meminfo::{parse_meminfo, MemInfo};
+pub use mountinfo::{parse_mountinfo, MountEntry};
+pub use proc_stat::{parse_proc_stat, CpuTimes};
+
+use crate::ProbeError;
+
+/// Parses one decimal counter, naming the file and field on failure.
+fn number(file: &'static str, field: &str, token: &str) -> Result<u64, ProbeError> {
+    token
+        .parse()
+        .map_err(|_| ProbeError::parse(file, format!("{field}: {token:?} is not a counter")))
+}

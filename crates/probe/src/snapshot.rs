@@ -1,0 +1,97 @@
+//! Sampling: one reading of every counter, cheap enough to take every second.
+
+use crate::read::{block_stat_path, read, ARCSTATS, PROC_MEMINFO, PROC_STAT};
+use crate::{
+    device_stats, parse_arc_size, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes,
+    DeviceInfo, DiskCounters, MemInfo,
+};
+use bakeoff_core::record::DeviceStats;
+use std::time::Instant;
+
+/// Every counter at one moment. A source that could not be read or parsed is `None`.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// When the snapshot was started.
+    pub at: Instant,
+    /// `/proc/stat`.
+    pub cpu: Option<CpuTimes>,
+    /// `/sys/block/<dev>/stat` of each of the probe's devices, in the same order.
+    pub disks: Vec<Option<DiskCounters>>,
+    /// `/proc/meminfo`.
+    pub mem: Option<MemInfo>,
+    /// ZFS ARC size, where the kstat exists.
+    pub arc_size: Option<u64>,
+}
+
+/// Takes snapshots of the machine and a fixed set of devices.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// The devices to read, usually from [`crate::resolve_devices`].
+    pub devices: Vec<DeviceInfo>,
+}
+
+impl Probe {
+    /// A probe over `devices`.
+    pub fn new(devices: Vec<DeviceInfo>) -> Probe {
+        Probe { devices }
+    }
+
+    /// Reads every counter now. Never fails and never panics: unreadable sources are `None`.
+    pub fn snapshot(&self) -> Snapshot {
+        let at = Instant::now();
+        Snapshot {
+            at,
+            cpu: read(PROC_STAT)
+                .ok()
+                .and_then(|text| parse_proc_stat(&text).ok()),
+            disks: self
+                .devices
+                .iter()
+                .map(|d| read(block_stat_path(&d.name)).ok())
+                .map(|text| parse_block_stat(&text?).ok())
+                .collect(),
+            mem: read(PROC_MEMINFO)
+                .ok()
+                .and_then(|text| parse_meminfo(&text).ok()),
+            arc_size: read(ARCSTATS).ok().and_then(|text| parse_arc_size(&text)),
+        }
+    }
+
+    /// Per-device figures between two snapshots of this probe, over the time between them.
+    /// Devices missing from either snapshot (unreadable then) are left out.
+    pub fn device_stats(&self, start: &Snapshot, end: &Snapshot) -> Vec<DeviceStats> {
+        let secs = end.at.saturating_duration_since(start.at).as_secs_f64();
+        self.devices
+            .iter()
+            .zip(start.disks.iter().zip(&end.disks))
+            .filter_map(|(dev, pair)| match pair {
+                (Some(s), Some(e)) => Some(device_stats(dev, s, e, secs)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_of_live_and_missing_devices() {
+        let missing = DeviceInfo {
+            name: "no-such-device".into(),
+            role: "stack".into(),
+            model: None,
+            loop_backing: None,
+            loop_dio: None,
+        };
+        let probe = Probe::new(vec![missing]);
+        let a = probe.snapshot();
+        let b = probe.snapshot();
+        assert!(a.cpu.is_some_and(|c| c.cpus >= 1));
+        assert!(a.mem.is_some_and(|m| m.total > 0));
+        assert_eq!(a.disks, vec![None]);
+        assert!(b.at >= a.at);
+        assert!(probe.device_stats(&a, &b).is_empty());
+    }
+}

@@ -1,0 +1,76 @@
+//! The only `unsafe` in this crate: small wrappers over libc calls that have no std equivalent.
+
+/// Clock ticks per second of `/proc/stat` counters (`sysconf(_SC_CLK_TCK)`); 100 if unknown.
+pub fn ticks_per_second() -> f64 {
+    // SAFETY: sysconf takes an integer name, touches no memory of ours and is thread-safe.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+/// Online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`); 1 if unknown.
+pub(crate) fn cpus_online() -> u32 {
+    // SAFETY: as above, sysconf only reads an integer name.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).ok().filter(|n| *n > 0).unwrap_or(1)
+}
+
+/// This process's own resource use (`getrusage(RUSAGE_SELF)`, children not included):
+/// `(user_us, system_us, max_rss_bytes)`. Zeros if the call fails.
+pub fn rusage_self() -> (u64, u64, u64) {
+    // SAFETY: rusage is plain old data, for which all-zero bytes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable rusage that outlives the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return (0, 0, 0);
+    }
+    let micros = |t: libc::timeval| {
+        u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000 + u64::try_from(t.tv_usec).unwrap_or(0)
+    };
+    let max_rss_kib = u64::try_from(usage.ru_maxrss).unwrap_or(0);
+    (
+        micros(usage.ru_utime),
+        micros(usage.ru_stime),
+        max_rss_kib.saturating_mul(1024),
+    )
+}
+
+/// `(release, nodename)` from `uname(2)`, e.g. `("6.18.44", "host")`; `None` if the call fails.
+pub(crate) fn uname() -> Option<(String, String)> {
+    // SAFETY: utsname is plain old data (arrays of c_char), for which all-zero bytes is valid.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `uts` is a valid, writable utsname that outlives the call.
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return None;
+    }
+    Some((c_chars(&uts.release), c_chars(&uts.nodename)))
+}
+
+/// A NUL-terminated (or full) `c_char` array as a `String`, lossily.
+fn c_chars(chars: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn live_values_are_sane() {
+        assert!(ticks_per_second() >= 1.0);
+        assert!(cpus_online() >= 1);
+        let (user_us, _, rss) = rusage_self();
+        assert!(rss > 0);
+        assert!(user_us < u64::MAX);
+        let (release, _host) = uname().unwrap();
+        assert!(!release.is_empty());
+    }
+}
