@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Bytes written per chunk.
@@ -75,6 +75,9 @@ pub enum LayoutError {
         needed: u64,
         size: u64,
     },
+    /// Stopped by an interrupt; files written so far were removed.
+    #[error("interrupted while laying out the dataset; the partial files were removed")]
+    Interrupted,
     /// An I/O error.
     #[error("{what} {path}: {source}")]
     Io {
@@ -146,11 +149,12 @@ pub fn regions(plan: &Plan, target: &Target) -> Vec<Vec<Region>> {
         .collect()
 }
 
-/// Lays out the dataset, reporting progress as (bytes done, bytes total) from this thread.
+/// Lays out the dataset, reporting progress as (bytes done, bytes total) from this thread;
+/// `progress` returning false (an interrupt) stops the layout.
 pub fn lay_out(
     plan: &Plan,
     target: &Target,
-    progress: &dyn Fn(u64, u64),
+    progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<Dataset, LayoutError> {
     let filesets = regions(plan, target);
     let all: Vec<&Region> = filesets.iter().flatten().collect();
@@ -187,7 +191,14 @@ pub fn lay_out(
         }
     }
     let start = Instant::now();
-    write_all(plan, &all, needed, progress)?;
+    if let Err(e) = write_all(plan, &all, needed, progress) {
+        if let Target::Directory(_) = target {
+            for r in &all {
+                let _ = std::fs::remove_file(&r.path);
+            }
+        }
+        return Err(e);
+    }
     if let Target::Directory(dir) = target {
         let text = serde_json::to_string_pretty(&Manifest::of(plan)).expect("manifest serialises");
         let path = dir.join(MANIFEST);
@@ -260,7 +271,7 @@ fn write_all(
     plan: &Plan,
     all: &[&Region],
     total: u64,
-    progress: &dyn Fn(u64, u64),
+    progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<(), LayoutError> {
     let chunks: Vec<(usize, u64)> = all
         .iter()
@@ -271,14 +282,17 @@ fn write_all(
         .map_or(2, |n| n.get())
         .clamp(1, 4);
     let done = AtomicU64::new(0);
+    let abort = AtomicBool::new(false);
     let result = std::thread::scope(|s| {
         let per = chunks.len().div_ceil(threads).max(1);
         let handles: Vec<_> = chunks
             .chunks(per)
-            .map(|mine| s.spawn(|| write_chunks(plan, all, mine, &done)))
+            .map(|mine| s.spawn(|| write_chunks(plan, all, mine, &done, &abort)))
             .collect();
         while !handles.iter().all(|h| h.is_finished()) {
-            progress(done.load(Ordering::Relaxed), total);
+            if !progress(done.load(Ordering::Relaxed), total) {
+                abort.store(true, Ordering::Relaxed);
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
         handles
@@ -305,10 +319,14 @@ fn write_chunks(
     all: &[&Region],
     mine: &[(usize, u64)],
     done: &AtomicU64,
+    abort: &AtomicBool,
 ) -> Result<(), LayoutError> {
     let mut buf = AlignedBuf::new(CHUNK as usize);
     let mut open: Option<(usize, File)> = None;
     for &(ri, c) in mine {
+        if abort.load(Ordering::Relaxed) {
+            return Err(LayoutError::Interrupted);
+        }
         let region = all[ri];
         if open.as_ref().map(|(i, _)| *i) != Some(ri) {
             open = Some((ri, open_for_layout(&region.path)?));
