@@ -391,8 +391,8 @@ mod tests {
     fn same_seed_same_bytes_and_reuse() {
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let p = plan("size=3m,nrfiles=2,seed=9");
-        let da = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| {}).unwrap();
-        lay_out(&p, &Target::Directory(b.path().into()), &|_, _| {}).unwrap();
+        let da = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| true).unwrap();
+        lay_out(&p, &Target::Directory(b.path().into()), &|_, _| true).unwrap();
         assert!(!da.reused);
         for i in 0..2 {
             let name = format!("bakeoff-data.{i}");
@@ -400,12 +400,12 @@ mod tests {
             assert_eq!(x.len(), 3 * 512 * 1024);
             assert_eq!(x, std::fs::read(b.path().join(&name)).unwrap());
         }
-        let again = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| {}).unwrap();
+        let again = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| true).unwrap();
         assert!(again.reused);
         let other = lay_out(
             &plan("size=2m,seed=9"),
             &Target::Directory(a.path().into()),
-            &|_, _| {},
+            &|_, _| true,
         )
         .unwrap();
         assert!(!other.reused);
@@ -421,7 +421,7 @@ mod tests {
     fn no_space_is_reported_before_writing() {
         let dir = tempfile::tempdir().unwrap();
         let p = plan("size=1000t");
-        let err = lay_out(&p, &Target::Directory(dir.path().into()), &|_, _| {}).unwrap_err();
+        let err = lay_out(&p, &Target::Directory(dir.path().into()), &|_, _| true).unwrap_err();
         assert!(err.to_string().contains("not enough space"), "{err}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }

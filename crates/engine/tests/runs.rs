@@ -14,7 +14,7 @@ fn run(workload: &str, set: &str) -> (tempfile::TempDir, RunOutput, Vec<TickKind
         .plan(&Settings::parse_set(set).unwrap())
         .unwrap();
     let target = Target::Directory(dir.path().into());
-    let data = lay_out(&plan, &target, &|_, _| {}).unwrap();
+    let data = lay_out(&plan, &target, &|_, _| true).unwrap();
     let mut ticks = Vec::new();
     let out = execute(&plan, &data, &AtomicBool::new(false), &mut |t| {
         ticks.push(t.kind)
@@ -110,7 +110,7 @@ fn an_io_error_names_operation_file_and_offset() {
         .unwrap()
         .plan(&Settings::parse_set("size=4m,runtime=2s").unwrap())
         .unwrap();
-    let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| {}).unwrap();
+    let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| true).unwrap();
     // Shrink the data file behind the layout's back: reads past the end come back short.
     std::fs::File::options()
         .write(true)
@@ -137,7 +137,7 @@ fn interrupt_stops_within_a_second() {
         .unwrap()
         .plan(&Settings::parse_set("data_size=8m,redo_size=1m,runtime=60s").unwrap())
         .unwrap();
-    let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| {}).unwrap();
+    let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| true).unwrap();
     let flag = AtomicBool::new(false);
     let t = std::time::Instant::now();
     let out = std::thread::scope(|s| {
