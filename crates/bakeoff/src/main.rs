@@ -1,1 +1,27 @@
-fn main() {}
+//! `bakeoff`: runs database-shaped workloads on storage stacks and says what each costs.
+
+mod cli;
+mod commands;
+mod exit;
+mod progress;
+mod sampler;
+mod target;
+
+use clap::Parser;
+use exit::Failure;
+
+fn main() -> std::process::ExitCode {
+    let cli = cli::Cli::parse();
+    let result = match cli.command {
+        cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Workloads(args) => commands::workloads::run(args),
+        cli::Command::Demo(args) => commands::demo::run(args),
+    };
+    match result {
+        Ok(code) => code.into(),
+        Err(Failure { code, error }) => {
+            eprintln!("bakeoff: error: {error:#}");
+            code.into()
+        }
+    }
+}

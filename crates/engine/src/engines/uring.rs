@@ -36,11 +36,7 @@ impl Engine for IoUring {
         // SAFETY: the buffers live in `self.bufs` and are neither moved (heap allocations) nor
         // freed until the ring, declared first, has been dropped.
         unsafe { ring.submitter().register_buffers(&iovecs)? };
-        Ok(IoUring {
-            ring,
-            bufs,
-            files: files,
-        })
+        Ok(IoUring { ring, bufs, files })
     }
 
     fn buf_mut(&mut self, slot: u32) -> &mut [u8] {

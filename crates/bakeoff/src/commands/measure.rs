@@ -1,0 +1,139 @@
+//! The shared core of `run` and `demo`: lay out, run with probes sampling, assemble the record.
+
+use crate::exit::{failure, Code, Failure};
+use crate::progress::bar;
+use crate::sampler::Sampler;
+use bakeoff_core::plan::Plan;
+use bakeoff_core::record::{RunRecord, RunStatus, Summary, SCHEMA_VERSION};
+use bakeoff_engine::{execute, lay_out, LayoutError, Target, TickKind};
+use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Ctrl-C and SIGTERM set this flag instead of killing the process, so runs stop cleanly.
+pub fn interrupt_flag() -> Result<Arc<AtomicBool>, Failure> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, flag.clone()).map_err(|e| {
+            failure(
+                Code::Environment,
+                format!("installing the signal handler: {e}"),
+            )
+        })?;
+    }
+    Ok(flag)
+}
+
+fn layout_failure(e: LayoutError) -> Failure {
+    let code = match e {
+        LayoutError::Interrupted => Code::Interrupted,
+        LayoutError::NoSpace { .. } | LayoutError::DeviceTooSmall { .. } => Code::Environment,
+        LayoutError::Io { .. } => Code::Io,
+    };
+    failure(code, e)
+}
+
+/// Lays out the dataset on `target` and runs `plan`, returning the run record.
+pub fn measure(
+    plan: &Plan,
+    target: &Target,
+    interrupt: &AtomicBool,
+    quiet: bool,
+) -> Result<RunRecord, Failure> {
+    let path = target.path();
+    let devices = resolve_devices(path).unwrap_or_else(|e| {
+        eprintln!(
+            "bakeoff: warning: no device figures for {}: {e}",
+            path.display()
+        );
+        Vec::new()
+    });
+    let layout_bar = bar(
+        plan.dataset_bytes(),
+        "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
+        quiet,
+    );
+    let dataset = lay_out(plan, target, &|done, _| {
+        layout_bar.set_position(done);
+        !interrupt.load(Ordering::Relaxed)
+    })
+    .map_err(layout_failure)?;
+    layout_bar.finish_and_clear();
+    let started_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let total = (plan.ramp_time + plan.runtime).as_secs().max(1);
+    let run_bar = bar(
+        total,
+        "{prefix} {elapsed_precise} {wide_bar} {pos}/{len}s {msg}",
+        quiet,
+    );
+    run_bar.set_prefix(plan.workload.clone());
+    let mut sampler = Sampler::new(Probe::new(devices));
+    let output = execute(plan, &dataset, interrupt, &mut |tick| {
+        sampler.on_tick(tick);
+        if tick.kind == TickKind::Second {
+            run_bar.set_position(tick.elapsed.as_secs());
+            if let Some(s) = sampler.last() {
+                let cpu = s
+                    .cpu_busy_pct
+                    .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
+                run_bar.set_message(format!(
+                    "read {:.0}/s write {:.0}/s{cpu}",
+                    s.read_iops, s.write_iops
+                ));
+            }
+        }
+    })
+    .map_err(|e| failure(Code::Io, e))?;
+    run_bar.finish_and_clear();
+    let measured = sampler.finish();
+    let status = match (&output.error, output.interrupted) {
+        (Some(_), _) => RunStatus::Failed,
+        (None, true) => RunStatus::Interrupted,
+        (None, false) => RunStatus::Completed,
+    };
+    let secs = output.measured.as_secs_f64();
+    // A failed run's figures are not results: keep the error, drop the numbers.
+    let (roles, summary) = if status == RunStatus::Failed {
+        (Vec::new(), Summary::default())
+    } else {
+        let s = Summary::compute(
+            &output.roles,
+            measured.cpu.as_ref(),
+            &measured.devices,
+            secs,
+        );
+        (output.roles, s)
+    };
+    Ok(RunRecord {
+        schema_version: SCHEMA_VERSION,
+        status,
+        error: output.error.map(|e| e.to_string()),
+        started_unix_s,
+        measured_ns: output.measured.as_nanos() as u64,
+        plan: plan.clone(),
+        target: target_info(path),
+        environment: environment(
+            env!("CARGO_PKG_VERSION"),
+            Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),
+        ),
+        summary,
+        roles,
+        cpu: measured.cpu,
+        tool: measured.tool,
+        devices: measured.devices,
+        memory: measured.memory,
+        samples: measured.samples,
+    })
+}
+
+/// The exit code a record's status maps to.
+pub fn status_code(record: &RunRecord) -> Code {
+    match record.status {
+        RunStatus::Completed => Code::Ok,
+        RunStatus::Interrupted => Code::Interrupted,
+        RunStatus::Failed => Code::Io,
+    }
+}

@@ -1,0 +1,105 @@
+//! `bakeoff run`: one workload on one target.
+
+use super::measure::{interrupt_flag, measure, status_code};
+use crate::cli::RunArgs;
+use crate::exit::{fail, failure, Code, Failure};
+use bakeoff_core::settings::Settings;
+use bakeoff_core::workload::{builtin, builtins, Workload};
+use bakeoff_engine::Target;
+use std::io::Write;
+use std::path::Path;
+
+/// Loads the workload named on the command line or from `--job`.
+pub fn load_workload(name: Option<&str>, job: Option<&Path>) -> Result<Workload, Failure> {
+    if let Some(path) = job {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            failure(
+                Code::Usage,
+                format!("reading workload file {}: {e}", path.display()),
+            )
+        })?;
+        let stem = path
+            .file_stem()
+            .map_or("job".into(), |s| s.to_string_lossy().into_owned());
+        return Workload::parse(&stem, &text, &path.display().to_string())
+            .map_err(|e| failure(Code::Usage, e));
+    }
+    let name = name.unwrap_or_default();
+    builtin(name).ok_or_else(|| {
+        let names: Vec<String> = builtins().into_iter().map(|w| w.name).collect();
+        failure(
+            Code::Usage,
+            format!(
+                "unknown workload '{name}' (built-in: {}; or --job FILE)",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// Merges every `--set` argument in order.
+pub fn parse_sets(sets: &[String]) -> Result<Settings, Failure> {
+    let mut all = Settings::default();
+    for s in sets {
+        all.merge(&Settings::parse_set(s).map_err(|e| failure(Code::Usage, e))?);
+    }
+    Ok(all)
+}
+
+/// Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
+pub fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
+    let io = |what: &str, e: std::io::Error| {
+        failure(Code::Io, format!("{what} {}: {e}", path.display()))
+    };
+    if path == Path::new("-") {
+        return std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| io("writing", e));
+    }
+    let tmp = path.with_extension("tmp~");
+    std::fs::write(&tmp, text).map_err(|e| io("writing", e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io("renaming into place", e))
+}
+
+/// Runs the command.
+pub fn run(args: RunArgs) -> Result<Code, Failure> {
+    let workload = load_workload(args.workload.as_deref(), args.job.as_deref())?;
+    let plan = workload
+        .plan(&parse_sets(&args.set)?)
+        .map_err(|e| failure(Code::Usage, e))?;
+    if args.dry_run {
+        let text = serde_json_plan(&plan);
+        println!("{text}");
+        return Ok(Code::Ok);
+    }
+    let target = crate::target::check(&args.target)?;
+    let interrupt = interrupt_flag()?;
+    let record = measure(&plan, &target, &interrupt, args.quiet);
+    if args.remove_data {
+        if let Target::Directory(dir) = &target {
+            bakeoff_engine::layout::remove_dataset(dir).map_err(|e| fail(Code::Io)(e.into()))?;
+        }
+    }
+    let record = record?;
+    let to_stdout = |p: &Option<std::path::PathBuf>| p.as_deref() == Some(Path::new("-"));
+    let summary = bakeoff_report::terminal::render(&record);
+    if to_stdout(&args.json) || to_stdout(&args.timeseries) {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
+    if let Some(path) = &args.json {
+        write_output(path, &bakeoff_report::json::render(&record))?;
+    }
+    if let Some(path) = &args.timeseries {
+        write_output(
+            path,
+            &bakeoff_report::csv::render_timeseries(&record.samples),
+        )?;
+    }
+    Ok(status_code(&record))
+}
+
+fn serde_json_plan(plan: &bakeoff_core::Plan) -> String {
+    bakeoff_report::json::render_plan(plan)
+}

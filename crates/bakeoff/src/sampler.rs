@@ -1,0 +1,167 @@
+//! Turns the engine's ticks into probe snapshots: per-second samples, and the measured window's
+//! whole-machine CPU, device and memory figures plus bakeoff's own CPU share.
+
+use bakeoff_core::plan::OpKind;
+use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, ToolUsage};
+use bakeoff_engine::{Tick, TickKind, Totals};
+use bakeoff_probe::{cpu_stats, rusage_self, ticks_per_second, Probe, Snapshot};
+
+/// What the probes measured over the window.
+pub struct Measured {
+    pub cpu: Option<CpuStats>,
+    pub devices: Vec<DeviceStats>,
+    pub memory: Option<MemoryStats>,
+    pub tool: ToolUsage,
+    pub samples: Vec<Sample>,
+}
+
+/// Collects snapshots at every tick.
+pub struct Sampler {
+    probe: Probe,
+    ticks_per_sec: f64,
+    prev: Option<(Snapshot, Totals)>,
+    window_start: Option<(Snapshot, (u64, u64))>,
+    window_end: Option<(Snapshot, (u64, u64))>,
+    measuring: bool,
+    samples: Vec<Sample>,
+    dirty_max: u64,
+    writeback_max: u64,
+    available_min: u64,
+}
+
+fn cpu_us((user, sys, _): (u64, u64, u64)) -> (u64, u64) {
+    (user, sys)
+}
+
+impl Sampler {
+    /// A sampler over the probe's devices.
+    pub fn new(probe: Probe) -> Sampler {
+        Sampler {
+            probe,
+            ticks_per_sec: ticks_per_second(),
+            prev: None,
+            window_start: None,
+            window_end: None,
+            measuring: false,
+            samples: Vec::new(),
+            dirty_max: 0,
+            writeback_max: 0,
+            available_min: u64::MAX,
+        }
+    }
+
+    /// The latest per-second sample, for live progress.
+    pub fn last(&self) -> Option<&Sample> {
+        self.samples.last()
+    }
+
+    /// Handles one tick from the engine.
+    pub fn on_tick(&mut self, t: &Tick) {
+        let snap = self.probe.snapshot();
+        if let Some(m) = &snap.mem {
+            if self.measuring || t.kind == TickKind::MeasureStart {
+                self.dirty_max = self.dirty_max.max(m.dirty);
+                self.writeback_max = self.writeback_max.max(m.writeback);
+                self.available_min = self.available_min.min(m.available);
+            }
+        }
+        if matches!(t.kind, TickKind::Second | TickKind::End) {
+            if let Some((prev, prev_totals)) = &self.prev {
+                let sample = self.sample(t, prev, prev_totals, &snap);
+                self.samples.push(sample);
+            }
+        }
+        match t.kind {
+            TickKind::MeasureStart => {
+                self.measuring = true;
+                self.window_start = Some((snap.clone(), cpu_us(rusage_self())));
+            }
+            TickKind::End => self.window_end = Some((snap.clone(), cpu_us(rusage_self()))),
+            _ => {}
+        }
+        self.prev = Some((snap, t.totals));
+    }
+
+    fn sample(&self, t: &Tick, prev: &Snapshot, prev_totals: &Totals, now: &Snapshot) -> Sample {
+        let secs = now
+            .at
+            .saturating_duration_since(prev.at)
+            .as_secs_f64()
+            .max(1e-9);
+        let d = t.totals.since(prev_totals);
+        let (r, w, lw) = (
+            OpKind::Read.index(),
+            OpKind::Write.index(),
+            OpKind::LogWrite.index(),
+        );
+        let cpu = match (&prev.cpu, &now.cpu) {
+            (Some(a), Some(b)) => Some(cpu_stats(a, b, self.ticks_per_sec).busy_pct),
+            _ => None,
+        };
+        let devs: Vec<DeviceStats> = self
+            .probe
+            .device_stats(prev, now)
+            .into_iter()
+            .filter(|x| x.role == "stack")
+            .collect();
+        let dev_sum = |f: &dyn Fn(&DeviceStats) -> f64| {
+            (!devs.is_empty()).then(|| devs.iter().map(f).sum::<f64>())
+        };
+        Sample {
+            t_s: t.elapsed.as_secs_f64(),
+            measured: self.measuring,
+            read_iops: d.ops[r] as f64 / secs,
+            write_iops: (d.ops[w] + d.ops[lw]) as f64 / secs,
+            read_mb_s: d.bytes[r] as f64 / secs / 1e6,
+            write_mb_s: (d.bytes[w] + d.bytes[lw]) as f64 / secs / 1e6,
+            cpu_busy_pct: cpu,
+            device_read_iops: dev_sum(&|x| x.read_iops),
+            device_write_iops: dev_sum(&|x| x.write_iops),
+            device_read_mb_s: dev_sum(&|x| x.read_bytes as f64 / secs / 1e6),
+            device_write_mb_s: dev_sum(&|x| x.write_bytes as f64 / secs / 1e6),
+            dirty_bytes: now.mem.as_ref().map(|m| m.dirty),
+            cached_bytes: now.mem.as_ref().map(|m| m.cached),
+        }
+    }
+
+    /// The window's figures; empty when the window never started.
+    pub fn finish(self) -> Measured {
+        let (_, _, max_rss) = rusage_self();
+        let (user_us, system_us, _) = rusage_self();
+        let mut m = Measured {
+            cpu: None,
+            devices: Vec::new(),
+            memory: None,
+            tool: ToolUsage {
+                user_us,
+                system_us,
+                max_rss_bytes: max_rss,
+                share_of_busy_pct: None,
+            },
+            samples: self.samples,
+        };
+        let (Some((start, ru0)), Some((end, ru1))) = (&self.window_start, &self.window_end) else {
+            return m;
+        };
+        if let (Some(a), Some(b)) = (&start.cpu, &end.cpu) {
+            let cpu = cpu_stats(a, b, self.ticks_per_sec);
+            let tool_us = (ru1.0 + ru1.1).saturating_sub(ru0.0 + ru0.1) as f64;
+            m.tool.share_of_busy_pct =
+                (cpu.busy_us > 0.0).then(|| (100.0 * tool_us / cpu.busy_us).min(100.0));
+            m.cpu = Some(cpu);
+        }
+        m.devices = self.probe.device_stats(start, &end.clone());
+        if let (Some(a), Some(b)) = (&start.mem, &end.mem) {
+            m.memory = Some(MemoryStats {
+                total_bytes: b.total,
+                cached_start_bytes: a.cached,
+                cached_end_bytes: b.cached,
+                dirty_max_bytes: self.dirty_max,
+                writeback_max_bytes: self.writeback_max,
+                available_min_bytes: self.available_min.min(b.available),
+                arc_size_bytes: end.arc_size,
+            });
+        }
+        m
+    }
+}
