@@ -1,0 +1,237 @@
+//! Black-box tests of the command line: exit codes, messages, outputs. They use the null engine
+//! or tiny datasets in temporary directories, so they run anywhere in seconds.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::time::{Duration, Instant};
+
+fn bakeoff() -> Command {
+    Command::cargo_bin("bakeoff").unwrap()
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+#[test]
+fn workloads_lists_and_shows() {
+    bakeoff()
+        .arg("workloads")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("slob").and(predicate::str::contains("oltp")));
+    bakeoff()
+        .args(["workloads", "show", "oltp"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shadows").and(predicate::str::contains("[[role]]")));
+    bakeoff()
+        .args(["workloads", "show", "randread"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rate_iops"));
+}
+
+#[test]
+fn bad_settings_exit_2_and_name_the_key() {
+    let d = tmp();
+    let t = d.path().to_str().unwrap();
+    bakeoff()
+        .args(["run", "randread", "--target", t, "--set", "jobs=0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--set: jobs: '0' is out of range (allowed 1 to 4096)",
+        ));
+    bakeoff()
+        .args(["run", "nosuch", "--target", t])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown workload"));
+    bakeoff()
+        .args(["run", "slob", "--target", t, "--set", "iosize=8k"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown key"));
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing written before validation"
+    );
+}
+
+#[test]
+fn job_file_errors_point_at_the_line() {
+    let d = tmp();
+    let job = d.path().join("mine.toml");
+    std::fs::write(&job, "rw = \"randread\"\n# comment\nbs = \"12q\"\n").unwrap();
+    bakeoff()
+        .args([
+            "run",
+            "--job",
+            job.to_str().unwrap(),
+            "--target",
+            d.path().to_str().unwrap(),
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("mine.toml:3: bs:"));
+}
+
+#[test]
+fn refused_targets_exit_3() {
+    bakeoff()
+        .args(["run", "randread", "--target", "/nonexistent/dir"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("/nonexistent/dir"));
+    let root_disk = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some("/"))
+        .and_then(|l| l.split(" - ").nth(1)?.split(' ').nth(1).map(str::to_string))
+        .unwrap();
+    if root_disk.starts_with("/dev/") && !root_disk.starts_with("/dev/loop") {
+        bakeoff()
+            .args(["run", "randread", "--target", &root_disk])
+            .assert()
+            .code(3)
+            .stderr(predicate::str::contains("refusing block device"));
+    }
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_touches_nothing() {
+    let d = tmp();
+    bakeoff()
+        .args([
+            "run",
+            "oltp",
+            "--dry-run",
+            "--target",
+            d.path().to_str().unwrap(),
+            "--set",
+            "shadows=20",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("\"name\": \"shadow\"")
+                .and(predicate::str::contains("\"threads\": 20")),
+        );
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn json_and_timeseries_have_the_documented_fields() {
+    let d = tmp();
+    let (json, csv) = (d.path().join("r.json"), d.path().join("r.csv"));
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    bakeoff()
+        .args([
+            "run",
+            "randread",
+            "--quiet",
+            "--target",
+            data.to_str().unwrap(),
+            "--set",
+            "engine=null,size=4m,runtime=1500ms",
+        ])
+        .args([
+            "--json",
+            json.to_str().unwrap(),
+            "--timeseries",
+            csv.to_str().unwrap(),
+            "--remove-data",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("randread on"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["status"], "completed");
+    let keys = [
+        "read_iops",
+        "write_iops",
+        "read_mb_s",
+        "write_mb_s",
+        "read_lat_p50_us",
+        "read_lat_p99_us",
+        "write_lat_p99_us",
+        "cpu_busy_pct",
+        "cpu_us_per_op",
+        "device_read_iops",
+        "device_write_iops",
+        "device_read_bytes_per_op",
+        "device_write_bytes_per_op",
+        "read_amplification",
+        "write_amplification",
+        "avg_device_read_size_bytes",
+        "avg_device_write_size_bytes",
+        "cache_hit_pct",
+    ];
+    for k in keys {
+        assert!(v["summary"].get(k).is_some(), "summary lacks {k}");
+    }
+    assert!(v["summary"]["read_iops"].as_f64().unwrap() > 1000.0);
+    assert!(
+        v["summary"]["write_iops"].is_null(),
+        "no writes: null, not 0"
+    );
+    assert!(v["environment"]["kernel"].as_str().unwrap().len() > 1);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("t_s,measured,read_iops"));
+    assert!(text.lines().count() >= 2, "{text}");
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "--remove-data removes the layout"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_marks_the_run() {
+    let d = tmp();
+    let json = d.path().join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "run",
+            "slob",
+            "--quiet",
+            "--target",
+            d.path().to_str().unwrap(),
+        ])
+        .args([
+            "--set",
+            "data_size=8m,redo_size=1m,runtime=60s",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    // Signal through the kill command, as a user at a terminal would.
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "took {:?} to stop",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("INTERRUPTED"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["status"], "interrupted");
+    assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0);
+}

@@ -1,0 +1,143 @@
+//! Loop-device scaffolding for privileged tests: an image file, its loop device (direct I/O on),
+//! an optional file system and mount, all undone on drop in reverse order. Without root or loop
+//! support the tests skip, except under `CI=true`, where that is a failure.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs a command, panicking with its stderr if it fails.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// True if loop devices can be used; under CI=true, false is a failure.
+pub fn privileged() -> bool {
+    let root = rustix::process::geteuid().is_root();
+    let loops = Path::new("/dev/loop-control").exists();
+    if root && loops {
+        return true;
+    }
+    let why = format!("needs root ({root}) and /dev/loop-control ({loops})");
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{why}: CI=true, so this fails instead of skipping"
+    );
+    eprintln!("skipping: {why}");
+    false
+}
+
+/// An image, its loop device and maybe a mounted file system.
+pub struct LoopStack {
+    pub dir: tempfile::TempDir,
+    pub image: PathBuf,
+    pub device: String,
+    pub mount: Option<PathBuf>,
+}
+
+impl LoopStack {
+    /// A `size_mib` image attached with loop direct I/O on.
+    pub fn new(size_mib: u64) -> LoopStack {
+        let dir = tempfile::Builder::new()
+            .prefix("bakeoff-test-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let image = dir.path().join("disk.img");
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(size_mib << 20)
+            .unwrap();
+        let device = sh(
+            "losetup",
+            &[
+                "--find",
+                "--show",
+                "--direct-io=on",
+                image.to_str().unwrap(),
+            ],
+        );
+        LoopStack {
+            dir,
+            image,
+            device,
+            mount: None,
+        }
+    }
+
+    /// Makes `fs` (ext4, xfs, ...) and mounts it with `options`.
+    pub fn with_fs(mut self, fs: &str, options: &str) -> LoopStack {
+        if fs == "ext4" {
+            // No lazy init: background inode-table writes would disturb the device counters.
+            sh(
+                "mkfs.ext4",
+                &[
+                    "-q",
+                    "-F",
+                    "-E",
+                    "lazy_itable_init=0,lazy_journal_init=0",
+                    &self.device,
+                ],
+            );
+        } else {
+            sh(&format!("mkfs.{fs}"), &["-q", "-f", &self.device]);
+        }
+        let mnt = self.dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        sh(
+            "mount",
+            &["-o", options, &self.device, mnt.to_str().unwrap()],
+        );
+        self.mount = Some(mnt);
+        self
+    }
+
+    /// Kernel name of the loop device (`loop3`).
+    pub fn name(&self) -> &str {
+        self.device.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for LoopStack {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            let _ = Command::new("umount").arg(m).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.device]).status();
+    }
+}
+
+/// Runs bakeoff and returns its JSON run record.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let out_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let json = out_dir.path().join("run.json");
+    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
+    let out = Command::new(bin)
+        .args(args)
+        .args(["--quiet", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bakeoff {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+/// A summary figure.
+pub fn fig(v: &serde_json::Value, key: &str) -> f64 {
+    v["summary"][key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("summary.{key} is {}", v["summary"][key]))
+}

@@ -1,0 +1,145 @@
+//! Measurements checked against physics on loop devices the tests create (root; in CI for
+//! real). Direct I/O must reach the device one for one; a re-read of a small file must come
+//! from the page cache; every fdatasync must carry a flush to the device.
+
+mod common;
+use common::{fig, privileged, run_json, LoopStack};
+
+#[test]
+fn direct_reads_on_ext4_reach_the_device_one_for_one() {
+    if !privileged() {
+        return;
+    }
+    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    let v = run_json(&[
+        "run",
+        "randread",
+        "--target",
+        &mnt,
+        "--set",
+        "bs=8k,direct=true,size=256m,runtime=3s",
+    ]);
+    let dev = &v["devices"][0];
+    assert_eq!(
+        dev["name"],
+        stack.name(),
+        "the loop device is the stack's disk"
+    );
+    assert_eq!(dev["loop_dio"], true);
+    let per_op = fig(&v, "device_reads_per_op");
+    assert!(
+        (0.95..=1.1).contains(&per_op),
+        "device reads per application read {per_op}"
+    );
+    let size = fig(&v, "avg_device_read_size_bytes");
+    assert!(
+        (size - 8192.0).abs() < 8192.0 * 0.02,
+        "average device read {size} bytes"
+    );
+    assert!((0.95..=1.1).contains(&fig(&v, "read_amplification")));
+    assert!(fig(&v, "cache_hit_pct") < 5.0);
+}
+
+#[test]
+fn direct_reads_on_the_raw_loop_device_reach_it_one_for_one() {
+    if !privileged() {
+        return;
+    }
+    let stack = LoopStack::new(256);
+    let v = run_json(&[
+        "run",
+        "randread",
+        "--target",
+        &stack.device,
+        "--set",
+        "bs=8k,direct=true,size=128m,runtime=2s",
+    ]);
+    assert_eq!(v["target"]["kind"], "block_device");
+    let per_op = fig(&v, "device_reads_per_op");
+    assert!(
+        (0.95..=1.1).contains(&per_op),
+        "device reads per application read {per_op}"
+    );
+    assert!((fig(&v, "avg_device_read_size_bytes") - 8192.0).abs() < 100.0);
+}
+
+#[test]
+fn a_second_buffered_pass_is_served_from_the_page_cache() {
+    if !privileged() {
+        return;
+    }
+    let stack = LoopStack::new(256).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    let set = "rw=read,bs=128k,size=32m,runtime=2s";
+    let first = run_json(&["run", "randread", "--target", &mnt, "--set", set]);
+    assert!(
+        fig(&first, "device_read_iops") > 0.0,
+        "the first pass reads the device"
+    );
+    let second = run_json(&["run", "randread", "--target", &mnt, "--set", set]);
+    let hits = fig(&second, "cache_hit_pct");
+    assert!(hits > 99.0, "second pass cache hits {hits}%");
+}
+
+#[test]
+fn every_fdatasync_carries_a_flush_to_the_device() {
+    if !privileged() {
+        return;
+    }
+    let stack = LoopStack::new(256).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    let v = run_json(&[
+        "run",
+        "randwrite",
+        "--target",
+        &mnt,
+        "--set",
+        "bs=4k,size=64m,fdatasync=1,runtime=2s",
+    ]);
+    let syncs = v["roles"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "sync")
+        .unwrap()["ops"]
+        .as_u64()
+        .unwrap();
+    let flushes = v["devices"][0]["flush_ops"]
+        .as_u64()
+        .expect("kernel reports flushes");
+    assert!(syncs > 50, "{syncs} syncs");
+    assert!(
+        flushes + 2 >= syncs,
+        "{flushes} device flushes for {syncs} fdatasyncs"
+    );
+}
+
+#[test]
+fn a_mounted_loop_device_is_refused_and_not_written() {
+    if !privileged() {
+        return;
+    }
+    let stack = LoopStack::new(128).with_fs("ext4", "noatime");
+    let stat = || std::fs::read_to_string(format!("/sys/block/{}/stat", stack.name())).unwrap();
+    let writes = |s: String| s.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap();
+    let before = writes(stat());
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .args([
+            "run",
+            "randwrite",
+            "--target",
+            &stack.device,
+            "--set",
+            "size=16m,runtime=1s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("it is mounted on"));
+    assert_eq!(
+        writes(stat()),
+        before,
+        "the device's write counter did not move"
+    );
+}
