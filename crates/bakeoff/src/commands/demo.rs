@@ -52,7 +52,8 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
     let interrupt = interrupt_flag()?;
     let mut labels = Vec::new();
     let mut records = Vec::new();
-    for parent in [args.dir.clone(), PathBuf::from("/dev/shm")] {
+    let dir = std::fs::canonicalize(&args.dir).unwrap_or_else(|_| args.dir.clone());
+    for parent in [dir, PathBuf::from("/dev/shm")] {
         let scratch = Scratch::new(&parent)?;
         let target = crate::target::check(&scratch.0)?;
         let Target::Directory(_) = &target else {
