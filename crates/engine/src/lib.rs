@@ -7,10 +7,12 @@ pub mod engines;
 pub mod gate;
 pub mod layout;
 pub mod run;
+pub mod shared;
 pub mod stats;
 pub mod worker;
 
 pub use layout::{lay_out, Dataset, LayoutError, Target};
 pub use run::{execute, RunOutput, Tick, TickKind};
+pub use shared::RunError;
 pub use stats::Totals;
-pub use worker::{hog, RunError};
+pub use worker::hog;

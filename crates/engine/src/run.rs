@@ -4,8 +4,9 @@
 use crate::engines::{Engine, IoUring, Null, Psync};
 use crate::gate::{Gate, LogQueue};
 use crate::layout::{Dataset, Region};
+use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{latency, Counters, ThreadStats, Totals, KINDS};
-use crate::worker::{RoleFiles, RunError, Shared, Worker};
+use crate::worker::Worker;
 use bakeoff_core::plan::{EngineKind, IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use bakeoff_core::record::{OpStats, RoleResult};
 use std::fs::OpenOptions;
@@ -131,25 +132,16 @@ struct Spawned {
     handle: JoinHandle<ThreadStats>,
 }
 
-fn spawn_worker<E: Engine + 'static>(
-    role: Arc<RolePlan>,
-    role_idx: usize,
-    thread: usize,
-    files: Arc<RoleFiles>,
-    shared: Arc<Shared>,
-    stats: ThreadStats,
-    seed: u64,
-) -> std::io::Result<JoinHandle<ThreadStats>> {
+fn spawn_worker<E: Engine + 'static>(spec: WorkerSpec) -> std::io::Result<JoinHandle<ThreadStats>> {
+    let shared = spec.shared.clone();
     std::thread::Builder::new()
-        .name(format!("{}-{thread}", role.name))
+        .name(format!("{}-{}", spec.role.name, spec.thread))
         .stack_size(512 << 10)
-        .spawn(move || {
-            match Worker::<E>::new(role, role_idx, thread, files, shared.clone(), stats, seed) {
-                Ok(w) => w.run(),
-                Err(e) => {
-                    shared.fail(e);
-                    ThreadStats::new(Arc::new(Counters::default()), &[], false)
-                }
+        .spawn(move || match Worker::<E>::new(spec) {
+            Ok(w) => w.run(),
+            Err(e) => {
+                shared.fail(e);
+                ThreadStats::new(Arc::new(Counters::default()), &[], false)
             }
         })
 }
@@ -173,25 +165,20 @@ fn start_workers(
             let seed = plan.seed
                 ^ ((ri as u64 + 1) << 32)
                 ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let args = (
-                role.clone(),
-                ri,
-                t,
-                files.clone(),
-                shared.clone(),
+            let spec = WorkerSpec {
+                role: role.clone(),
+                role_idx: ri,
+                thread: t,
+                files: files.clone(),
+                shared: shared.clone(),
                 stats,
                 seed,
-            );
+                compress_pct: plan.compress_pct,
+            };
             let handle = match plan.engine {
-                EngineKind::Psync => {
-                    spawn_worker::<Psync>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
-                }
-                EngineKind::IoUring => {
-                    spawn_worker::<IoUring>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
-                }
-                EngineKind::Null => {
-                    spawn_worker::<Null>(args.0, args.1, args.2, args.3, args.4, args.5, args.6)
-                }
+                EngineKind::Psync => spawn_worker::<Psync>(spec),
+                EngineKind::IoUring => spawn_worker::<IoUring>(spec),
+                EngineKind::Null => spawn_worker::<Null>(spec),
             }
             .map_err(|source| RunError::Setup {
                 engine: plan.engine.name(),

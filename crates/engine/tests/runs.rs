@@ -132,23 +132,40 @@ fn an_io_error_names_operation_file_and_offset() {
 
 #[test]
 fn interrupt_stops_within_a_second() {
+    use std::sync::atomic::Ordering;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let set = "data_size=8m,redo_size=1m,runtime=60s";
     let plan = builtin("slob")
         .unwrap()
-        .plan(&Settings::parse_set("data_size=8m,redo_size=1m,runtime=60s").unwrap())
+        .plan(&Settings::parse_set(set).unwrap())
         .unwrap();
     let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| true).unwrap();
-    let flag = AtomicBool::new(false);
-    let t = std::time::Instant::now();
+    let (flag, measuring) = (AtomicBool::new(false), AtomicBool::new(false));
+    let mut sent = None;
     let out = std::thread::scope(|s| {
-        s.spawn(|| {
+        let interrupter = s.spawn(|| {
+            while !measuring.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
             std::thread::sleep(std::time::Duration::from_millis(500));
-            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            flag.store(true, Ordering::SeqCst);
+            std::time::Instant::now()
         });
-        execute(&plan, &data, &flag, &mut |_| {}).unwrap()
+        let out = execute(&plan, &data, &flag, &mut |t| {
+            if t.kind == TickKind::MeasureStart {
+                measuring.store(true, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+        sent = Some(interrupter.join().unwrap());
+        out
     });
+    let took = sent.unwrap().elapsed();
     assert!(out.interrupted);
-    assert!(t.elapsed().as_secs_f64() < 1.6, "took {:?}", t.elapsed());
+    assert!(
+        took.as_secs_f64() < 1.0,
+        "stopped {took:?} after the interrupt"
+    );
     assert!(
         out.roles[0].ops[0].ops > 0,
         "what was measured before the interrupt is kept"

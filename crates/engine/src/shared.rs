@@ -1,0 +1,112 @@
+//! State shared by the workers of one run, and the errors that stop a run.
+
+use crate::gate::{Gate, LogQueue};
+use crate::layout::Region;
+use crate::stats::ThreadStats;
+use bakeoff_core::plan::RolePlan;
+use std::fs::File;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// An I/O returned an error.
+    #[error("{op} of {len} bytes at offset {offset} of {path} failed: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        offset: u64,
+        len: u64,
+        source: std::io::Error,
+    },
+    /// An I/O transferred fewer bytes than asked.
+    #[error("short {op} at offset {offset} of {path}: {got} of {len} bytes")]
+    Short {
+        op: &'static str,
+        path: String,
+        offset: u64,
+        len: u64,
+        got: u64,
+    },
+    /// A worker could not start.
+    #[error("starting the {engine} engine for role {role}: {source}")]
+    Setup {
+        engine: &'static str,
+        role: String,
+        source: std::io::Error,
+    },
+}
+
+/// State shared by all workers of a run.
+pub struct Shared {
+    /// Start of the run; all times are nanoseconds since.
+    pub start: Instant,
+    /// Start of the measured window.
+    pub ramp_ns: u64,
+    /// End of the run; lowered to "now" to stop early.
+    pub end_ns: AtomicU64,
+    /// Gates per role, one per thread.
+    pub gates: Vec<Vec<Arc<Gate>>>,
+    /// Group-commit queue per log-writer role.
+    pub logs: Vec<Option<Arc<LogQueue>>>,
+    /// The first error.
+    pub error: Mutex<Option<RunError>>,
+}
+
+impl Shared {
+    /// Nanoseconds since the start.
+    #[inline]
+    pub fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// True once the run should end.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.now_ns() >= self.end_ns.load(Ordering::Relaxed)
+    }
+
+    /// Ends the run now.
+    pub fn stop_now(&self) {
+        self.end_ns.fetch_min(self.now_ns(), Ordering::Relaxed);
+    }
+
+    /// Records an error (the first one wins) and stops the run.
+    pub fn fail(&self, err: RunError) {
+        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(err);
+        }
+        self.stop_now();
+    }
+}
+
+/// A role's open files and their regions.
+pub struct RoleFiles {
+    /// Open files, indexed like `regions`.
+    pub files: Arc<Vec<File>>,
+    /// Region of each file.
+    pub regions: Vec<Region>,
+}
+
+/// Everything one worker thread is started with.
+pub struct WorkerSpec {
+    /// Its role.
+    pub role: Arc<RolePlan>,
+    /// Index of the role in the plan.
+    pub role_idx: usize,
+    /// Index of the thread within the role.
+    pub thread: usize,
+    /// The role's open files.
+    pub files: Arc<RoleFiles>,
+    /// Run-wide state.
+    pub shared: Arc<Shared>,
+    /// Its statistics.
+    pub stats: ThreadStats,
+    /// Seed of its offsets and write buffers.
+    pub seed: u64,
+    /// Share of each write buffer that is zeros.
+    pub compress_pct: u8,
+}

@@ -1,0 +1,223 @@
+//! The per-I/O path: keep up to `iodepth` operations in flight, pace them under `rate_iops`,
+//! choose offsets, account completions.
+
+use super::{Slot, Worker};
+use crate::engines::{Completion, Engine, IoReq};
+use crate::shared::RunError;
+use bakeoff_core::plan::{IoMix, IoStep, OpKind, Pattern, SyncKind};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+impl<E: Engine> Worker<E> {
+    pub(super) fn run_io(&mut self, io: &IoStep) -> Result<(), RunError> {
+        let mut remaining = io.count.unwrap_or(u64::MAX);
+        let mut inflight = 0usize;
+        let mut sync_due = false;
+        loop {
+            if self.stopped() {
+                remaining = 0;
+            }
+            while remaining > 0 && !sync_due && !self.free.is_empty() {
+                let Some(sched) = self.pace(inflight == 0) else {
+                    break;
+                };
+                let slot = self.free.pop().expect("checked non-empty");
+                self.prepare(slot, io, sched);
+                remaining -= 1;
+            }
+            if !self.batch.is_empty() {
+                inflight += self.submit_batch()?;
+            }
+            if inflight == 0 {
+                if sync_due {
+                    self.sync(
+                        self.last_write_file,
+                        self.role.sync_every.map_or(SyncKind::Fsync, |s| s.kind),
+                    )?;
+                    sync_due = false;
+                    continue;
+                }
+                return Ok(());
+            }
+            self.engine
+                .reap(1, &mut self.done)
+                .map_err(|e| self.io_error("reap", 0, 0, 0, e))?;
+            let now = self.shared.now_ns();
+            while let Some(c) = self.done.pop() {
+                inflight -= 1;
+                sync_due |= self.complete(c, now)?;
+            }
+        }
+    }
+
+    /// The scheduled start of the next I/O, sleeping until then if nothing is in flight;
+    /// `None` if it is not yet due and other I/O is in flight.
+    fn pace(&mut self, idle: bool) -> Option<u64> {
+        let now = self.shared.now_ns();
+        if self.interval_ns == 0 {
+            return Some(now);
+        }
+        let sched = self.next_sched_ns;
+        if sched > now {
+            if !idle {
+                return None;
+            }
+            self.sleep_until(sched);
+        }
+        self.next_sched_ns = sched + self.interval_ns;
+        Some(sched)
+    }
+
+    fn sleep_until(&self, t_ns: u64) {
+        loop {
+            let now = self.shared.now_ns();
+            if now >= t_ns || self.stopped() {
+                return;
+            }
+            let left = t_ns - now;
+            if left > 100_000 {
+                std::thread::sleep(Duration::from_nanos((left - 50_000).min(20_000_000)));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    fn prepare(&mut self, slot: u32, io: &IoStep, sched: u64) {
+        let write = match io.mix {
+            IoMix::Read | IoMix::Update => false,
+            IoMix::Write => true,
+            IoMix::Mixed { read_pct } => self.rng.u8(0..100) >= read_pct,
+        };
+        let (file, offset) = self.next_offset(io);
+        let req = IoReq {
+            slot,
+            file,
+            offset,
+            len: io.bs as u32,
+            write,
+        };
+        if write {
+            self.stamp_buffer(slot);
+        }
+        self.slots[slot as usize] = Slot {
+            req: Some(req),
+            sched_ns: sched,
+            submit_ns: 0,
+            then_write: io.mix == IoMix::Update,
+        };
+        self.batch.push(req);
+    }
+
+    /// Makes each written block differ, so no layer can deduplicate writes.
+    pub(super) fn stamp_buffer(&mut self, slot: u32) {
+        self.stamp += 1;
+        self.engine.buf_mut(slot)[..8].copy_from_slice(&self.stamp.to_le_bytes());
+    }
+
+    fn next_offset(&mut self, io: &IoStep) -> (u32, u64) {
+        let regions = &self.files.regions;
+        let offset0 = self.role.offset;
+        match io.pattern {
+            Pattern::Random => {
+                let f = if regions.len() > 1 {
+                    self.rng.usize(0..regions.len())
+                } else {
+                    0
+                };
+                let blocks = ((regions[f].size - offset0) / io.bs).max(1);
+                (
+                    f as u32,
+                    regions[f].base + offset0 + self.rng.u64(0..blocks) * io.bs,
+                )
+            }
+            Pattern::Sequential => {
+                let mut f = self.seq_file % regions.len();
+                let blocks = ((regions[f].size - offset0) / io.bs).max(1);
+                if self.seq_block >= blocks {
+                    self.seq_block = 0;
+                    f = (f + 1) % regions.len();
+                    self.seq_file = f;
+                }
+                let off = regions[f].base + offset0 + self.seq_block * io.bs;
+                self.seq_block += 1;
+                (f as u32, off)
+            }
+        }
+    }
+
+    pub(super) fn submit_batch(&mut self) -> Result<usize, RunError> {
+        let now = self.shared.now_ns();
+        for r in &self.batch {
+            self.slots[r.slot as usize].submit_ns = now;
+        }
+        let n = self.batch.len();
+        let first = self.batch[0];
+        self.engine.submit(&self.batch).map_err(|e| {
+            self.io_error("submit", first.file, first.offset, u64::from(first.len), e)
+        })?;
+        self.batch.clear();
+        Ok(n)
+    }
+
+    /// Accounts one completion; returns true when a sync is now due.
+    pub(super) fn complete(&mut self, c: Completion, now: u64) -> Result<bool, RunError> {
+        let slot = self.slots[c.slot as usize];
+        let req = slot.req.expect("completion for an idle slot");
+        let op = if req.write { "write" } else { "read" };
+        if c.result < 0 {
+            let err = std::io::Error::from_raw_os_error(-c.result as i32);
+            return Err(self.io_error(op, req.file, req.offset, u64::from(req.len), err));
+        }
+        if c.result as u64 != u64::from(req.len) {
+            let path = self.path_of(req.file);
+            return Err(RunError::Short {
+                op,
+                path,
+                offset: req.offset,
+                len: req.len.into(),
+                got: c.result as u64,
+            });
+        }
+        let kind = match (req.write, self.role.log) {
+            (false, _) => OpKind::Read,
+            (true, false) => OpKind::Write,
+            (true, true) => OpKind::LogWrite,
+        };
+        let measured =
+            now >= self.shared.ramp_ns && now <= self.shared.end_ns.load(Ordering::Relaxed);
+        self.stats.record(
+            kind,
+            u64::from(req.len),
+            now - slot.sched_ns,
+            now - slot.submit_ns,
+            measured,
+        );
+        if slot.then_write {
+            // The read half of an update is done: write the block back in place.
+            let write = IoReq { write: true, ..req };
+            self.stamp_buffer(req.slot);
+            self.slots[req.slot as usize] = Slot {
+                req: Some(write),
+                sched_ns: now,
+                submit_ns: now,
+                then_write: false,
+            };
+            self.batch.push(write);
+            return Ok(false);
+        }
+        self.slots[req.slot as usize].req = None;
+        self.free.push(req.slot);
+        if req.write {
+            self.last_write_file = req.file;
+            if let Some(every) = self.role.sync_every {
+                self.writes_since_sync += 1;
+                if self.writes_since_sync >= every.writes {
+                    self.writes_since_sync = 0;
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+}

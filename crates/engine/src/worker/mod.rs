@@ -1,0 +1,217 @@
+//! One worker thread: runs its role's loop of steps against one engine. The per-I/O path
+//! (`io.rs`) does no allocation, locking, formatting or logging; `log.rs` is the group-commit
+//! log writer.
+
+mod io;
+mod log;
+
+use crate::engines::{Completion, Engine, IoReq};
+use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
+use crate::stats::ThreadStats;
+use bakeoff_core::plan::{OpKind, RolePlan, Step, SyncKind};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    req: Option<IoReq>,
+    sched_ns: u64,
+    submit_ns: u64,
+    then_write: bool,
+}
+
+/// One worker.
+pub struct Worker<E: Engine> {
+    engine: E,
+    role: Arc<RolePlan>,
+    role_idx: usize,
+    thread: usize,
+    files: Arc<RoleFiles>,
+    shared: Arc<Shared>,
+    rng: fastrand::Rng,
+    /// Statistics, returned when the worker ends.
+    pub stats: ThreadStats,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    batch: Vec<IoReq>,
+    done: Vec<Completion>,
+    seq_file: usize,
+    seq_block: u64,
+    writes_since_sync: u64,
+    last_write_file: u32,
+    interval_ns: u64,
+    next_sched_ns: u64,
+    stamp: u64,
+}
+
+impl<E: Engine> Worker<E> {
+    /// Prepares a worker from its spec.
+    pub fn new(spec: WorkerSpec) -> Result<Self, RunError> {
+        let WorkerSpec {
+            role,
+            role_idx,
+            thread,
+            files,
+            shared,
+            stats,
+            seed,
+            compress_pct,
+        } = spec;
+        let max_bs = role
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Io(io) => Some(io.bs),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1 << 20);
+        let depth = role.iodepth.max(1);
+        let engine = E::open(files.files.clone(), depth, max_bs as usize).map_err(|source| {
+            RunError::Setup {
+                engine: E::NAME,
+                role: role.name.clone(),
+                source,
+            }
+        })?;
+        let interval_ns = role.rate_iops.map_or(0, |r| (1e9 / r) as u64);
+        let threads = u64::from(role.threads.max(1));
+        let nfiles = files.regions.len().max(1);
+        let blocks = files
+            .regions
+            .first()
+            .map_or(1, |r| (r.size - role.offset) / max_bs)
+            .max(1);
+        let mut w = Worker {
+            engine,
+            role_idx,
+            thread,
+            files,
+            rng: fastrand::Rng::with_seed(seed),
+            stats,
+            slots: vec![Slot::default(); depth as usize],
+            free: (0..depth).rev().collect(),
+            batch: Vec::with_capacity(depth as usize),
+            done: Vec::with_capacity(depth as usize),
+            seq_file: thread % nfiles,
+            seq_block: blocks * thread as u64 / threads,
+            writes_since_sync: 0,
+            last_write_file: 0,
+            interval_ns,
+            next_sched_ns: shared.now_ns(),
+            stamp: (thread as u64) << 40,
+            role,
+            shared,
+        };
+        let mut fill_rng = fastrand::Rng::with_seed(seed ^ 0xDA7A);
+        for slot in 0..depth {
+            crate::buffers::fill(w.engine.buf_mut(slot), &mut fill_rng, compress_pct);
+        }
+        Ok(w)
+    }
+
+    fn stopped(&self) -> bool {
+        self.shared.stopped()
+    }
+
+    /// Runs until the run ends or an I/O fails.
+    pub fn run(mut self) -> ThreadStats {
+        let outcome = if self.role.log_writer {
+            self.run_log_writer()
+        } else {
+            self.run_steps()
+        };
+        if let Err(e) = outcome {
+            self.shared.fail(e);
+        }
+        self.stats
+    }
+
+    fn run_steps(&mut self) -> Result<(), RunError> {
+        let role = self.role.clone();
+        while !self.stopped() {
+            for step in &role.steps {
+                match step {
+                    Step::Io(io) => self.run_io(io)?,
+                    Step::Hog(n) => hog(*n),
+                    Step::Post(targets) => {
+                        for &t in targets {
+                            for gate in &self.shared.gates[t] {
+                                gate.post(&|| self.shared.stopped());
+                            }
+                        }
+                    }
+                    Step::Wait => self.shared.gates[self.role_idx][self.thread]
+                        .clone()
+                        .wait(&|| self.shared.stopped()),
+                    Step::Commit { bytes, log_role } => {
+                        if let Some(q) = self.shared.logs[*log_role].clone() {
+                            q.commit(*bytes, &|| self.shared.stopped());
+                        }
+                    }
+                    Step::Sync(kind) => self.sync(self.last_write_file, *kind)?,
+                }
+                if self.stopped() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Issues `io.count` operations (or until the end), keeping up to `iodepth` in flight.
+    fn sync(&mut self, file: u32, kind: SyncKind) -> Result<(), RunError> {
+        let t0 = self.shared.now_ns();
+        self.engine
+            .sync(file, kind)
+            .map_err(|e| self.io_error(sync_name(kind), file, 0, 0, e))?;
+        let t1 = self.shared.now_ns();
+        let measured =
+            t1 >= self.shared.ramp_ns && t1 <= self.shared.end_ns.load(Ordering::Relaxed);
+        self.stats
+            .record(OpKind::Sync, 0, t1 - t0, t1 - t0, measured);
+        Ok(())
+    }
+
+    /// Group commit: take every queued commit, append its redo, make it durable, release.
+    fn path_of(&self, file: u32) -> String {
+        self.files
+            .regions
+            .get(file as usize)
+            .map_or_else(String::new, |r| r.path.display().to_string())
+    }
+
+    fn io_error(
+        &self,
+        op: &'static str,
+        file: u32,
+        offset: u64,
+        len: u64,
+        source: std::io::Error,
+    ) -> RunError {
+        let path = self.path_of(file);
+        RunError::Io {
+            op,
+            path,
+            offset,
+            len,
+            source,
+        }
+    }
+}
+
+fn sync_name(kind: SyncKind) -> &'static str {
+    match kind {
+        SyncKind::Fsync => "fsync",
+        SyncKind::Fdatasync => "fdatasync",
+    }
+}
+
+/// Burns CPU like filebench's `hog`: `n` iterations of a loop the compiler cannot remove.
+pub fn hog(n: u64) {
+    let mut acc = 0u64;
+    for i in 0..n {
+        acc = std::hint::black_box(acc.wrapping_add(i));
+    }
+    std::hint::black_box(acc);
+}
