@@ -126,8 +126,7 @@ impl Sampler {
 
     /// The window's figures; empty when the window never started.
     pub fn finish(self) -> Measured {
-        let (_, _, max_rss) = rusage_self();
-        let (user_us, system_us, _) = rusage_self();
+        let (user_us, system_us, max_rss) = rusage_self();
         let mut m = Measured {
             cpu: None,
             devices: Vec::new(),

@@ -11,12 +11,29 @@ use std::collections::BTreeMap;
 struct Ctx<'a> {
     settings: &'a Settings,
     workload: &'a str,
+    /// The file a user's personality came from, and its text; `None` for built-ins.
+    file: Option<(&'a str, &'a str)>,
 }
 
 impl Ctx<'_> {
-    fn origin(&self) -> Origin {
-        Origin::Default {
-            workload: self.workload.to_string(),
+    /// Where `section` (`role.NAME...`, `fileset.NAME`) was written: the line of its `name = `
+    /// in a user's file, else the workload's defaults.
+    fn origin(&self, section: &str) -> Origin {
+        let Some((path, text)) = self.file else {
+            return Origin::Default {
+                workload: self.workload.to_string(),
+            };
+        };
+        let name = section.split('.').nth(1).unwrap_or("");
+        let name = name.split('[').next().unwrap_or(name);
+        let wanted = [format!("name = \"{name}\""), format!("name=\"{name}\"")];
+        let line = text
+            .lines()
+            .position(|l| wanted.iter().any(|w| l.trim() == w.as_str()))
+            .map_or(1, |i| i + 1);
+        Origin::File {
+            path: path.to_string(),
+            line,
         }
     }
 
@@ -31,12 +48,13 @@ impl Ctx<'_> {
             return Ok(None);
         };
         let label = format!("{section}.{key}");
-        let text = value_text(raw)
-            .ok_or_else(|| SpecError::new(self.origin(), &label, "expected a single value"))?;
+        let text = value_text(raw).ok_or_else(|| {
+            SpecError::new(self.origin(section), &label, "expected a single value")
+        })?;
         if let Some(param) = text.strip_prefix('$') {
             let s = self.settings.get(param).ok_or_else(|| {
                 SpecError::new(
-                    self.origin(),
+                    self.origin(section),
                     &label,
                     format!("refers to undeclared parameter ${param}"),
                 )
@@ -50,7 +68,7 @@ impl Ctx<'_> {
         Ok(Some(Val {
             key: label,
             text,
-            origin: self.origin(),
+            origin: self.origin(section),
         }))
     }
 
@@ -64,12 +82,12 @@ impl Ctx<'_> {
         Ok(self.field(table, section, key)?.unwrap_or(Val {
             key: format!("{section}.{key}"),
             text: default.to_string(),
-            origin: self.origin(),
+            origin: self.origin(section),
         }))
     }
 
     fn err(&self, key: &str, msg: impl Into<String>) -> SpecError {
-        SpecError::new(self.origin(), key, msg)
+        SpecError::new(self.origin(key), key, msg)
     }
 }
 
@@ -99,6 +117,7 @@ pub(crate) fn plan_personality(
     let ctx = Ctx {
         settings: &settings,
         workload: &w.name,
+        file: w.path.as_deref().map(|p| (p, w.source.as_str())),
     };
     let filesets = def
         .filesets

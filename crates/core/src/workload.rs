@@ -66,6 +66,8 @@ pub struct Workload {
     pub source: String,
     /// Job or personality.
     pub body: Body,
+    /// The file it was read from; `None` for a built-in.
+    pub path: Option<String>,
 }
 
 /// Names and descriptions of the built-in workloads.
@@ -105,6 +107,7 @@ impl Workload {
             description,
             source: text.to_string(),
             body,
+            path: (!path.starts_with("<builtin")).then(|| path.to_string()),
         })
     }
 
@@ -210,6 +213,23 @@ mod tests {
             assert!(plan.threads() > 0);
             assert!(plan.dataset_bytes() > 0);
         }
+    }
+
+    #[test]
+    fn errors_in_a_users_personality_name_the_role_line() {
+        let text = builtin("slob")
+            .unwrap()
+            .source
+            .replace("io = \"randread\"", "io = \"sideways\"");
+        let w = Workload::parse("mine", &text, "mine.toml").unwrap();
+        let e = w.plan(&Settings::default()).unwrap_err();
+        let line = text
+            .lines()
+            .position(|l| l.trim() == "name = \"reader\"")
+            .unwrap()
+            + 1;
+        assert_eq!(e.origin.to_string(), format!("mine.toml:{line}"), "{e}");
+        assert!(e.message.contains("allowed: read, write"), "{e}");
     }
 
     #[test]

@@ -7,7 +7,6 @@ use crate::cli::DemoArgs;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::settings::{Origin, Settings};
 use bakeoff_core::workload::builtin;
-use bakeoff_engine::Target;
 use std::path::{Path, PathBuf};
 
 /// A scratch directory removed on drop.
@@ -56,9 +55,6 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
     for parent in [dir, PathBuf::from("/dev/shm")] {
         let scratch = Scratch::new(&parent)?;
         let target = crate::target::check(&scratch.0)?;
-        let Target::Directory(_) = &target else {
-            unreachable!("a scratch directory")
-        };
         eprintln!("== slob on {} ==", parent.display());
         let record = measure(&plan, &target, &interrupt, false)?;
         println!("{}", bakeoff_report::terminal::render(&record));

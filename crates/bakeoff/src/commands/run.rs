@@ -68,8 +68,7 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         .plan(&parse_sets(&args.set)?)
         .map_err(|e| failure(Code::Usage, e))?;
     if args.dry_run {
-        let text = serde_json_plan(&plan);
-        println!("{text}");
+        println!("{}", bakeoff_report::json::render_plan(&plan));
         return Ok(Code::Ok);
     }
     let target = crate::target::check(&args.target)?;
@@ -98,8 +97,4 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         )?;
     }
     Ok(status_code(&record))
-}
-
-fn serde_json_plan(plan: &bakeoff_core::Plan) -> String {
-    bakeoff_report::json::render_plan(plan)
 }
