@@ -126,14 +126,14 @@ impl Sampler {
 
     /// The window's figures; empty when the window never started.
     pub fn finish(self) -> Measured {
-        let (user_us, system_us, max_rss) = rusage_self();
+        let (_, _, max_rss) = rusage_self();
         let mut m = Measured {
             cpu: None,
             devices: Vec::new(),
             memory: None,
             tool: ToolUsage {
-                user_us,
-                system_us,
+                user_us: 0,
+                system_us: 0,
                 max_rss_bytes: max_rss,
                 share_of_busy_pct: None,
             },
@@ -142,9 +142,11 @@ impl Sampler {
         let (Some((start, ru0)), Some((end, ru1))) = (&self.window_start, &self.window_end) else {
             return m;
         };
+        m.tool.user_us = ru1.0.saturating_sub(ru0.0);
+        m.tool.system_us = ru1.1.saturating_sub(ru0.1);
         if let (Some(a), Some(b)) = (&start.cpu, &end.cpu) {
             let cpu = cpu_stats(a, b, self.ticks_per_sec);
-            let tool_us = (ru1.0 + ru1.1).saturating_sub(ru0.0 + ru0.1) as f64;
+            let tool_us = (m.tool.user_us + m.tool.system_us) as f64;
             m.tool.share_of_busy_pct =
                 (cpu.busy_us > 0.0).then(|| (100.0 * tool_us / cpu.busy_us).min(100.0));
             m.cpu = Some(cpu);

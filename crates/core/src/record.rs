@@ -103,14 +103,14 @@ pub struct CpuStats {
     pub busy_us: f64,
 }
 
-/// bakeoff's own resource use over the whole process life (getrusage).
+/// bakeoff's own resource use (getrusage): CPU over the measured window, peak memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolUsage {
-    /// User CPU.
+    /// User CPU in the window (all of bakeoff's threads, including modelled application CPU).
     pub user_us: u64,
-    /// System CPU.
+    /// System CPU in the window.
     pub system_us: u64,
-    /// Peak resident set.
+    /// Peak resident set of the process.
     pub max_rss_bytes: u64,
     /// Tool CPU over the window as a share of all busy CPU, if known.
     pub share_of_busy_pct: Option<f64>,

@@ -9,6 +9,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Bytes written per chunk.
@@ -267,6 +268,8 @@ fn chunk_seed(seed: u64, region: usize, chunk: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Generator threads fill chunks with their seeded bytes while one writer writes them in
+/// order of arrival: generation overlaps writing, and no two threads contend for a file.
 fn write_all(
     plan: &Plan,
     all: &[&Region],
@@ -278,29 +281,33 @@ fn write_all(
         .enumerate()
         .flat_map(|(i, r)| (0..r.size.div_ceil(CHUNK)).map(move |c| (i, c)))
         .collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .clamp(1, 4);
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let generators = cpus.saturating_sub(1).clamp(1, 3);
     let done = AtomicU64::new(0);
     let abort = AtomicBool::new(false);
-    let result = std::thread::scope(|s| {
-        let per = chunks.len().div_ceil(threads).max(1);
-        let handles: Vec<_> = chunks
-            .chunks(per)
-            .map(|mine| s.spawn(|| write_chunks(plan, all, mine, &done, &abort)))
-            .collect();
-        while !handles.iter().all(|h| h.is_finished()) {
+    std::thread::scope(|s| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(2 * generators);
+        let mut returns = Vec::new();
+        for g in 0..generators {
+            let (ret_tx, ret_rx) = mpsc::channel::<AlignedBuf>();
+            for _ in 0..2 {
+                let _ = ret_tx.send(AlignedBuf::new(CHUNK as usize));
+            }
+            returns.push(ret_tx);
+            let (full_tx, mine) = (full_tx.clone(), &chunks);
+            s.spawn(move || generate(plan, all, mine, g, generators, &ret_rx, &full_tx));
+        }
+        drop(full_tx);
+        let (done, abort) = (&done, &abort);
+        let writer = s.spawn(move || write_chunks(all, full_rx, &returns, done, abort));
+        while !writer.is_finished() {
             if !progress(done.load(Ordering::Relaxed), total) {
                 abort.store(true, Ordering::Relaxed);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("layout thread panicked"))
-            .collect::<Result<Vec<()>, _>>()
-    });
-    result?;
+        writer.join().expect("layout writer panicked")
+    })?;
     progress(total, total);
     sync_and_drop(all)
 }
@@ -314,45 +321,63 @@ fn open_for_layout(path: &Path) -> Result<File, LayoutError> {
         .map_err(io_err("creating", path))
 }
 
-fn write_chunks(
+/// A filled chunk: generator, region, chunk index, bytes.
+type Filled = (usize, usize, u64, AlignedBuf);
+
+fn generate(
     plan: &Plan,
     all: &[&Region],
-    mine: &[(usize, u64)],
+    chunks: &[(usize, u64)],
+    g: usize,
+    generators: usize,
+    empty: &mpsc::Receiver<AlignedBuf>,
+    full: &mpsc::SyncSender<Filled>,
+) {
+    for &(ri, c) in chunks.iter().skip(g).step_by(generators) {
+        let Ok(mut buf) = empty.recv() else { return };
+        let len = CHUNK.min(all[ri].size - c * CHUNK) as usize;
+        let mut rng = fastrand::Rng::with_seed(chunk_seed(plan.seed, ri, c));
+        fill(&mut buf.as_mut_slice()[..len], &mut rng, plan.compress_pct);
+        if full.send((g, ri, c, buf)).is_err() {
+            return; // the writer stopped
+        }
+    }
+}
+
+fn write_chunks(
+    all: &[&Region],
+    full: mpsc::Receiver<Filled>,
+    returns: &[mpsc::Sender<AlignedBuf>],
     done: &AtomicU64,
     abort: &AtomicBool,
 ) -> Result<(), LayoutError> {
-    let mut buf = AlignedBuf::new(CHUNK as usize);
-    let mut open: Option<(usize, File)> = None;
-    for &(ri, c) in mine {
+    let mut files: Vec<Option<File>> = (0..all.len()).map(|_| None).collect();
+    for (g, ri, c, buf) in full {
         if abort.load(Ordering::Relaxed) {
             return Err(LayoutError::Interrupted);
         }
         let region = all[ri];
-        if open.as_ref().map(|(i, _)| *i) != Some(ri) {
-            open = Some((ri, open_for_layout(&region.path)?));
+        if files[ri].is_none() {
+            files[ri] = Some(open_for_layout(&region.path)?);
         }
-        let file = &open.as_ref().expect("opened above").1;
+        let file = files[ri].as_ref().expect("opened above");
         let len = CHUNK.min(region.size - c * CHUNK) as usize;
-        let data = &mut buf.as_mut_slice()[..len];
-        fill(
-            data,
-            &mut fastrand::Rng::with_seed(chunk_seed(plan.seed, ri, c)),
-            plan.compress_pct,
-        );
-        file.write_all_at(data, region.base + c * CHUNK)
+        file.write_all_at(&buf.as_slice()[..len], region.base + c * CHUNK)
             .map_err(|e| {
                 if e.raw_os_error() == Some(libc::ENOSPC) {
                     let needed = all.iter().map(|r| r.size).sum();
+                    let available = done.load(Ordering::Relaxed);
                     LayoutError::NoSpace {
                         path: region.path.clone(),
                         needed,
-                        available: done.load(Ordering::Relaxed),
+                        available,
                     }
                 } else {
                     io_err("writing", &region.path)(e)
                 }
             })?;
         done.fetch_add(len as u64, Ordering::Relaxed);
+        let _ = returns[g].send(buf);
     }
     Ok(())
 }

@@ -211,11 +211,12 @@ pub fn execute(
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<RunOutput, RunError> {
-    let ramp_ns = plan.ramp_time.as_nanos() as u64;
+    // The schedule starts once every worker runs: until then nothing is measured or ends.
+    let ramp = plan.ramp_time.as_nanos() as u64;
     let shared = Arc::new(Shared {
         start: Instant::now(),
-        ramp_ns,
-        end_ns: AtomicU64::new(ramp_ns + plan.runtime.as_nanos() as u64),
+        ramp_ns: AtomicU64::new(u64::MAX),
+        end_ns: AtomicU64::new(u64::MAX),
         gates: plan
             .roles
             .iter()
@@ -244,6 +245,12 @@ pub fn execute(
             return Err(e);
         }
     };
+    let t0 = shared.now_ns();
+    let ramp_ns = t0 + ramp;
+    shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
+    shared
+        .end_ns
+        .fetch_min(ramp_ns + plan.runtime.as_nanos() as u64, Ordering::Relaxed);
     let mut window: Option<(Duration, Vec<Totals>)> = None;
     let per_role = |sp: &[Spawned]| {
         (0..plan.roles.len())

@@ -43,8 +43,8 @@ pub enum RunError {
 pub struct Shared {
     /// Start of the run; all times are nanoseconds since.
     pub start: Instant,
-    /// Start of the measured window.
-    pub ramp_ns: u64,
+    /// Start of the measured window; set once every worker is started.
+    pub ramp_ns: AtomicU64,
     /// End of the run; lowered to "now" to stop early.
     pub end_ns: AtomicU64,
     /// Gates per role, one per thread.
@@ -66,6 +66,12 @@ impl Shared {
     #[inline]
     pub fn stopped(&self) -> bool {
         self.now_ns() >= self.end_ns.load(Ordering::Relaxed)
+    }
+
+    /// True if an operation finishing at `t_ns` falls in the measured window.
+    #[inline]
+    pub fn in_window(&self, t_ns: u64) -> bool {
+        t_ns >= self.ramp_ns.load(Ordering::Relaxed) && t_ns <= self.end_ns.load(Ordering::Relaxed)
     }
 
     /// Ends the run now.

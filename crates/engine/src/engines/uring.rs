@@ -1,5 +1,6 @@
 //! `io_uring`: up to `depth` I/Os in flight per thread, with registered files and buffers
-//! (`READ_FIXED`/`WRITE_FIXED`) so the kernel does not map them on every I/O.
+//! (`READ_FIXED`/`WRITE_FIXED`) so the kernel does not map them on every I/O. The ring is
+//! created by the worker thread that uses it (single issuer).
 
 use super::{Completion, Engine, IoReq};
 use crate::buffers::AlignedBuf;
@@ -22,7 +23,15 @@ impl Engine for IoUring {
     const NAME: &'static str = "io_uring";
 
     fn open(files: Arc<Vec<File>>, depth: u32, buf_len: usize) -> io::Result<Self> {
-        let ring = io_uring::IoUring::new(depth.next_power_of_two().max(2))?;
+        let entries = depth.next_power_of_two().max(2);
+        // Completions are processed when this thread reaps, not by interrupting it (the flags
+        // fio uses); kernels before 6.1 refuse DEFER_TASKRUN, so fall back to a plain ring.
+        let ring = io_uring::IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+            .or_else(|_| io_uring::IoUring::new(entries))?;
         let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(buf_len)).collect();
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         ring.submitter().register_files(&fds)?;

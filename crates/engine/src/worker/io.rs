@@ -8,13 +8,17 @@ use bakeoff_core::plan::{IoMix, IoStep, OpKind, Pattern, SyncKind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+/// Closed loop: the scheduled start is the submission time, stamped in `submit_batch`.
+const AT_SUBMIT: u64 = u64::MAX;
+
 impl<E: Engine> Worker<E> {
     pub(super) fn run_io(&mut self, io: &IoStep) -> Result<(), RunError> {
         let mut remaining = io.count.unwrap_or(u64::MAX);
         let mut inflight = 0usize;
         let mut sync_due = false;
         loop {
-            if self.stopped() {
+            // The clock read at the last submit or reap decides: no extra clock read per I/O.
+            if self.clock_ns >= self.shared.end_ns.load(Ordering::Relaxed) {
                 remaining = 0;
             }
             while remaining > 0 && !sync_due && !self.free.is_empty() {
@@ -42,7 +46,7 @@ impl<E: Engine> Worker<E> {
             self.engine
                 .reap(1, &mut self.done)
                 .map_err(|e| self.io_error("reap", 0, 0, 0, e))?;
-            let now = self.shared.now_ns();
+            let now = self.tick();
             while let Some(c) = self.done.pop() {
                 inflight -= 1;
                 sync_due |= self.complete(c, now)?;
@@ -53,10 +57,10 @@ impl<E: Engine> Worker<E> {
     /// The scheduled start of the next I/O, sleeping until then if nothing is in flight;
     /// `None` if it is not yet due and other I/O is in flight.
     fn pace(&mut self, idle: bool) -> Option<u64> {
-        let now = self.shared.now_ns();
         if self.interval_ns == 0 {
-            return Some(now);
+            return Some(AT_SUBMIT);
         }
+        let now = self.tick();
         let sched = self.next_sched_ns;
         if sched > now {
             if !idle {
@@ -147,9 +151,13 @@ impl<E: Engine> Worker<E> {
     }
 
     pub(super) fn submit_batch(&mut self) -> Result<usize, RunError> {
-        let now = self.shared.now_ns();
+        let now = self.tick();
         for r in &self.batch {
-            self.slots[r.slot as usize].submit_ns = now;
+            let slot = &mut self.slots[r.slot as usize];
+            slot.submit_ns = now;
+            if slot.sched_ns == AT_SUBMIT {
+                slot.sched_ns = now;
+            }
         }
         let n = self.batch.len();
         let first = self.batch[0];
@@ -184,8 +192,7 @@ impl<E: Engine> Worker<E> {
             (true, false) => OpKind::Write,
             (true, true) => OpKind::LogWrite,
         };
-        let measured =
-            now >= self.shared.ramp_ns && now <= self.shared.end_ns.load(Ordering::Relaxed);
+        let measured = self.shared.in_window(now);
         self.stats.record(
             kind,
             u64::from(req.len),

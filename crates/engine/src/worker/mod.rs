@@ -9,7 +9,6 @@ use crate::engines::{Completion, Engine, IoReq};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::ThreadStats;
 use bakeoff_core::plan::{OpKind, RolePlan, Step, SyncKind};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Default)]
@@ -42,6 +41,7 @@ pub struct Worker<E: Engine> {
     interval_ns: u64,
     next_sched_ns: u64,
     stamp: u64,
+    clock_ns: u64,
 }
 
 impl<E: Engine> Worker<E> {
@@ -100,6 +100,7 @@ impl<E: Engine> Worker<E> {
             interval_ns,
             next_sched_ns: shared.now_ns(),
             stamp: (thread as u64) << 40,
+            clock_ns: 0,
             role,
             shared,
         };
@@ -112,6 +113,12 @@ impl<E: Engine> Worker<E> {
 
     fn stopped(&self) -> bool {
         self.shared.stopped()
+    }
+
+    /// Reads the clock and remembers the reading for the end-of-run check.
+    fn tick(&mut self) -> u64 {
+        self.clock_ns = self.shared.now_ns();
+        self.clock_ns
     }
 
     /// Runs until the run ends or an I/O fails.
@@ -166,8 +173,7 @@ impl<E: Engine> Worker<E> {
             .sync(file, kind)
             .map_err(|e| self.io_error(sync_name(kind), file, 0, 0, e))?;
         let t1 = self.shared.now_ns();
-        let measured =
-            t1 >= self.shared.ramp_ns && t1 <= self.shared.end_ns.load(Ordering::Relaxed);
+        let measured = self.shared.in_window(t1);
         self.stats
             .record(OpKind::Sync, 0, t1 - t0, t1 - t0, measured);
         Ok(())
