@@ -58,9 +58,19 @@ impl StackKind {
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             StackKind::Ext4 | StackKind::Xfs => &["size", "devices", "mkfs", "mount", "offset"],
-            StackKind::Btrfs => &["size", "devices", "mkfs", "mount", "offset", "profile", "metadata"],
+            StackKind::Btrfs => &[
+                "size", "devices", "mkfs", "mount", "offset", "profile", "metadata",
+            ],
             StackKind::Zfs => &[
-                "size", "devices", "offset", "layout", "log", "arc", "vdev_cache", "prefetch", "mount",
+                "size",
+                "devices",
+                "offset",
+                "layout",
+                "log",
+                "arc",
+                "vdev_cache",
+                "prefetch",
+                "mount",
             ],
             StackKind::Tmpfs => &["size", "mount"],
             StackKind::Raw => &["size", "offset"],
@@ -71,8 +81,18 @@ impl StackKind {
 
 /// ZFS dataset properties bakeoff passes to `zfs create -o` (and reads back).
 pub const ZFS_PROPERTIES: &[&str] = &[
-    "recordsize", "primarycache", "secondarycache", "compression", "checksum", "atime", "logbias",
-    "sync", "dedup", "copies", "redundant_metadata", "xattr",
+    "recordsize",
+    "primarycache",
+    "secondarycache",
+    "compression",
+    "checksum",
+    "atime",
+    "logbias",
+    "sync",
+    "dedup",
+    "copies",
+    "redundant_metadata",
+    "xattr",
 ];
 
 /// How a ZFS pool arranges its devices.
@@ -145,7 +165,9 @@ impl fmt::Display for StackSpec {
 /// Splits `key=value` pieces, gluing pieces that are not keys of `kind` onto a preceding
 /// `mount=`/`mkfs=` value.
 fn pieces(kind: StackKind, body: &str) -> Vec<(String, String)> {
-    let is_key = |k: &str| kind.keys().contains(&k) || (kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k));
+    let is_key = |k: &str| {
+        kind.keys().contains(&k) || (kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k))
+    };
     let mut out: Vec<(String, String)> = Vec::new();
     for piece in body.split(',') {
         let key = piece.split_once('=').map(|(k, _)| k.trim());
@@ -169,18 +191,31 @@ fn pieces(kind: StackKind, body: &str) -> Vec<(String, String)> {
 impl StackSpec {
     /// Parses and validates a spec.
     pub fn parse(text: &str) -> Result<StackSpec, SpecError> {
-        let err = |m: String| SpecError { spec: text.to_string(), message: m };
+        let err = |m: String| SpecError {
+            spec: text.to_string(),
+            message: m,
+        };
         let text_t = text.trim();
         let (type_name, body) = match text_t.split_once(':') {
             Some((t, b)) => (t, b),
             None if text_t.starts_with("dir=") => ("dir", &text_t[..]),
             None => (text_t, ""),
         };
-        let body = if type_name == "dir" && body.starts_with("dir=") { body.replacen("dir=", "path=", 1) } else { body.to_string() };
-        let kind = StackKind::ALL.into_iter().find(|k| k.name() == type_name).ok_or_else(|| {
-            let names: Vec<&str> = StackKind::ALL.iter().map(|k| k.name()).collect();
-            err(format!("unknown stack type '{type_name}' (allowed: {})", names.join(", ")))
-        })?;
+        let body = if type_name == "dir" && body.starts_with("dir=") {
+            body.replacen("dir=", "path=", 1)
+        } else {
+            body.to_string()
+        };
+        let kind = StackKind::ALL
+            .into_iter()
+            .find(|k| k.name() == type_name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = StackKind::ALL.iter().map(|k| k.name()).collect();
+                err(format!(
+                    "unknown stack type '{type_name}' (allowed: {})",
+                    names.join(", ")
+                ))
+            })?;
         let mut spec = StackSpec {
             text: text_t.to_string(),
             kind,
@@ -199,7 +234,10 @@ impl StackSpec {
             metadata: None,
             path: None,
         };
-        for (key, value) in pieces(kind, &body).into_iter().filter(|(k, _)| !k.is_empty()) {
+        for (key, value) in pieces(kind, &body)
+            .into_iter()
+            .filter(|(k, _)| !k.is_empty())
+        {
             spec.set(&key, &value).map_err(err)?;
         }
         spec.check().map_err(err)?;
@@ -212,18 +250,29 @@ impl StackSpec {
             if self.kind == StackKind::Zfs {
                 all.extend(ZFS_PROPERTIES);
             }
-            format!("unknown key '{key}' for {} (allowed: {})", self.kind.name(), all.join(", "))
+            format!(
+                "unknown key '{key}' for {} (allowed: {})",
+                self.kind.name(),
+                all.join(", ")
+            )
         };
         let size = |v: &str| parse_size(v).map_err(|m| format!("{key}: {m}"));
         match key {
-            k if !self.kind.keys().contains(&k) && !(self.kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k)) => {
+            k if !self.kind.keys().contains(&k)
+                && !(self.kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k)) =>
+            {
                 return Err(allowed())
             }
             "size" => self.size = Some(size(value)?),
             "devices" => {
-                self.devices = value.parse().ok().filter(|n| (1..=16).contains(n)).ok_or(format!(
-                    "devices: '{value}' is out of range (allowed 1 to 16)"
-                ))?
+                self.devices =
+                    value
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=16).contains(n))
+                        .ok_or(format!(
+                            "devices: '{value}' is out of range (allowed 1 to 16)"
+                        ))?
             }
             "mkfs" => self.mkfs = value.split_whitespace().map(str::to_string).collect(),
             "mount" => self.mount = Some(value.to_string()),
@@ -234,19 +283,32 @@ impl StackSpec {
                     "mirror" => PoolLayout::Mirror,
                     "raidz" => PoolLayout::Raidz,
                     "mirror-stripe" | "raid10" => PoolLayout::MirrorStripe,
-                    _ => return Err(format!("layout: '{value}' (allowed: stripe, mirror, raidz, mirror-stripe)")),
+                    _ => {
+                        return Err(format!(
+                            "layout: '{value}' (allowed: stripe, mirror, raidz, mirror-stripe)"
+                        ))
+                    }
                 }
             }
             "log" => self.log = parse_bool(value).map_err(|m| format!("log: {m}"))?,
             "arc" => self.arc = Some(size(value)?),
             "vdev_cache" => self.vdev_cache = Some(size(value)?),
-            "prefetch" => self.prefetch = Some(parse_bool(value).map_err(|m| format!("prefetch: {m}"))?),
+            "prefetch" => {
+                self.prefetch = Some(parse_bool(value).map_err(|m| format!("prefetch: {m}"))?)
+            }
             "profile" | "metadata" => {
                 let profiles = ["single", "dup", "raid0", "raid1", "raid10"];
                 if !profiles.contains(&value) {
-                    return Err(format!("{key}: '{value}' (allowed: {})", profiles.join(", ")));
+                    return Err(format!(
+                        "{key}: '{value}' (allowed: {})",
+                        profiles.join(", ")
+                    ));
                 }
-                let slot = if key == "profile" { &mut self.profile } else { &mut self.metadata };
+                let slot = if key == "profile" {
+                    &mut self.profile
+                } else {
+                    &mut self.metadata
+                };
                 *slot = Some(value.to_string());
             }
             "path" => self.path = Some(PathBuf::from(value)),
@@ -262,7 +324,10 @@ impl StackSpec {
     fn check(&self) -> Result<(), String> {
         let need = |n: u32, what: &str| {
             if self.devices < n {
-                Err(format!("{what} needs devices={n} or more (have {})", self.devices))
+                Err(format!(
+                    "{what} needs devices={n} or more (have {})",
+                    self.devices
+                ))
             } else {
                 Ok(())
             }
@@ -273,7 +338,10 @@ impl StackSpec {
             PoolLayout::MirrorStripe => {
                 need(4, "layout=mirror-stripe")?;
                 if self.devices % 2 != 0 {
-                    return Err(format!("layout=mirror-stripe needs an even number of devices (have {})", self.devices));
+                    return Err(format!(
+                        "layout=mirror-stripe needs an even number of devices (have {})",
+                        self.devices
+                    ));
                 }
             }
             PoolLayout::Stripe => {}
@@ -290,7 +358,10 @@ impl StackSpec {
             return Err("raw hands one device to the workload: devices=1".into());
         }
         if self.offset % 512 != 0 {
-            return Err(format!("offset {} must be a multiple of 512 (a sector)", self.offset));
+            return Err(format!(
+                "offset {} must be a multiple of 512 (a sector)",
+                self.offset
+            ));
         }
         Ok(())
     }
@@ -309,14 +380,19 @@ fn check_zfs_property(prop: &str, value: &str) -> Result<(), String> {
         if allowed.contains(&value) {
             Ok(())
         } else {
-            Err(format!("{prop}: '{value}' (allowed: {})", allowed.join(", ")))
+            Err(format!(
+                "{prop}: '{value}' (allowed: {})",
+                allowed.join(", ")
+            ))
         }
     };
     match prop {
         "recordsize" => {
             let v = parse_size(value).map_err(|m| format!("recordsize: {m}"))?;
             if !(512..=(128 << 10)).contains(&v) || !v.is_power_of_two() {
-                return Err(format!("recordsize: '{value}' must be a power of two from 512 to 128k"));
+                return Err(format!(
+                    "recordsize: '{value}' must be a power of two from 512 to 128k"
+                ));
             }
             Ok(())
         }
@@ -335,13 +411,17 @@ mod tests {
 
     #[test]
     fn zfs_properties_and_pool_keys() {
-        let s = StackSpec::parse("zfs:recordsize=8k,primarycache=metadata,atime=off,arc=100m").unwrap();
+        let s =
+            StackSpec::parse("zfs:recordsize=8k,primarycache=metadata,atime=off,arc=100m").unwrap();
         assert_eq!(s.kind, StackKind::Zfs);
         assert_eq!(s.zfs_props["recordsize"], "8k");
         assert_eq!(s.zfs_props["primarycache"], "metadata");
         assert_eq!(s.arc, Some(100 << 20));
         let s = StackSpec::parse("zfs:devices=4,layout=mirror-stripe,log=1").unwrap();
-        assert_eq!((s.layout, s.backing_devices()), (PoolLayout::MirrorStripe, 5));
+        assert_eq!(
+            (s.layout, s.backing_devices()),
+            (PoolLayout::MirrorStripe, 5)
+        );
     }
 
     #[test]
@@ -356,21 +436,35 @@ mod tests {
     #[test]
     fn dir_and_raw() {
         let s = StackSpec::parse("dir=/srv/data").unwrap();
-        assert_eq!((s.kind, s.path.clone()), (StackKind::Dir, Some(PathBuf::from("/srv/data"))));
+        assert_eq!(
+            (s.kind, s.path.clone()),
+            (StackKind::Dir, Some(PathBuf::from("/srv/data")))
+        );
         assert_eq!(StackSpec::parse("raw").unwrap().backing_devices(), 1);
     }
 
     #[test]
     fn refusals_list_what_is_allowed() {
-        let e = StackSpec::parse("ext4:recordsize=8k").unwrap_err().to_string();
-        assert!(e.contains("unknown key 'recordsize' for ext4") && e.contains("mount"), "{e}");
+        let e = StackSpec::parse("ext4:recordsize=8k")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown key 'recordsize' for ext4") && e.contains("mount"),
+            "{e}"
+        );
         let e = StackSpec::parse("ntfs").unwrap_err().to_string();
         assert!(e.contains("allowed: raw, ext4"), "{e}");
-        let e = StackSpec::parse("zfs:recordsize=3k").unwrap_err().to_string();
+        let e = StackSpec::parse("zfs:recordsize=3k")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("power of two"), "{e}");
-        let e = StackSpec::parse("btrfs:profile=raid10").unwrap_err().to_string();
+        let e = StackSpec::parse("btrfs:profile=raid10")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("devices=4"), "{e}");
-        let e = StackSpec::parse("zfs:primarycache=some").unwrap_err().to_string();
+        let e = StackSpec::parse("zfs:primarycache=some")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("all, metadata, none"), "{e}");
         assert!(StackSpec::parse("dir").is_err());
     }

@@ -1,0 +1,72 @@
+//! `--mem-limit`: run the workload in a memory cgroup (v2 `memory.max`, or v1
+//! `memory.limit_in_bytes`), so the page cache it may use is capped like the seed-002 study's
+//! 1 GB. The cgroup is a child of the one bakeoff runs in; bakeoff moves itself in, and back out
+//! at teardown.
+
+use crate::error::StackError;
+use crate::ledger::{Ledger, Undo};
+use std::path::{Path, PathBuf};
+
+/// Where our memory cgroup lives and how its limit file is called.
+fn parent_and_limit_file() -> Result<(PathBuf, &'static str), StackError> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let unified = Path::new("/sys/fs/cgroup/cgroup.controllers");
+    if unified.exists() {
+        let rel = own
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .unwrap_or("/");
+        return Ok((
+            Path::new("/sys/fs/cgroup").join(rel.trim_start_matches('/')),
+            "memory.max",
+        ));
+    }
+    let v1 = Path::new("/sys/fs/cgroup/memory");
+    if v1.is_dir() {
+        let rel = own
+            .lines()
+            .find_map(|l| {
+                let mut f = l.splitn(3, ':');
+                let (_, ctrl, path) = (f.next()?, f.next()?, f.next()?);
+                ctrl.split(',').any(|c| c == "memory").then_some(path)
+            })
+            .unwrap_or("/");
+        return Ok((
+            v1.join(rel.trim_start_matches('/')),
+            "memory.limit_in_bytes",
+        ));
+    }
+    Err(StackError::Environment(
+        "--mem-limit needs a memory cgroup (cgroup v2, or v1 at /sys/fs/cgroup/memory)".into(),
+    ))
+}
+
+/// Creates a cgroup limited to `bytes`, records its removal, and moves this process into it.
+pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathBuf, StackError> {
+    let (parent, limit_file) = parent_and_limit_file()?;
+    let dir = parent.join(name);
+    ledger.record(Undo::RemoveCgroup { path: dir.clone() })?;
+    std::fs::create_dir(&dir).map_err(StackError::io("creating cgroup", &dir))?;
+    let limit = dir.join(limit_file);
+    std::fs::write(&limit, bytes.to_string()).map_err(StackError::io("setting", &limit))?;
+    let procs = dir.join("cgroup.procs");
+    std::fs::write(&procs, std::process::id().to_string())
+        .map_err(StackError::io("joining", &procs))?;
+    Ok(dir)
+}
+
+/// Moves every process out of the cgroup at `path` (to its parent) and removes it.
+pub fn remove(path: &Path) -> Result<(), String> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let parent_procs = path
+        .parent()
+        .map(|p| p.join("cgroup.procs"))
+        .ok_or("cgroup has no parent")?;
+    let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.split_whitespace() {
+        let _ = std::fs::write(&parent_procs, pid);
+    }
+    std::fs::remove_dir(path).map_err(|e| format!("removing cgroup {}: {e}", path.display()))
+}

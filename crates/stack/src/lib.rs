@@ -1,0 +1,13 @@
+//! bakeoff's storage stacks: a spec (`zfs:recordsize=8k`) becomes loop devices over sparse
+//! images (or devices the user handed over, after the safety gate), a file system or pool,
+//! and a mount; every side effect goes through the ledger first, and teardown undoes it all.
+
+pub mod cgroup;
+pub mod daemon;
+pub mod error;
+pub mod exec;
+pub mod ledger;
+pub mod spec;
+
+pub use error::StackError;
+pub use spec::{StackKind, StackSpec};
