@@ -244,6 +244,63 @@ pub struct Sample {
     pub cached_bytes: Option<u64>,
 }
 
+/// One external command run while provisioning a stack.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CommandRecord {
+    /// Program and arguments.
+    pub argv: Vec<String>,
+    /// Exit code, or `None` if killed by a signal or not started.
+    pub status: Option<i32>,
+    /// Wall time.
+    pub ms: u64,
+    /// Standard error, trimmed to 2000 bytes.
+    pub stderr: String,
+}
+
+/// A device a stack was built on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BackingInfo {
+    /// Device path (`/dev/loop3`, or the user's device).
+    pub device: String,
+    /// The sparse image behind a loop device.
+    pub image: Option<String>,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Loop direct-I/O state, for loop devices.
+    pub loop_dio: Option<bool>,
+    /// Byte offset of the loop device inside its image (a misaligned partition).
+    pub offset_bytes: u64,
+    /// Role: `data` or `log`.
+    pub role: String,
+}
+
+/// How a stack was built: enough to rebuild it and to know what was measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StackInfo {
+    /// Name (`bakeoff stack destroy NAME`).
+    pub name: String,
+    /// The spec as given.
+    pub spec: String,
+    /// Kind (`ext4`, `zfs`, ...).
+    pub kind: String,
+    /// Implementation, e.g. `zfs-fuse 0.7.0` or `kernel`.
+    pub backend: String,
+    /// Where the workload runs: the mount point or the raw device.
+    pub target: String,
+    /// Devices it sits on.
+    pub backing: Vec<BackingInfo>,
+    /// Properties read back from the built stack (`recordsize`, `block_size`, mount options, ...).
+    pub properties: std::collections::BTreeMap<String, String>,
+    /// Versions of the tools used (mkfs, zfs).
+    pub tool_versions: std::collections::BTreeMap<String, String>,
+    /// Every command run, in order.
+    pub commands: Vec<CommandRecord>,
+    /// Whether the run started with cold caches (sync, drop caches, pool re-import).
+    pub cold: Option<bool>,
+    /// The memory limit the run had, if any.
+    pub mem_limit_bytes: Option<u64>,
+}
+
 /// The full run record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -261,6 +318,9 @@ pub struct RunRecord {
     pub plan: Plan,
     /// The target.
     pub target: TargetInfo,
+    /// The stack bakeoff built for this run, if it built one.
+    #[serde(default)]
+    pub stack: Option<StackInfo>,
     /// Machine and tool.
     pub environment: Environment,
     /// Flat headline figures.

@@ -122,6 +122,7 @@ pub fn record() -> RunRecord {
             mount_options: Some("rw,noatime".into()),
             mount_source: Some("/dev/loop7".into()),
         },
+        stack: None,
         environment: Environment {
             tool_version: "0.1.0".into(),
             kernel: "6.1.0".into(),

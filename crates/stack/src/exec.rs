@@ -3,22 +3,10 @@
 //! be answered: the safety gate decides before it runs).
 
 use crate::error::StackError;
-use serde::{Deserialize, Serialize};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// One command that was run.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CommandRecord {
-    /// Program and arguments.
-    pub argv: Vec<String>,
-    /// Exit code, or `None` if killed by a signal or not started.
-    pub status: Option<i32>,
-    /// Wall time.
-    pub ms: u64,
-    /// Standard error, trimmed to 2000 bytes.
-    pub stderr: String,
-}
+pub use bakeoff_core::record::CommandRecord;
 
 /// Runs commands and keeps their records.
 #[derive(Clone, Debug, Default)]

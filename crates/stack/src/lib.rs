@@ -2,12 +2,17 @@
 //! images (or devices the user handed over, after the safety gate), a file system or pool,
 //! and a mount; every side effect goes through the ledger first, and teardown undoes it all.
 
+pub mod backing;
 pub mod cgroup;
 pub mod daemon;
 pub mod error;
 pub mod exec;
+pub mod fs;
+pub mod gate;
 pub mod ledger;
 pub mod spec;
+pub mod stack;
 
 pub use error::StackError;
 pub use spec::{StackKind, StackSpec};
+pub use stack::{Options, Stack};

@@ -115,6 +115,7 @@ pub fn measure(
         measured_ns: output.measured.as_nanos() as u64,
         plan: plan.clone(),
         target: target_info(path),
+        stack: None,
         environment: environment(
             env!("CARGO_PKG_VERSION"),
             Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),

@@ -1,0 +1,164 @@
+//! Backing devices: loop devices over sparse images (direct I/O on, checked and recorded), or
+//! the user's devices after the safety gate.
+
+use crate::error::StackError;
+use crate::exec::Exec;
+use crate::ledger::{Ledger, Undo};
+use crate::spec::{StackKind, StackSpec};
+use bakeoff_core::record::BackingInfo;
+use std::path::{Path, PathBuf};
+
+/// Everything a stack driver needs while building.
+pub struct Ctx<'a> {
+    /// Side effects go here first.
+    pub ledger: &'a mut Ledger,
+    /// Commands go through here.
+    pub exec: &'a mut Exec,
+    /// The stack's own directory (images, mount point, pid files).
+    pub dir: PathBuf,
+    /// The stack's name.
+    pub name: String,
+}
+
+/// Where backing devices come from.
+#[derive(Clone, Debug, Default)]
+pub struct BackingOptions {
+    /// Bytes per loop image when the spec does not say.
+    pub size: u64,
+    /// Devices the user handed over (`--device`), used instead of loop devices.
+    pub devices: Vec<PathBuf>,
+    /// Devices the user confirmed may be overwritten (`--destroy-data-on`).
+    pub destroy_data_on: Vec<PathBuf>,
+}
+
+/// A device a stack sits on.
+#[derive(Debug)]
+pub struct Backing {
+    /// What was recorded about it.
+    pub info: BackingInfo,
+    /// Kept open exclusively for a user's device, so nobody mounts it meanwhile.
+    pub claim: Option<crate::gate::Claim>,
+}
+
+impl Backing {
+    /// `/dev/loop3` or the user's device.
+    pub fn device(&self) -> &str {
+        &self.info.device
+    }
+
+    /// Kernel name (`loop3`).
+    pub fn kernel_name(&self) -> String {
+        let dev = Path::new(&self.info.device);
+        std::fs::canonicalize(dev)
+            .unwrap_or_else(|_| dev.to_path_buf())
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    }
+}
+
+/// Attaches a loop device over a new sparse image of `size` bytes, starting `offset` bytes in.
+pub fn loop_device(
+    ctx: &mut Ctx,
+    index: usize,
+    size: u64,
+    offset: u64,
+    role: &str,
+) -> Result<Backing, StackError> {
+    let image = ctx.dir.join(format!("disk{index}.img"));
+    ctx.ledger.record(Undo::RemoveFile {
+        path: image.clone(),
+    })?;
+    let f = std::fs::File::create(&image).map_err(StackError::io("creating image", &image))?;
+    f.set_len(size + offset)
+        .map_err(StackError::io("sizing image", &image))?;
+    drop(f);
+    ctx.ledger.record(Undo::DetachLoop {
+        backing: image.clone(),
+    })?;
+    let img = image.to_string_lossy().to_string();
+    let off = offset.to_string();
+    let mut args = vec!["--find", "--show", "--direct-io=on"];
+    if offset > 0 {
+        args.extend(["--offset", &off]);
+    }
+    args.push(&img);
+    let device = ctx.exec.run("losetup", &args)?.trim().to_string();
+    let name = device.trim_start_matches("/dev/").to_string();
+    let dio = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio"))
+        .is_ok_and(|d| d.trim() == "1");
+    if !dio {
+        eprintln!(
+            "bakeoff: warning: loop direct I/O did not take effect on {device} (the file system under {} \
+             may not support O_DIRECT): the host page cache will serve some reads",
+            ctx.dir.display()
+        );
+    }
+    Ok(Backing {
+        info: BackingInfo {
+            device,
+            image: Some(img),
+            size_bytes: size,
+            loop_dio: Some(dio),
+            offset_bytes: offset,
+            role: role.to_string(),
+        },
+        claim: None,
+    })
+}
+
+/// Provides the spec's backing devices: the user's (gated) or new loop devices.
+pub fn provide(
+    spec: &StackSpec,
+    opts: &BackingOptions,
+    ctx: &mut Ctx,
+) -> Result<Vec<Backing>, StackError> {
+    let n = spec.backing_devices() as usize;
+    let role = |i: usize| {
+        if spec.log && i + 1 == n {
+            "log"
+        } else {
+            "data"
+        }
+    };
+    if matches!(spec.kind, StackKind::Dir | StackKind::Tmpfs) {
+        return Ok(Vec::new());
+    }
+    if !opts.devices.is_empty() {
+        if opts.devices.len() != n {
+            return Err(StackError::Environment(format!(
+                "{} needs {n} device(s), {} were given with --device",
+                spec.text,
+                opts.devices.len()
+            )));
+        }
+        if spec.offset > 0 {
+            return Err(StackError::Environment(
+                "offset= applies to loop-backed stacks only".into(),
+            ));
+        }
+        return opts
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let claim = crate::gate::check(d, &opts.destroy_data_on)?;
+                let info = BackingInfo {
+                    device: claim.device.to_string_lossy().into_owned(),
+                    image: None,
+                    size_bytes: claim.size_bytes,
+                    loop_dio: None,
+                    offset_bytes: 0,
+                    role: role(i).to_string(),
+                };
+                Ok(Backing {
+                    info,
+                    claim: Some(claim),
+                })
+            })
+            .collect();
+    }
+    let size = spec.size.unwrap_or(opts.size);
+    (0..n)
+        .map(|i| loop_device(ctx, i, size, spec.offset, role(i)))
+        .collect()
+}

@@ -1,0 +1,45 @@
+//! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
+//! `tune2fs -l` read back.
+
+use super::{colon_pairs, mount, mount_options, Built};
+use crate::backing::{Backing, Ctx};
+use crate::error::StackError;
+use crate::exec::version_of;
+use crate::spec::StackSpec;
+
+/// Builds ext4 on the first backing device.
+pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+    let dev = backing[0].device().to_string();
+    let mut args = vec!["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
+    args.extend(spec.mkfs.iter().map(String::as_str));
+    args.push(&dev);
+    ctx.exec.run("mkfs.ext4", &args)?;
+    let mnt = mount(ctx, &dev, "ext4", spec.mount.as_deref())?;
+    let tune = colon_pairs(&ctx.exec.run("tune2fs", &["-l", &dev])?);
+    let mut properties = std::collections::BTreeMap::new();
+    for key in [
+        "block_size",
+        "filesystem_features",
+        "inode_size",
+        "journal_size",
+        "filesystem_uuid",
+    ] {
+        if let Some(v) = tune.get(key) {
+            properties.insert(key.to_string(), v.clone());
+        }
+    }
+    if let Some(o) = mount_options(&mnt) {
+        properties.insert("mount_options".into(), o);
+    }
+    let mut versions = std::collections::BTreeMap::new();
+    if let Some(v) = version_of("mkfs.ext4", &["-V"]) {
+        versions.insert("mkfs.ext4".into(), v);
+    }
+    Ok(Built {
+        target: mnt,
+        is_device: false,
+        backend: "kernel".into(),
+        properties,
+        versions,
+    })
+}

@@ -1,0 +1,111 @@
+//! One driver per stack kind: make the file system or pool on the backing devices, mount it,
+//! and read back what was built. Adding a file system is a file here and an arm in [`build`].
+
+mod btrfs;
+mod extfs;
+mod simple;
+mod xfs;
+pub mod zfs;
+
+use crate::backing::{Backing, Ctx};
+use crate::error::StackError;
+use crate::ledger::Undo;
+use crate::spec::{StackKind, StackSpec};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What a driver built.
+#[derive(Clone, Debug, Default)]
+pub struct Built {
+    /// Where the workload runs: a mount point or a raw device.
+    pub target: PathBuf,
+    /// The target is a block device.
+    pub is_device: bool,
+    /// Implementation (`kernel`, `zfs-fuse 0.7.0`, `OpenZFS 2.2.0`).
+    pub backend: String,
+    /// Properties read back.
+    pub properties: BTreeMap<String, String>,
+    /// Tool versions.
+    pub versions: BTreeMap<String, String>,
+}
+
+/// Builds `spec` on `backing`.
+pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+    match spec.kind {
+        StackKind::Ext4 => extfs::build(spec, backing, ctx),
+        StackKind::Xfs => xfs::build(spec, backing, ctx),
+        StackKind::Btrfs => btrfs::build(spec, backing, ctx),
+        StackKind::Zfs => zfs::build(spec, backing, ctx),
+        StackKind::Tmpfs => simple::tmpfs(spec, ctx),
+        StackKind::Raw => simple::raw(backing),
+        StackKind::Dir => simple::dir(spec),
+    }
+}
+
+/// The tools a kind needs and the Debian package that has them; `None` if it can be built here.
+pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
+    let need: &[(&str, &str)] = match kind {
+        StackKind::Ext4 => &[
+            ("mkfs.ext4", "e2fsprogs"),
+            ("tune2fs", "e2fsprogs"),
+            ("losetup", "util-linux"),
+        ],
+        StackKind::Xfs => &[
+            ("mkfs.xfs", "xfsprogs"),
+            ("xfs_info", "xfsprogs"),
+            ("losetup", "util-linux"),
+        ],
+        StackKind::Btrfs => &[
+            ("mkfs.btrfs", "btrfs-progs"),
+            ("btrfs", "btrfs-progs"),
+            ("losetup", "util-linux"),
+        ],
+        StackKind::Zfs => return zfs::missing_tool(),
+        StackKind::Raw => &[("losetup", "util-linux")],
+        StackKind::Tmpfs | StackKind::Dir => &[],
+    };
+    need.iter()
+        .find(|(tool, _)| !crate::exec::installed(tool))
+        .copied()
+}
+
+/// Creates `dir/mnt` and mounts `source` there, recording both undos first.
+pub(crate) fn mount(
+    ctx: &mut Ctx,
+    source: &str,
+    fstype: &str,
+    options: Option<&str>,
+) -> Result<PathBuf, StackError> {
+    let mnt = ctx.dir.join("mnt");
+    ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
+    std::fs::create_dir_all(&mnt).map_err(StackError::io("creating mount point", &mnt))?;
+    ctx.ledger.record(Undo::Unmount { path: mnt.clone() })?;
+    let m = mnt.to_string_lossy().to_string();
+    let mut args = vec!["-t", fstype];
+    if let Some(o) = options {
+        args.extend(["-o", o]);
+    }
+    args.extend([source, &m]);
+    ctx.exec.run("mount", &args)?;
+    Ok(mnt)
+}
+
+/// The mount options the kernel reports for `mnt`.
+pub(crate) fn mount_options(mnt: &std::path::Path) -> Option<String> {
+    let info = bakeoff_probe::target_info(mnt);
+    info.mount_options
+}
+
+/// `key: value` lines (tune2fs -l) as a map, keys lower-cased with `_` for spaces.
+pub(crate) fn colon_pairs(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| {
+            (
+                k.trim().to_lowercase().replace(' ', "_"),
+                v.trim().to_string(),
+            )
+        })
+        .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        .collect()
+}

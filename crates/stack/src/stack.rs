@@ -1,0 +1,204 @@
+//! A provisioned stack: built through the ledger, described for the run record, prepared for
+//! fair runs, and torn down in reverse whatever happens (on drop too).
+
+use crate::backing::{provide, Backing, BackingOptions, Ctx};
+use crate::error::StackError;
+use crate::exec::Exec;
+use crate::fs::{self, Built};
+use crate::ledger::{state_dir, Ledger};
+use crate::spec::{StackKind, StackSpec};
+use bakeoff_core::record::StackInfo;
+use bakeoff_probe::DeviceInfo;
+use std::path::PathBuf;
+
+/// Options of `stack create` and `run --stack`.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Directory for images and mount points (`--images`).
+    pub images: PathBuf,
+    /// Backing devices.
+    pub backing: BackingOptions,
+    /// Name to give the stack (default: `<kind>-<pid>-<n>`).
+    pub name: Option<String>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            images: PathBuf::from("/var/tmp/bakeoff"),
+            backing: BackingOptions {
+                size: 1 << 30,
+                ..BackingOptions::default()
+            },
+            name: None,
+        }
+    }
+}
+
+/// A built stack. Dropping it tears it down.
+pub struct Stack {
+    /// The spec.
+    pub spec: StackSpec,
+    /// Where the workload runs.
+    pub target: PathBuf,
+    /// The target is a block device.
+    pub is_device: bool,
+    /// Devices for the probes: the stack's members (and their backing devices).
+    pub devices: Vec<DeviceInfo>,
+    /// Provenance for the run record.
+    pub info: StackInfo,
+    images: PathBuf,
+    backing: Vec<Backing>,
+    ledger: Option<Ledger>,
+    exec: Exec,
+}
+
+static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn default_name(kind: StackKind) -> String {
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{}-{n}", kind.name(), std::process::id())
+}
+
+impl Stack {
+    /// Builds `spec`. On failure everything done so far is undone before the error returns.
+    pub fn create(spec: &StackSpec, opts: &Options) -> Result<Stack, StackError> {
+        if let Some((tool, package)) = fs::missing_tool(spec.kind) {
+            return Err(StackError::Missing {
+                kind: spec.kind.name(),
+                tool,
+                package,
+            });
+        }
+        let name = opts.name.clone().unwrap_or_else(|| default_name(spec.kind));
+        let mut ledger = Ledger::create(&state_dir(), &name)?;
+        let mut exec = Exec::default();
+        let dir = opts.images.join(&name);
+        let built = (|| {
+            ledger.record(crate::ledger::Undo::RemoveDir { path: dir.clone() })?;
+            std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
+            let mut ctx = Ctx {
+                ledger: &mut ledger,
+                exec: &mut exec,
+                dir: dir.clone(),
+                name: name.clone(),
+            };
+            let backing = provide(spec, &opts.backing, &mut ctx)?;
+            let built = fs::build(spec, &backing, &mut ctx)?;
+            Ok::<_, StackError>((backing, built))
+        })();
+        match built {
+            Ok((backing, built)) => {
+                let mut stack = Stack::assemble(spec, name, backing, built, ledger, exec);
+                stack.images = opts.images.clone();
+                Ok(stack)
+            }
+            Err(e) => {
+                let failures = ledger.undo_all(&mut exec);
+                if failures.is_empty() {
+                    Err(e)
+                } else {
+                    Err(StackError::Environment(format!(
+                        "{e}; and undoing it failed: {} (run `bakeoff cleanup`)",
+                        failures.join("; ")
+                    )))
+                }
+            }
+        }
+    }
+
+    fn assemble(
+        spec: &StackSpec,
+        name: String,
+        backing: Vec<Backing>,
+        built: Built,
+        ledger: Ledger,
+        exec: Exec,
+    ) -> Stack {
+        let mut devices: Vec<DeviceInfo> = Vec::new();
+        for b in &backing {
+            for d in
+                bakeoff_probe::resolve_devices(std::path::Path::new(b.device())).unwrap_or_default()
+            {
+                if !devices.iter().any(|x| x.name == d.name) {
+                    devices.push(d);
+                }
+            }
+        }
+        if backing.is_empty() {
+            devices = bakeoff_probe::resolve_devices(&built.target).unwrap_or_default();
+        }
+        let info = StackInfo {
+            name,
+            spec: spec.text.clone(),
+            kind: spec.kind.name().into(),
+            backend: built.backend.clone(),
+            target: built.target.to_string_lossy().into_owned(),
+            backing: backing.iter().map(|b| b.info.clone()).collect(),
+            properties: built.properties.clone(),
+            tool_versions: built.versions.clone(),
+            commands: exec.log.clone(),
+            cold: None,
+            mem_limit_bytes: None,
+        };
+        Stack {
+            spec: spec.clone(),
+            target: built.target,
+            is_device: built.is_device,
+            devices,
+            info,
+            images: PathBuf::new(),
+            backing,
+            ledger: Some(ledger),
+            exec,
+        }
+    }
+
+    /// The stack's name.
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Tears the stack down; errors name what could not be undone.
+    pub fn destroy(mut self) -> Result<(), StackError> {
+        self.teardown()
+    }
+
+    fn teardown(&mut self) -> Result<(), StackError> {
+        self.backing.clear(); // releases exclusive claims before unmounting
+        let Some(ledger) = self.ledger.take() else {
+            return Ok(());
+        };
+        let failures = ledger.undo_all(&mut self.exec);
+        // The images directory is shared by stacks: removed only once empty.
+        let _ = std::fs::remove_dir(&self.images);
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(StackError::Environment(format!(
+                "teardown of {} left: {} (run `bakeoff cleanup`)",
+                self.info.name,
+                failures.join("; ")
+            )))
+        }
+    }
+
+    /// Keeps the stack after this process exits; `bakeoff stack destroy NAME` removes it.
+    pub fn keep(mut self) -> Result<PathBuf, StackError> {
+        let ledger = self.ledger.take().expect("a live stack has its ledger");
+        ledger.keep_as(&state_dir(), &self.info.name)
+    }
+
+    /// The command log, with everything run since creation.
+    pub fn commands(&self) -> &[bakeoff_core::record::CommandRecord] {
+        &self.exec.log
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!("bakeoff: {e}");
+        }
+    }
+}
