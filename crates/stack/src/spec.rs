@@ -198,7 +198,7 @@ impl StackSpec {
         let text_t = text.trim();
         let (type_name, body) = match text_t.split_once(':') {
             Some((t, b)) => (t, b),
-            None if text_t.starts_with("dir=") => ("dir", &text_t[..]),
+            None if text_t.starts_with("dir=") => ("dir", text_t),
             None => (text_t, ""),
         };
         let body = if type_name == "dir" && body.starts_with("dir=") {
@@ -258,8 +258,8 @@ impl StackSpec {
         };
         let size = |v: &str| parse_size(v).map_err(|m| format!("{key}: {m}"));
         match key {
-            k if !self.kind.keys().contains(&k)
-                && !(self.kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k)) =>
+            k if !(self.kind.keys().contains(&k)
+                || self.kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k)) =>
             {
                 return Err(allowed())
             }
