@@ -6,8 +6,9 @@ use std::path::PathBuf;
 /// Which storage stack should this database run on, and what does each choice cost?
 ///
 /// Exit codes: 0 ok; 2 usage or workload error (nothing was done); 3 environment refused
-/// (target missing or not allowed, missing privilege); 4 I/O error (figures are not results);
-/// 130 interrupted (partial figures printed, marked interrupted).
+/// (target missing or not allowed, missing tool or privilege, stack too small); 4 I/O error
+/// (figures are not results); 5 the safety gate refused a device; 130 interrupted (partial
+/// figures printed, marked interrupted; everything built was torn down).
 #[derive(Parser, Debug)]
 #[command(name = "bakeoff", version, about, long_about)]
 pub struct Cli {
@@ -21,8 +22,66 @@ pub enum Command {
     Run(RunArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
     Workloads(WorkloadsArgs),
-    /// A short demonstration: slob on a directory and on /dev/shm, side by side.
+    /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
     Demo(DemoArgs),
+    /// Build, list and destroy storage stacks.
+    Stack(StackArgs),
+    /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
+    Cleanup(CleanupArgs),
+}
+
+/// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
+#[derive(Args, Debug, Clone)]
+pub struct StackOpts {
+    /// Size of each loop image (a stack's own size= wins).
+    #[arg(long, value_name = "SIZE", default_value = "1g")]
+    pub size: String,
+    /// Directory for loop images and mount points.
+    #[arg(long, value_name = "DIR", default_value = "/var/tmp/bakeoff")]
+    pub images: PathBuf,
+    /// Build on this device instead of loop devices (repeatable; needs --destroy-data-on).
+    #[arg(long = "device", value_name = "DEV")]
+    pub devices: Vec<PathBuf>,
+    /// Confirm that these devices' contents may be destroyed (repeat each --device).
+    #[arg(long = "destroy-data-on", value_name = "DEV")]
+    pub destroy_data_on: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct StackArgs {
+    #[command(subcommand)]
+    pub action: StackAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StackAction {
+    /// Every stack type: whether it can be built here, or what to install.
+    List,
+    /// Build a stack and print what was built; with --keep it stays until `stack destroy`.
+    Create {
+        /// The spec, e.g. 'zfs:recordsize=8k,primarycache=metadata'.
+        spec: String,
+        #[command(flatten)]
+        opts: StackOpts,
+        /// Keep the stack after bakeoff exits.
+        #[arg(long)]
+        keep: bool,
+        /// Name for the stack (default: TYPE-PID-N).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Tear down a kept stack.
+    Destroy {
+        /// The name `stack create --keep` printed.
+        name: String,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct CleanupArgs {
+    /// Also destroy stacks kept with `stack create --keep`.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Args, Debug)]
@@ -34,8 +93,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
     /// Where to run: a directory (data files are laid out inside it) or a loop device.
-    #[arg(long, value_name = "PATH")]
-    pub target: PathBuf,
+    #[arg(
+        long,
+        value_name = "PATH",
+        required_unless_present = "stack",
+        conflicts_with = "stack"
+    )]
+    pub target: Option<PathBuf>,
+    /// Build this stack, run on it, and tear it down: 'ext4:mount=noatime', 'zfs:recordsize=8k', raw.
+    #[arg(long, value_name = "SPEC")]
+    pub stack: Option<String>,
+    #[command(flatten)]
+    pub stack_opts: StackOpts,
+    /// Do not sync and drop caches (or re-import a ZFS pool) before the run.
+    #[arg(long)]
+    pub warm: bool,
+    /// Run the workload in a memory cgroup with this limit (e.g. 1g).
+    #[arg(long, value_name = "SIZE")]
+    pub mem_limit: Option<String>,
     /// Set workload keys: --set bs=8k,direct=true (repeatable; later wins).
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
@@ -76,9 +151,11 @@ pub enum WorkloadsAction {
 
 #[derive(Args, Debug)]
 pub struct DemoArgs {
-    /// Directory to compare with /dev/shm (default: the current directory).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub dir: PathBuf,
+    /// Stacks to compare (repeatable).
+    #[arg(long = "stack", value_name = "SPEC", default_values = ["raw", "ext4", "xfs", "btrfs", "zfs"])]
+    pub stacks: Vec<String>,
+    #[command(flatten)]
+    pub stack_opts: StackOpts,
     /// Measured time per target.
     #[arg(long, default_value = "5s")]
     pub runtime: String,

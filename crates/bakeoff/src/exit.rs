@@ -14,6 +14,8 @@ pub enum Code {
     Environment = 3,
     /// 4: an I/O error during layout or the run; its figures are not results.
     Io = 4,
+    /// 5: the safety gate refused a device; nothing was written to it.
+    Refused = 5,
     /// 130: interrupted (Ctrl-C / SIGTERM); what was measured was printed and marked so.
     Interrupted = 130,
 }
@@ -43,4 +45,15 @@ pub fn failure(code: Code, msg: impl std::fmt::Display) -> Failure {
         code,
         error: anyhow::anyhow!("{msg}"),
     }
+}
+
+/// The exit code of a stack error.
+pub fn stack_failure(e: bakeoff_stack::StackError) -> Failure {
+    let code = match &e {
+        bakeoff_stack::StackError::Spec(_) => Code::Usage,
+        bakeoff_stack::StackError::Refused { .. } => Code::Refused,
+        bakeoff_stack::StackError::Io { .. } => Code::Io,
+        _ => Code::Environment,
+    };
+    failure(code, e)
 }

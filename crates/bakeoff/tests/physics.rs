@@ -77,7 +77,7 @@ fn a_second_buffered_pass_is_served_from_the_page_cache() {
         fig(&first, "device_read_iops") > 0.0,
         "the first pass reads the device"
     );
-    let second = run_json(&["run", "randread", "--target", &mnt, "--set", set]);
+    let second = run_json(&["run", "randread", "--warm", "--target", &mnt, "--set", set]);
     let hits = fig(&second, "cache_hit_pct");
     assert!(hits > 99.0, "second pass cache hits {hits}%");
 }

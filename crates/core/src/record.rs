@@ -321,6 +321,10 @@ pub struct RunRecord {
     /// The stack bakeoff built for this run, if it built one.
     #[serde(default)]
     pub stack: Option<StackInfo>,
+    /// True if the run started cold (sync, page cache dropped, ZFS pool re-imported); false if
+    /// warm (`--warm`, or caches could not be dropped).
+    #[serde(default)]
+    pub cold: Option<bool>,
     /// Machine and tool.
     pub environment: Environment,
     /// Flat headline figures.

@@ -123,6 +123,7 @@ pub fn record() -> RunRecord {
             mount_source: Some("/dev/loop7".into()),
         },
         stack: None,
+        cold: None,
         environment: Environment {
             tool_version: "0.1.0".into(),
             kernel: "6.1.0".into(),

@@ -26,10 +26,13 @@ fn header(r: &RunRecord) -> String {
         (Some(fs), None) => format!(" ({fs})"),
         _ => String::new(),
     };
+    let place = match &r.stack {
+        Some(st) => format!("stack {} at {}", st.spec, r.target.path),
+        None => r.target.path.clone(),
+    };
     let mut s = format!(
-        "{} on {}{fs}: {:.1} s measured, engine {}, {} threads, dataset {}{status}\n\n",
+        "{} on {place}{fs}: {:.1} s measured, engine {}, {} threads, dataset {}{status}\n\n",
         r.plan.workload,
-        r.target.path,
         r.measured_ns as f64 / 1e9,
         r.plan.engine.name(),
         r.plan.threads(),

@@ -189,10 +189,66 @@ impl Stack {
         ledger.keep_as(&state_dir(), &self.info.name)
     }
 
+    /// Prepares a fair run: `sync`, drop the page cache, and for ZFS export and re-import the
+    /// pool so the ARC starts cold. With `warm`, nothing is dropped (and the record says so).
+    pub fn prepare_run(&mut self, warm: bool) -> Result<(), StackError> {
+        self.info.cold = Some(!warm);
+        if warm {
+            return Ok(());
+        }
+        if self.spec.kind == StackKind::Zfs {
+            crate::fs::zfs::make_cold(&self.info, &mut self.exec)?;
+        }
+        drop_caches()?;
+        self.info.commands = self.exec.log.clone();
+        Ok(())
+    }
+
+    /// Runs this process in a memory cgroup limited to `bytes` until the stack is torn down.
+    pub fn limit_memory(&mut self, bytes: u64) -> Result<(), StackError> {
+        let ledger = self.ledger.as_mut().expect("a live stack has its ledger");
+        crate::cgroup::limit_memory(bytes, &format!("bakeoff-{}", self.info.name), ledger)?;
+        self.info.mem_limit_bytes = Some(bytes);
+        Ok(())
+    }
+
+    /// Why the stack itself failed during a run, if it did (a ZFS daemon that died).
+    pub fn failure_cause(&self) -> Option<String> {
+        let pid: i32 = self.info.properties.get("zfs_fuse_pid")?.parse().ok()?;
+        (!crate::daemon::alive(pid)).then(|| {
+            format!(
+                "the zfs-fuse daemon (pid {pid}) of stack {} died during the run",
+                self.info.name
+            )
+        })
+    }
+
+    /// Bytes the workload can use on the stack: free space of the file system, or the device size.
+    pub fn capacity(&self) -> Result<u64, StackError> {
+        if self.is_device {
+            use std::io::Seek;
+            let mut f = std::fs::File::open(&self.target)
+                .map_err(StackError::io("opening", &self.target))?;
+            return f
+                .seek(std::io::SeekFrom::End(0))
+                .map_err(StackError::io("sizing", &self.target));
+        }
+        let vfs = rustix::fs::statvfs(&self.target)
+            .map_err(|e| StackError::io("statvfs", &self.target)(e.into()))?;
+        Ok(vfs.f_bavail.saturating_mul(vfs.f_frsize))
+    }
+
     /// The command log, with everything run since creation.
     pub fn commands(&self) -> &[bakeoff_core::record::CommandRecord] {
         &self.exec.log
     }
+}
+
+/// `sync`, then drop clean page cache, dentries and inodes (global: `echo 3 > drop_caches`).
+pub fn drop_caches() -> Result<(), StackError> {
+    rustix::fs::sync();
+    let knob = std::path::Path::new("/proc/sys/vm/drop_caches");
+    std::fs::write(knob, "3").map_err(StackError::io("writing (needs root)", knob))
 }
 
 impl Drop for Stack {

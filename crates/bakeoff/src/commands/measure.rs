@@ -34,20 +34,37 @@ fn layout_failure(e: LayoutError) -> Failure {
     failure(code, e)
 }
 
-/// Lays out the dataset on `target` and runs `plan`, returning the run record.
+/// Lays out the dataset on `target`, calls `before_run` (cache rule: drop caches, re-import a
+/// pool), runs `plan`, and returns the run record.
 pub fn measure(
     plan: &Plan,
     target: &Target,
     interrupt: &AtomicBool,
     quiet: bool,
+    before_run: &mut dyn FnMut() -> Result<(), Failure>,
+) -> Result<RunRecord, Failure> {
+    measure_with_devices(plan, target, interrupt, quiet, before_run, None)
+}
+
+/// [`measure`] with the devices to sample given (a stack knows its members), else resolved
+/// from the target.
+pub fn measure_with_devices(
+    plan: &Plan,
+    target: &Target,
+    interrupt: &AtomicBool,
+    quiet: bool,
+    before_run: &mut dyn FnMut() -> Result<(), Failure>,
+    devices: Option<Vec<bakeoff_probe::DeviceInfo>>,
 ) -> Result<RunRecord, Failure> {
     let path = target.path();
-    let devices = resolve_devices(path).unwrap_or_else(|e| {
-        eprintln!(
-            "bakeoff: warning: no device figures for {}: {e}",
-            path.display()
-        );
-        Vec::new()
+    let devices = devices.unwrap_or_else(|| {
+        resolve_devices(path).unwrap_or_else(|e| {
+            eprintln!(
+                "bakeoff: warning: no device figures for {}: {e}",
+                path.display()
+            );
+            Vec::new()
+        })
     });
     let layout_bar = bar(
         plan.dataset_bytes(),
@@ -60,6 +77,7 @@ pub fn measure(
     })
     .map_err(layout_failure)?;
     layout_bar.finish_and_clear();
+    before_run()?;
     let started_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -116,6 +134,7 @@ pub fn measure(
         plan: plan.clone(),
         target: target_info(path),
         stack: None,
+        cold: None,
         environment: environment(
             env!("CARGO_PKG_VERSION"),
             Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),

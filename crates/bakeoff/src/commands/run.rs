@@ -1,9 +1,10 @@
 //! `bakeoff run`: one workload on one target.
 
-use super::measure::{interrupt_flag, measure, status_code};
+use super::measure::{interrupt_flag, measure, measure_with_devices, status_code};
 use crate::cli::RunArgs;
-use crate::exit::{fail, failure, Code, Failure};
+use crate::exit::{fail, failure, stack_failure, Code, Failure};
 use bakeoff_core::settings::Settings;
+use bakeoff_core::units::parse_size;
 use bakeoff_core::workload::{builtin, builtins, Workload};
 use bakeoff_engine::Target;
 use std::io::Write;
@@ -71,24 +72,121 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         println!("{}", bakeoff_report::json::render_plan(&plan));
         return Ok(Code::Ok);
     }
-    let target = crate::target::check(&args.target)?;
+    let mem_limit = match &args.mem_limit {
+        Some(m) => {
+            Some(parse_size(m).map_err(|e| failure(Code::Usage, format!("--mem-limit: {e}")))?)
+        }
+        None => None,
+    };
+    if mem_limit.is_some() && args.stack.is_none() {
+        return Err(failure(
+            Code::Usage,
+            "--mem-limit applies to runs on a stack: add --stack SPEC",
+        ));
+    }
     let interrupt = interrupt_flag()?;
-    let record = measure(&plan, &target, &interrupt, args.quiet);
+    let record = match &args.stack {
+        Some(spec) => run_on_stack(&args, spec, &plan, mem_limit, &interrupt)?,
+        None => run_on_target(&args, &plan, &interrupt)?,
+    };
+    report(&args, &record)?;
+    Ok(status_code(&record))
+}
+
+/// Builds the stack, runs on it, and tears it down on every path.
+fn run_on_stack(
+    args: &RunArgs,
+    spec: &str,
+    plan: &bakeoff_core::Plan,
+    mem_limit: Option<u64>,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<bakeoff_core::record::RunRecord, Failure> {
+    let mut stack = super::stack::build(spec, &args.stack_opts, None)?;
+    let needed = plan.dataset_bytes();
+    let available = stack.capacity().map_err(stack_failure)?;
+    if needed > available {
+        let e = bakeoff_stack::StackError::TooSmall {
+            stack: stack.info.spec.clone(),
+            available,
+            needed,
+        };
+        return Err(stack_failure(e));
+    }
+    if let Some(bytes) = mem_limit {
+        stack.limit_memory(bytes).map_err(stack_failure)?;
+    }
+    let target = if stack.is_device {
+        Target::Device(stack.target.clone())
+    } else {
+        Target::Directory(stack.target.clone())
+    };
+    let warm = args.warm;
+    let devices = stack.devices.clone();
+    let mut record = {
+        let mut prepare = || stack.prepare_run(warm).map_err(stack_failure);
+        measure_with_devices(
+            plan,
+            &target,
+            interrupt,
+            args.quiet,
+            &mut prepare,
+            Some(devices),
+        )?
+    };
+    record.stack = Some(stack.info.clone());
+    record.cold = Some(!warm);
+    if let Some(reason) = stack.failure_cause() {
+        let error = record.error.take().unwrap_or_default();
+        record.error = Some(format!("{error} ({reason})").trim_start().to_string());
+        record.status = bakeoff_core::record::RunStatus::Failed;
+    }
+    stack.destroy().map_err(stack_failure)?;
+    Ok(record)
+}
+
+/// Runs on a directory or loop device the user gave.
+fn run_on_target(
+    args: &RunArgs,
+    plan: &bakeoff_core::Plan,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<bakeoff_core::record::RunRecord, Failure> {
+    let path = args
+        .target
+        .as_deref()
+        .expect("clap requires --target without --stack");
+    let target = crate::target::check(path)?;
+    let cold = !args.warm && rustix::process::geteuid().is_root();
+    if !args.warm && !cold {
+        eprintln!("bakeoff: warning: not root, so caches cannot be dropped: this run starts warm");
+    }
+    let mut prepare = || {
+        if cold {
+            bakeoff_stack::stack::drop_caches().map_err(stack_failure)?;
+        }
+        Ok(())
+    };
+    let mut record = measure(plan, &target, interrupt, args.quiet, &mut prepare);
+    if let Ok(r) = &mut record {
+        r.cold = Some(cold);
+    }
     if args.remove_data {
         if let Target::Directory(dir) = &target {
             bakeoff_engine::layout::remove_dataset(dir).map_err(|e| fail(Code::Io)(e.into()))?;
         }
     }
-    let record = record?;
+    record
+}
+
+fn report(args: &RunArgs, record: &bakeoff_core::record::RunRecord) -> Result<(), Failure> {
     let to_stdout = |p: &Option<std::path::PathBuf>| p.as_deref() == Some(Path::new("-"));
-    let summary = bakeoff_report::terminal::render(&record);
+    let summary = bakeoff_report::terminal::render(record);
     if to_stdout(&args.json) || to_stdout(&args.timeseries) {
         eprint!("{summary}");
     } else {
         print!("{summary}");
     }
     if let Some(path) = &args.json {
-        write_output(path, &bakeoff_report::json::render(&record))?;
+        write_output(path, &bakeoff_report::json::render(record))?;
     }
     if let Some(path) = &args.timeseries {
         write_output(
@@ -96,5 +194,5 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
             &bakeoff_report::csv::render_timeseries(&record.samples),
         )?;
     }
-    Ok(status_code(&record))
+    Ok(())
 }

@@ -1,0 +1,135 @@
+//! `bakeoff stack list|create|destroy`, and the stack options shared with `run` and `demo`.
+
+use crate::cli::{StackAction, StackArgs, StackOpts};
+use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::units::{format_bytes, parse_size};
+use bakeoff_stack::backing::BackingOptions;
+use bakeoff_stack::fs::missing_tool;
+use bakeoff_stack::ledger::{kept_stacks, replay_file, state_dir};
+use bakeoff_stack::{Options, Stack, StackKind, StackSpec};
+
+/// Stack options from the command line.
+pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failure> {
+    let size = parse_size(&opts.size).map_err(|m| failure(Code::Usage, format!("--size: {m}")))?;
+    Ok(Options {
+        images: opts.images.clone(),
+        backing: BackingOptions {
+            size,
+            devices: opts.devices.clone(),
+            destroy_data_on: opts.destroy_data_on.clone(),
+        },
+        name,
+    })
+}
+
+/// Parses a spec and builds it, after undoing anything killed runs left behind.
+pub fn build(spec: &str, opts: &StackOpts, name: Option<String>) -> Result<Stack, Failure> {
+    let spec = StackSpec::parse(spec).map_err(|e| failure(Code::Usage, e))?;
+    let options = options(opts, name)?;
+    if !rustix::process::geteuid().is_root() && spec.kind != StackKind::Dir {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "building {} needs root (loop devices, mkfs, mount)",
+                spec.text
+            ),
+        ));
+    }
+    super::cleanup::replay_stale(false)?;
+    eprintln!("bakeoff: building stack {}", spec.text);
+    Stack::create(&spec, &options).map_err(stack_failure)
+}
+
+/// One block describing a built stack.
+pub fn describe(stack: &Stack) -> String {
+    let i = &stack.info;
+    let mut s = format!(
+        "stack {} ({}), {} on {}\n",
+        i.name, i.spec, i.backend, i.target
+    );
+    for b in &i.backing {
+        let dio = b.loop_dio.map_or(String::new(), |d| {
+            format!(", loop dio {}", if d { "on" } else { "OFF" })
+        });
+        let img = b
+            .image
+            .as_deref()
+            .map_or(String::new(), |p| format!(" over {p}"));
+        s += &format!(
+            "  {} {} {}{img}{dio}\n",
+            b.role,
+            b.device,
+            format_bytes(b.size_bytes)
+        );
+    }
+    for (k, v) in &i.properties {
+        s += &format!("  {k} = {v}\n");
+    }
+    s
+}
+
+/// Runs the command.
+pub fn run(args: StackArgs) -> Result<Code, Failure> {
+    match args.action {
+        StackAction::List => {
+            for kind in StackKind::ALL {
+                let status = match missing_tool(kind) {
+                    None => "available".to_string(),
+                    Some((tool, package)) => format!("missing {tool}: apt-get install {package}"),
+                };
+                println!("{:<6} {status}", kind.name());
+            }
+            let kept = kept_stacks(&state_dir());
+            if !kept.is_empty() {
+                println!(
+                    "\nkept stacks: {}",
+                    kept.iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        StackAction::Create {
+            spec,
+            opts,
+            keep,
+            name,
+        } => {
+            let stack = build(&spec, &opts, name)?;
+            print!("{}", describe(&stack));
+            if keep {
+                let name = stack.name().to_string();
+                stack.keep().map_err(stack_failure)?;
+                println!(
+                    "kept: run on {} and remove it with `bakeoff stack destroy {name}`",
+                    "its target above"
+                );
+            } else {
+                stack.destroy().map_err(stack_failure)?;
+                println!("destroyed (use --keep to keep it)");
+            }
+        }
+        StackAction::Destroy { name } => {
+            let (_, path) = kept_stacks(&state_dir())
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .ok_or_else(|| {
+                    failure(
+                        Code::Usage,
+                        format!("no kept stack named '{name}' (see `bakeoff stack list`)"),
+                    )
+                })?;
+            let failures = replay_file(&path, &mut bakeoff_stack::exec::Exec::default())
+                .map_err(stack_failure)?;
+            if !failures.is_empty() {
+                return Err(failure(
+                    Code::Environment,
+                    format!("destroying {name} left: {}", failures.join("; ")),
+                ));
+            }
+            println!("destroyed {name}");
+        }
+    }
+    Ok(Code::Ok)
+}
