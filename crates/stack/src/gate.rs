@@ -1,8 +1,17 @@
-//! The safety gate for devices the user hands over. (Being implemented: refuses everything.)
+//! The safety gate for devices the user hands over (reliability plan §6.1, fault F9).
+//!
+//! It runs before any write-capable open and fails closed: anything it cannot establish
+//! refuses. Devices are identified by number (`st_rdev`), never by name, so every alias of a
+//! device (`/dev/vda`, a symlink, `/dev/block/254:0`, another node) gets the same answer.
 
 use crate::error::StackError;
-use std::fs::File;
+use rustix::fs::{major, makedev, minor};
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// A device that passed the gate, held open exclusively for the life of the stack.
 #[derive(Debug)]
@@ -15,11 +24,408 @@ pub struct Claim {
     pub file: File,
 }
 
+/// The target, its whole disk, or a partition of that disk: using any of them counts.
+struct Related {
+    name: String,
+    rdev: u64,
+    /// How a refusal names it: "" for the target, "a partition of /dev/vda, which is " …
+    role: String,
+}
+
+/// The resolved device and everything whose use makes it unsafe.
+struct Target {
+    path: PathBuf,
+    node: PathBuf,
+    /// The target first.
+    related: Vec<Related>,
+}
+
+impl Related {
+    /// From a sysfs block directory: its name, and the `MAJ:MIN` in its `dev` file.
+    fn at(sysdir: &Path, role: fn(&str) -> String) -> Result<Related, String> {
+        let file = sysdir.join("dev");
+        let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let (ma, mi) = text.trim().split_once(':').unwrap_or_default();
+        let (Ok(ma), Ok(mi)) = (ma.parse(), mi.parse()) else {
+            return Err(format!("{}: unreadable {text:?}", file.display()));
+        };
+        let name = file_name(sysdir);
+        let role = role(&name);
+        let rdev = makedev(ma, mi);
+        Ok(Related { name, rdev, role })
+    }
+}
+
+impl Target {
+    fn find(&self, dev: u64) -> Option<&Related> {
+        self.related.iter().find(|r| r.rdev == dev)
+    }
+}
+
+/// `what` said of `rel`, phrased from the target's point of view.
+fn describe(rel: &Related, what: &str) -> String {
+    format!("{}{what}", rel.role)
+}
+
 /// Checks `device` before anything writes to it; `destroy_ok` lists devices whose existing
-/// signatures the user agreed to destroy.
-pub fn check(device: &Path, _destroy_ok: &[PathBuf]) -> Result<Claim, StackError> {
-    Err(StackError::Refused {
-        device: device.display().to_string(),
-        reason: "the safety gate is not finished: no real device is accepted yet".into(),
+/// signatures the user agreed to destroy. On success the device is held open with `O_EXCL`.
+pub fn check(device: &Path, destroy_ok: &[PathBuf]) -> Result<Claim, StackError> {
+    let refused = |device: String| move |reason: String| StackError::Refused { device, reason };
+    let target = resolve(device).map_err(refused(device.display().to_string()))?;
+    let name = if target.node == device {
+        device.display().to_string()
+    } else {
+        format!("{} ({})", device.display(), target.node.display())
+    };
+    claim(&target, destroy_ok).map_err(refused(name))
+}
+
+/// The checks on a resolved device, in order; the reason of the first that fails.
+fn claim(t: &Target, destroy_ok: &[PathBuf]) -> Result<Claim, String> {
+    mounts(t)?;
+    swaps(t)?;
+    holders(t)?;
+    zfs(t)?;
+    btrfs(t)?;
+    // Held from here on, so nobody can mount or claim it between the checks and our use.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL)
+        .open(&t.path)
+        .map_err(|e| format!("exclusive open failed: {}", errno(&e)))?;
+    signatures(t, destroy_ok)?;
+    let size_bytes = size(&file)?;
+    Ok(Claim {
+        device: t.node.clone(),
+        size_bytes,
+        file,
     })
+}
+
+/// `EBUSY: Device or resource busy (os error 16)`.
+fn errno(e: &std::io::Error) -> String {
+    let name = match e.raw_os_error() {
+        Some(libc::EBUSY) => "EBUSY: ",
+        Some(libc::EPERM) => "EPERM: ",
+        Some(libc::EACCES) => "EACCES: ",
+        _ => "",
+    };
+    format!("{name}{e}")
+}
+
+/// Canonical path, block-device check, and the related devices from sysfs.
+fn resolve(device: &Path) -> Result<Target, String> {
+    let path = fs::canonicalize(device).map_err(|e| format!("cannot resolve the path: {e}"))?;
+    let meta = fs::metadata(&path).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+    if !meta.file_type().is_block_device() {
+        return Err(format!("{} is not a block device", path.display()));
+    }
+    let related = related(meta.rdev())?;
+    let node = Path::new("/dev").join(&related[0].name);
+    let node = match block_rdev(&node) == Some(meta.rdev()) {
+        true => node,
+        false => path.clone(),
+    };
+    Ok(Target {
+        path,
+        node,
+        related,
+    })
+}
+
+/// The device (first), its whole disk if it is a partition, and all partitions of that disk.
+fn related(rdev: u64) -> Result<Vec<Related>, String> {
+    let link = format!("/sys/dev/block/{}:{}", major(rdev), minor(rdev));
+    let dir = fs::canonicalize(&link)
+        .map_err(|e| format!("{link}: {e}: not known to the kernel's block layer"))?;
+    let mut out = vec![Related::at(&dir, |_| String::new())?];
+    let mut disk = dir.as_path();
+    if dir.join("partition").exists() {
+        disk = dir.parent().ok_or("a partition without a disk")?;
+        out.push(Related::at(disk, |n| {
+            format!("a partition of /dev/{n}, which is ")
+        })?);
+    }
+    for entry in fs::read_dir(disk).map_err(|e| format!("{}: {e}", disk.display()))? {
+        let p = entry
+            .map_err(|e| format!("{}: {e}", disk.display()))?
+            .path();
+        if p != dir && p.join("partition").exists() {
+            out.push(Related::at(&p, |n| format!("its partition /dev/{n} is "))?);
+        }
+    }
+    Ok(out)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// `st_rdev` of `path` if it is a block device.
+fn block_rdev(path: &Path) -> Option<u64> {
+    let meta = fs::metadata(path).ok()?;
+    meta.file_type().is_block_device().then(|| meta.rdev())
+}
+
+/// Mounted in any mount namespace (by `MAJ:MIN`, or by source for btrfs's anonymous
+/// devices), or the device of `/`.
+fn mounts(t: &Target) -> Result<(), String> {
+    for (pid, text) in mount_tables()? {
+        for m in bakeoff_probe::parse_mountinfo(&text) {
+            // Only sources under /dev: stat on other paths could hang on a stuck FUSE mount.
+            let by_source = || {
+                (m.source.starts_with("/dev/"))
+                    .then(|| block_rdev(Path::new(&m.source)))
+                    .flatten()
+                    .and_then(|d| t.find(d))
+            };
+            if let Some(rel) = t.find(makedev(m.major, m.minor)).or_else(by_source) {
+                let what = format!(
+                    "mounted on {} (mount namespace of pid {pid})",
+                    m.mount_point
+                );
+                return Err(describe(rel, &what));
+            }
+        }
+    }
+    let root = fs::metadata("/").map_err(|e| format!("cannot stat /: {e}"))?;
+    match t.find(root.dev()) {
+        Some(rel) => Err(describe(rel, "the device of / (stat)")),
+        None => Ok(()),
+    }
+}
+
+/// The mount table of every mount namespace that has a task in it, one per namespace where
+/// the namespace is visible. Namespaces with no task left are pinned by mounts or fds; the
+/// kernel's exclusive claim of a mounted device still makes the `O_EXCL` open fail there.
+fn mount_tables() -> Result<Vec<(u32, String)>, String> {
+    let mut seen = HashSet::new();
+    let mut tables = Vec::new();
+    for pid in numeric_dirs(Path::new("/proc"))? {
+        let task_dir = PathBuf::from(format!("/proc/{pid}/task"));
+        let Ok(tids) = numeric_dirs(&task_dir) else {
+            continue; // the process is gone
+        };
+        for tid in tids {
+            let dir = task_dir.join(tid.to_string());
+            // Unreadable (ptrace rules): read its table anyway rather than skip it.
+            let ns = fs::metadata(dir.join("ns/mnt")).ok().map(|m| m.ino());
+            if ns.is_some_and(|ns| seen.contains(&ns)) {
+                continue;
+            }
+            match fs::read_to_string(dir.join("mountinfo")) {
+                Ok(text) => tables.push((tid, text)),
+                // Gone or exiting (a zombie has no namespace: EINVAL).
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(format!("cannot read mounts of pid {tid}: {e}")),
+            }
+            seen.extend(ns);
+        }
+    }
+    Ok(tables)
+}
+
+fn gone(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound
+        || matches!(e.raw_os_error(), Some(libc::ESRCH | libc::EINVAL))
+}
+
+/// Numeric entry names of `dir`, ascending (pid 1 first).
+fn numeric_dirs(dir: &Path) -> Result<Vec<u32>, String> {
+    let entries = fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut ids: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// Active swap areas, by `st_rdev` of each listed path.
+fn swaps(t: &Target) -> Result<(), String> {
+    let text = fs::read_to_string("/proc/swaps").map_err(|e| format!("/proc/swaps: {e}"))?;
+    for line in text.lines().skip(1) {
+        let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        if !rest.trim_start().starts_with("partition") {
+            continue; // a swap file lives on a mounted file system, found above
+        }
+        let path = name.replace("\\040", " ");
+        let dev = block_rdev(Path::new(&path))
+            .ok_or_else(|| format!("cannot identify the swap area {path}"))?;
+        if let Some(rel) = t.find(dev) {
+            return Err(describe(rel, "in use as swap"));
+        }
+    }
+    Ok(())
+}
+
+/// dm, md, LVM, bcache… sit on top of a device as its holders.
+fn holders(t: &Target) -> Result<(), String> {
+    for rel in &t.related {
+        let dir = Path::new("/sys/class/block")
+            .join(&rel.name)
+            .join("holders");
+        let entries = fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let names: Vec<String> = entries.flatten().map(|e| file_name(&e.path())).collect();
+        if !names.is_empty() {
+            return Err(describe(rel, &format!("held by {}", names.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+/// Imported pools' vdevs. zfs-fuse opens vdevs without `O_EXCL`, so only this finds them.
+fn zfs(t: &Target) -> Result<(), String> {
+    if !crate::exec::installed("zpool") {
+        return Ok(());
+    }
+    let mut out = run("zpool", &["status", "-P"])?;
+    if !out.status.success() && text(&out.stderr).contains("invalid option") {
+        out = run("zpool", &["status"])?; // zfs-fuse has no -P; it prints names under /dev
+    }
+    if !out.status.success() {
+        // No daemon (zfs-fuse) or no module (OpenZFS): no pool can be imported.
+        let none = ["zfs-fuse daemon is running", "modules are not loaded"];
+        let err = text(&out.stderr);
+        if none.iter().any(|n| err.contains(n)) {
+            return Ok(());
+        }
+        return Err(failed("zpool status", &out));
+    }
+    let (stdout, mut pool, mut config) = (text(&out.stdout), String::new(), false);
+    for line in stdout.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        match first {
+            "pool:" => (pool, config) = (line.trim()[5..].trim().to_string(), false),
+            "config:" => config = true,
+            "errors:" => config = false,
+            _ if config && !first.is_empty() => {
+                // An absolute path (-P) replaces "/dev" in the join.
+                let path = Path::new("/dev").join(first);
+                if let Some(rel) = block_rdev(&path).and_then(|d| t.find(d)) {
+                    return Err(describe(rel, &format!("member of ZFS pool {pool}")));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Devices of mounted btrfs file systems, by kernel name.
+fn btrfs(t: &Target) -> Result<(), String> {
+    let Ok(filesystems) = fs::read_dir("/sys/fs/btrfs") else {
+        return Ok(()); // btrfs not loaded: nothing registered
+    };
+    for fs in filesystems.flatten() {
+        let Ok(devices) = fs::read_dir(fs.path().join("devices")) else {
+            continue; // `features`, not a file system
+        };
+        for dev in devices.flatten() {
+            let name = file_name(&dev.path());
+            if let Some(rel) = t.related.iter().find(|r| r.name == name) {
+                let what = format!("member of a btrfs file system ({})", file_name(&fs.path()));
+                return Err(describe(rel, &what));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Any file system, partition table, RAID, swap, LVM, crypto or ZFS signature refuses unless
+/// the device (by number) is in `destroy_ok`.
+fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<(), String> {
+    let path = t.path.to_string_lossy();
+    let mut found = blkid_types(&path)?;
+    for ty in wipefs_types(&path)? {
+        if !found.iter().any(|f| f.eq_ignore_ascii_case(&ty)) {
+            found.push(ty);
+        }
+    }
+    let allowed = destroy_ok
+        .iter()
+        .any(|p| fs::canonicalize(p).ok().and_then(|p| block_rdev(&p)) == Some(t.related[0].rdev));
+    if found.is_empty() || allowed {
+        return Ok(());
+    }
+    let what = match found.as_slice() {
+        [one] if one.starts_with(['a', 'e', 'i', 'o', 'u', 'x', 'L']) => format!("an {one}"),
+        [one] => format!("a {one}"),
+        many => many.join(", "),
+    };
+    let s = if found.len() > 1 { "s" } else { "" };
+    Err(format!(
+        "carries {what} signature{s}: name it in --destroy-data-on to overwrite"
+    ))
+}
+
+/// libblkid's low-level probe (superblocks and partition tables); exit 2 is "nothing".
+fn blkid_types(path: &str) -> Result<Vec<String>, String> {
+    let out = run("blkid", &["-p", "-o", "export", path])?;
+    match out.status.code() {
+        Some(2) => Ok(Vec::new()),
+        Some(0) => Ok(text(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .filter(|(k, _)| *k == "TYPE" || *k == "PTTYPE")
+            .map(|(_, v)| v.to_string())
+            .collect()),
+        _ => Err(failed("blkid", &out)),
+    }
+}
+
+/// wipefs lists every signature, also the backup ones at the end of the device.
+fn wipefs_types(path: &str) -> Result<Vec<String>, String> {
+    let out = run(
+        "wipefs",
+        &["--no-act", "--noheadings", "--output", "TYPE", path],
+    )?;
+    if !out.status.success() {
+        return Err(failed("wipefs", &out));
+    }
+    Ok(text(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect())
+}
+
+/// Size by seeking to the end (no ioctl), leaving the file at offset 0.
+fn size(file: &File) -> Result<u64, String> {
+    let mut f = file;
+    let end = f
+        .seek(SeekFrom::End(0))
+        .map_err(|e| format!("cannot size it: {e}"))?;
+    f.seek(SeekFrom::Start(0))
+        .map_err(|e| format!("cannot rewind it: {e}"))?;
+    match end {
+        0 => Err("its size is 0 (no medium, or a loop device without a file)".into()),
+        n => Ok(n),
+    }
+}
+
+/// Runs a probe with stdin closed, the C locale, and `timeout`: a hung probe (a stopped
+/// zfs-fuse, a dying disk) must refuse, not hang the gate.
+fn run(program: &str, args: &[&str]) -> Result<Output, String> {
+    Command::new("timeout")
+        .args(["--kill-after=5", "30", program])
+        .args(args)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run `timeout {program}`: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A probe's failure (124: `timeout` stopped it) with its stderr.
+fn failed(program: &str, out: &Output) -> String {
+    let code = out
+        .status
+        .code()
+        .map_or("a signal".into(), |c| format!("exit {c}"));
+    let err = text(&out.stderr);
+    format!("probe `{program}` failed ({code}): {}", err.trim())
 }

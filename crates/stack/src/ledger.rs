@@ -132,11 +132,26 @@ pub fn read_undos(path: &Path) -> Result<Vec<Undo>, StackError> {
 
 /// Runs `undos` in reverse order, returning what failed.
 pub fn replay(undos: &[Undo], exec: &mut Exec) -> Vec<String> {
-    undos
-        .iter()
-        .rev()
-        .filter_map(|u| perform(u, exec).err().map(|e| format!("{u:?}: {e}")))
-        .collect()
+    let mut failures = Vec::new();
+    for (i, u) in undos.iter().rev().enumerate() {
+        if i == 1 {
+            fault_point("teardown");
+        }
+        if let Err(e) = perform(u, exec) {
+            failures.push(format!("{u:?}: {e}"));
+        }
+    }
+    failures
+}
+
+/// Test hook for fault injection: if `BAKEOFF_FAULT_AT` names this phase, the process kills
+/// itself with SIGKILL here, as a crash or `kill -9` would (reliability plan F1).
+pub fn fault_point(phase: &str) {
+    if std::env::var("BAKEOFF_FAULT_AT").as_deref() == Ok(phase) {
+        let me = rustix::process::getpid();
+        let _ = rustix::process::kill_process(me, rustix::process::Signal::KILL);
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
 }
 
 /// Ledgers under `state/ledger` whose owner is gone (their lock can be taken).

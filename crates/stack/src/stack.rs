@@ -47,7 +47,7 @@ pub struct Stack {
     pub devices: Vec<DeviceInfo>,
     /// Provenance for the run record.
     pub info: StackInfo,
-    images: PathBuf,
+    images: Option<PathBuf>,
     backing: Vec<Backing>,
     ledger: Option<Ledger>,
     exec: Exec,
@@ -74,6 +74,8 @@ impl Stack {
         let mut ledger = Ledger::create(&state_dir(), &name)?;
         let mut exec = Exec::default();
         let dir = opts.images.join(&name);
+        // The images directory is shared by stacks; remove it at the end only if we made it.
+        let made_images = !opts.images.exists();
         let built = (|| {
             ledger.record(crate::ledger::Undo::RemoveDir { path: dir.clone() })?;
             std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
@@ -90,7 +92,7 @@ impl Stack {
         match built {
             Ok((backing, built)) => {
                 let mut stack = Stack::assemble(spec, name, backing, built, ledger, exec);
-                stack.images = opts.images.clone();
+                stack.images = made_images.then(|| opts.images.clone());
                 Ok(stack)
             }
             Err(e) => {
@@ -147,7 +149,7 @@ impl Stack {
             is_device: built.is_device,
             devices,
             info,
-            images: PathBuf::new(),
+            images: None,
             backing,
             ledger: Some(ledger),
             exec,
@@ -170,8 +172,9 @@ impl Stack {
             return Ok(());
         };
         let failures = ledger.undo_all(&mut self.exec);
-        // The images directory is shared by stacks: removed only once empty.
-        let _ = std::fs::remove_dir(&self.images);
+        if let Some(images) = &self.images {
+            let _ = std::fs::remove_dir(images); // only once empty: other stacks may use it
+        }
         if failures.is_empty() {
             Ok(())
         } else {

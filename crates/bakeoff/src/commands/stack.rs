@@ -99,12 +99,9 @@ pub fn run(args: StackArgs) -> Result<Code, Failure> {
             let stack = build(&spec, &opts, name)?;
             print!("{}", describe(&stack));
             if keep {
-                let name = stack.name().to_string();
+                let (name, target) = (stack.name().to_string(), stack.info.target.clone());
                 stack.keep().map_err(stack_failure)?;
-                println!(
-                    "kept: run on {} and remove it with `bakeoff stack destroy {name}`",
-                    "its target above"
-                );
+                println!("kept: run with --target {target}; remove it with `bakeoff stack destroy {name}`");
             } else {
                 stack.destroy().map_err(stack_failure)?;
                 println!("destroyed (use --keep to keep it)");

@@ -1,0 +1,290 @@
+//! Faults during runs on stacks: kill -9 in layout, run and teardown followed by
+//! `bakeoff cleanup`; Ctrl-C and SIGTERM; a stack too small; two runs at once. After each,
+//! nothing of bakeoff's is left: no loop device over its images, no mount, no image, no ledger,
+//! no read-only loop device (root; in CI for real).
+
+mod common;
+use common::privileged;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A private state directory and images directory for one test.
+struct Scene {
+    state: tempfile::TempDir,
+    images: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let images = tempfile::Builder::new()
+            .prefix("bakeoff-test-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        Scene {
+            state: tempfile::tempdir().unwrap(),
+            images,
+        }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
+        c
+    }
+
+    fn run_on(&self, stack: &str, set: &str, extra: &[&str]) -> Command {
+        let images = self.images.path().to_str().unwrap().to_string();
+        let mut c = self.cmd(&[
+            "run", "slob", "--quiet", "--stack", stack, "--images", &images, "--size", "512m",
+        ]);
+        c.args(["--set", set]).args(extra);
+        c
+    }
+
+    fn cleanup(&self) -> Output {
+        self.cmd(&["cleanup"]).output().unwrap()
+    }
+
+    /// Loop devices over our images and mounts under our images directory.
+    fn leftovers(&self) -> Vec<String> {
+        let root = self.images.path().to_string_lossy().to_string();
+        let mut left = Vec::new();
+        for e in std::fs::read_dir("/sys/block")
+            .unwrap()
+            .filter_map(|e| e.ok())
+        {
+            let name = e.file_name().to_string_lossy().to_string();
+            let backing =
+                std::fs::read_to_string(e.path().join("loop/backing_file")).unwrap_or_default();
+            if backing.starts_with(&root) {
+                left.push(format!("{name} over {}", backing.trim()));
+            }
+            if name.starts_with("loop")
+                && std::fs::read_to_string(e.path().join("ro")).is_ok_and(|r| r.trim() == "1")
+            {
+                left.push(format!("{name} is read-only"));
+            }
+        }
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        left.extend(
+            mounts
+                .lines()
+                .filter(|l| l.contains(&root))
+                .map(str::to_string),
+        );
+        left.extend(
+            walk(self.images.path())
+                .into_iter()
+                .map(|p| p.display().to_string()),
+        );
+        left.extend(
+            walk(&self.state.path().join("ledger"))
+                .into_iter()
+                .map(|p| format!("ledger {}", p.display())),
+        );
+        left
+    }
+
+    fn assert_clean(&self, after: &str) {
+        let left = self.leftovers();
+        assert!(left.is_empty(), "after {after}, left behind: {left:#?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .flat_map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                let mut v = walk(&p);
+                v.push(p);
+                v
+            } else {
+                vec![p]
+            }
+        })
+        .collect()
+}
+
+fn signal(child: &Child, sig: &str) {
+    Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap();
+}
+
+/// Waits until the run's dataset is laid out on its stack (the layout manifest appears), so
+/// the run is measuring, or panics after `limit`.
+fn wait_for_mount(scene: &Scene, limit: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        let laid_out = walk(scene.images.path())
+            .iter()
+            .any(|p| p.ends_with(".bakeoff-dataset.json"));
+        if laid_out {
+            std::thread::sleep(Duration::from_millis(700));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the run never started measuring");
+}
+
+fn assert_killed(out: &Output) {
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(9),
+        "expected SIGKILL: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let set = "readers=2,writers=1,data_size=256m,redo_size=8m,runtime=30s";
+    for phase in ["layout", "teardown"] {
+        let out = scene
+            .run_on("ext4", &set.replace("30s", "1s"), &[])
+            .env("BAKEOFF_FAULT_AT", phase)
+            .output()
+            .unwrap();
+        assert_killed(&out);
+        assert!(
+            !scene.leftovers().is_empty(),
+            "a kill -9 in {phase} leaves state for cleanup to find"
+        );
+        let c = scene.cleanup();
+        assert!(
+            c.status.success(),
+            "cleanup after {phase}: {}",
+            String::from_utf8_lossy(&c.stderr)
+        );
+        scene.assert_clean(&format!("kill -9 in {phase} and cleanup"));
+    }
+    let mut child = scene
+        .run_on("xfs", set, &[])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for_mount(&scene, Duration::from_secs(30));
+    signal(&child, "-KILL");
+    child.wait().unwrap();
+    assert!(!scene.leftovers().is_empty());
+    // Any bakeoff command that builds a stack first undoes what a killed run left.
+    let next = scene
+        .run_on("ext4", &set.replace("30s", "1s"), &[])
+        .output()
+        .unwrap();
+    assert!(
+        next.status.success(),
+        "{}",
+        String::from_utf8_lossy(&next.stderr)
+    );
+    assert!(String::from_utf8_lossy(&next.stderr).contains("cleaning up after"));
+    scene.assert_clean("kill -9 in the run, then a new run");
+}
+
+#[test]
+fn ctrl_c_and_sigterm_tear_the_stack_down() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    for sig in ["-INT", "-TERM"] {
+        let json = scene.state.path().join("r.json");
+        let mut child = scene
+            .run_on(
+                "ext4",
+                "readers=2,writers=1,data_size=128m,redo_size=8m,runtime=60s",
+                &["--json", json.to_str().unwrap()],
+            )
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_mount(&scene, Duration::from_secs(30));
+        let sent = Instant::now();
+        signal(&child, sig);
+        let status = child.wait().unwrap();
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "{sig}: took {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(status.code(), Some(130), "{sig}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["status"], "interrupted");
+        assert_eq!(v["stack"]["kind"], "ext4");
+        std::fs::remove_file(&json).unwrap();
+        scene.assert_clean(sig);
+    }
+}
+
+#[test]
+fn a_stack_too_small_is_refused_before_any_data_is_written() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let out = scene
+        .cmd(&[
+            "run",
+            "randread",
+            "--stack",
+            "ext4",
+            "--size",
+            "64m",
+            "--images",
+            &images,
+            "--set",
+            "size=256m",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the dataset needs 268435456") && err.contains("--size"),
+        "{err}"
+    );
+    scene.assert_clean("a stack too small");
+}
+
+#[test]
+fn two_runs_at_once_use_their_own_devices() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let set = "readers=2,writers=1,data_size=64m,redo_size=8m,runtime=2s";
+    let a = scene
+        .run_on("ext4", set, &[])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let b = scene
+        .run_on("ext4", set, &[])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    scene.assert_clean("two concurrent runs");
+}

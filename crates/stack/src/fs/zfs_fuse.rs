@@ -1,0 +1,315 @@
+//! zfs-fuse: the user-space ZFS daemon bakeoff starts for a zfs stack when no OpenZFS kernel
+//! module is loaded, and stops at teardown.
+//!
+//! The daemon is host-global (one socket, `/var/run/zfs/zfs_socket`, one lock), so a daemon
+//! bakeoff did not start is refused: its ARC and cache settings are unknown. zfs-fuse reads
+//! `/etc/zfs/zfsrc` first and its command line second, so bakeoff passes every setting that
+//! matters as a flag (`--max-arc-size`, `--vdev-cache-size`, `--disable-block-cache`). Flags
+//! without a value (`zfs-prefetch-disable`, `enable-xattr`) cannot be undone on the command
+//! line: bakeoff reads them from zfsrc and records them, and refuses `prefetch=on` if zfsrc
+//! turns prefetch off.
+
+use crate::backing::Ctx;
+use crate::error::StackError;
+use crate::ledger::Undo;
+use crate::spec::StackSpec;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The configuration file zfs-fuse reads before its command line.
+const ZFSRC: &str = "/etc/zfs/zfsrc";
+/// How long the daemon may take to write its pid file and answer `zpool list`.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where `zfs-fuse` is installed (canonical, as `/proc/PID/exe` shows it).
+pub fn locate() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join("zfs-fuse"))
+        .find(|p| p.is_file())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+}
+
+/// Running zfs-fuse processes: pid and command line.
+pub fn running(exe: &Path) -> Vec<(i32, String)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let exe = exe.to_string_lossy();
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| crate::daemon::exe_of(pid).as_deref() == Some(&*exe))
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (pid, cmd.trim().to_string())
+        })
+        .collect()
+}
+
+/// True while the daemon `pid` runs zfs-fuse and is not stopped (`kill -STOP`) or a zombie.
+pub fn alive(pid: i32) -> bool {
+    let is_zfs_fuse = crate::daemon::exe_of(pid)
+        .is_some_and(|e| Path::new(&e).file_name().is_some_and(|n| n == "zfs-fuse"));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = state
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    is_zfs_fuse && crate::daemon::alive(pid) && !matches!(state, Some("T" | "t"))
+}
+
+/// `/etc/zfs/zfsrc` as zfs-fuse parses it: `name = value` lines and bare flags; `#` comments.
+fn zfsrc(text: &str) -> Vec<(String, Option<String>)> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
+            None => (l.split_whitespace().next().unwrap_or("").to_string(), None),
+        })
+        .collect()
+}
+
+/// A size in whole MiB within `min..=max` MiB, for a zfs-fuse flag.
+fn mib(key: &str, bytes: u64, min: u64, max: u64) -> Result<u64, StackError> {
+    let mb = bytes >> 20;
+    if bytes % (1 << 20) != 0 || !(min..=max).contains(&mb) {
+        return Err(StackError::Environment(format!(
+            "{key}={bytes} bytes: zfs-fuse takes whole MiB from {min} MiB to {max} MiB"
+        )));
+    }
+    Ok(mb)
+}
+
+/// Daemon flags and what they amount to, from the spec over zfsrc.
+#[derive(Debug, Default, PartialEq)]
+struct Settings {
+    args: Vec<String>,
+    record: BTreeMap<String, String>,
+}
+
+impl Settings {
+    fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.record.insert(key.into(), value.into());
+    }
+
+    fn flag(&mut self, flag: &str, value: Option<String>) {
+        self.args.push(flag.into());
+        self.args.extend(value);
+    }
+}
+
+/// Computes the daemon's command line; `fuse_opts` are extra FUSE mount options.
+fn settings(spec: &StackSpec, rc: &str, fuse_opts: &[String]) -> Result<Settings, StackError> {
+    let rc = zfsrc(rc);
+    let value = |k: &str| {
+        rc.iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .and_then(|(_, v)| v.clone())
+    };
+    let rc_flag = |k: &str| rc.iter().any(|(n, v)| n == k && v.is_none());
+    let num = |k: &str| value(k).and_then(|v| v.parse::<u64>().ok());
+    let mut s = Settings::default();
+    let arc = match spec.arc {
+        Some(b) => Some(mib("arc", b, 16, 16384)?),
+        None => num("max-arc-size"),
+    };
+    match arc {
+        Some(mb) => {
+            s.flag("--max-arc-size", Some(mb.to_string()));
+            s.set("arc_max", (mb << 20).to_string());
+        }
+        None => s.set("arc_max", "zfs-fuse default"),
+    }
+    let vdev = match spec.vdev_cache {
+        Some(b) => mib("vdev_cache", b, 0, 16384)?,
+        None => num("vdev-cache-size").unwrap_or(10),
+    };
+    s.flag("--vdev-cache-size", Some(vdev.to_string()));
+    s.set("vdev_cache", (vdev << 20).to_string());
+    let rc_off = rc_flag("zfs-prefetch-disable");
+    if spec.prefetch == Some(true) && rc_off {
+        return Err(StackError::Environment(format!(
+            "prefetch=on: {ZFSRC} has `zfs-prefetch-disable`, which zfs-fuse reads before its \
+             command line and no flag undoes; comment it out there or drop prefetch=on"
+        )));
+    }
+    if spec.prefetch == Some(false) {
+        s.flag("--zfs-prefetch-disable", None);
+    }
+    let off = spec.prefetch == Some(false) || rc_off;
+    s.set("prefetch", if off { "off" } else { "on" });
+    s.flag("--no-kstat-mount", None);
+    s.flag("--disable-block-cache", None);
+    s.set("block_cache", "off (--disable-block-cache)");
+    for (k, d) in [("fuse-attr-timeout", "0"), ("fuse-entry-timeout", "0")] {
+        s.set(&k.replace('-', "_"), value(k).unwrap_or_else(|| d.into()));
+    }
+    for k in ["enable-xattr", "disable-page-cache"] {
+        s.set(&k.replace('-', "_"), rc_flag(k).to_string());
+    }
+    let mut opts: Vec<String> = value("fuse-mount-options").into_iter().collect();
+    if !fuse_opts.is_empty() {
+        s.flag("--fuse-mount-options", Some(fuse_opts.join(",")));
+        opts.extend(fuse_opts.iter().cloned());
+    }
+    s.set("fuse_mount_options", opts.join(","));
+    Ok(s)
+}
+
+/// Refuses to share a daemon bakeoff did not start.
+fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
+    let Some((pid, cmd)) = running(exe).into_iter().next() else {
+        return Ok(());
+    };
+    Err(StackError::Environment(format!(
+        "zfs-fuse is already running (pid {pid}: `{cmd}`), started outside this stack: its ARC \
+         and cache settings are unknown and its pools are not ours; stop it (`zpool export -a`, \
+         then `kill {pid}` or `systemctl stop zfs-fuse`) or wait for the stack that owns it"
+    )))
+}
+
+/// Starts the daemon for this stack with the spec's cache settings; returns what it runs with
+/// (`daemon_pid`, `arc_max`, `vdev_cache`, `prefetch`, ...). `fuse_opts` are FUSE mount options.
+pub(super) fn start(
+    spec: &StackSpec,
+    ctx: &mut Ctx,
+    fuse_opts: &[String],
+) -> Result<BTreeMap<String, String>, StackError> {
+    let exe = locate().ok_or(StackError::Missing {
+        kind: "zfs",
+        tool: "zfs-fuse",
+        package: "zfs-fuse",
+    })?;
+    refuse_foreign(&exe)?;
+    let rc = std::fs::read_to_string(ZFSRC).unwrap_or_default();
+    let mut s = settings(spec, &rc, fuse_opts)?;
+    let pidfile = ctx.dir.join("zfs-fuse.pid");
+    ctx.ledger.record(Undo::RemoveFile {
+        path: pidfile.clone(),
+    })?;
+    let mut args = vec![
+        "--pidfile".to_string(),
+        pidfile.to_string_lossy().into_owned(),
+    ];
+    args.append(&mut s.args);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let exe_s = exe.to_string_lossy().into_owned();
+    ctx.exec.run(&exe_s, &argv)?;
+    let pid = wait_for_pid(&pidfile, &exe)?;
+    ctx.ledger.record(Undo::StopDaemon {
+        pid,
+        exe: exe_s.clone(),
+    })?;
+    wait_ready(pid, ctx)?;
+    s.record.insert("daemon_pid".into(), pid.to_string());
+    s.record
+        .insert("daemon_args".into(), format!("{exe_s} {}", args.join(" ")));
+    Ok(s.record)
+}
+
+/// The pid the daemonised zfs-fuse writes into `pidfile`.
+fn wait_for_pid(pidfile: &Path, exe: &Path) -> Result<i32, StackError> {
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(pidfile).unwrap_or_default();
+        if let Some(pid) = text.strip_suffix('\n').and_then(|t| t.trim().parse().ok()) {
+            return Ok(pid);
+        }
+        if start.elapsed() > READY_TIMEOUT {
+            let others = running(exe);
+            return Err(StackError::Environment(format!(
+                "zfs-fuse started but wrote no pid to {} within {} s (running zfs-fuse: {others:?}); \
+                 it logs to syslog only",
+                pidfile.display(),
+                READY_TIMEOUT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the daemon `pid` answers `zpool list`.
+fn wait_ready(pid: i32, ctx: &mut Ctx) -> Result<(), StackError> {
+    let start = Instant::now();
+    loop {
+        if !alive(pid) {
+            return Err(StackError::Environment(format!(
+                "zfs-fuse (pid {pid}) exited during start-up (another daemon holding \
+                 /var/lock/zfs/zfs_lock? /dev/fuse missing?); it logs to syslog only"
+            )));
+        }
+        if ctx.exec.try_run("zpool", &["list", "-H"]) {
+            return Ok(());
+        }
+        if start.elapsed() > READY_TIMEOUT {
+            return Err(StackError::Environment(format!(
+                "zfs-fuse (pid {pid}) does not answer `zpool list` after {} s",
+                READY_TIMEOUT.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The zfs-fuse package version (`0.7.0-25+b1`): the daemon has no `--version`.
+pub fn package_version() -> Option<String> {
+    crate::exec::version_of("dpkg-query", &["-W", "-f=${Version}", "zfs-fuse"])
+        .filter(|v| !v.is_empty() && !v.contains("no packages"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEBIAN_RC: &str = "# comment\nvdev-cache-size = 10\nmax-arc-size = 100\n\
+        zfs-prefetch-disable\n# disable-block-cache\nfuse-attr-timeout = 3600\n\
+        fuse-mount-options = default_permissions\n";
+
+    fn spec(text: &str) -> StackSpec {
+        StackSpec::parse(text).unwrap()
+    }
+
+    #[test]
+    fn flags_win_over_zfsrc_and_zfsrc_is_recorded() {
+        let s = settings(&spec("zfs:arc=64m,vdev_cache=0"), DEBIAN_RC, &[]).unwrap();
+        let a = s.args.join(" ");
+        assert!(
+            a.contains("--max-arc-size 64") && a.contains("--vdev-cache-size 0"),
+            "{a}"
+        );
+        assert!(a.contains("--disable-block-cache") && a.contains("--no-kstat-mount"));
+        assert_eq!(s.record["arc_max"], (64u64 << 20).to_string());
+        assert_eq!(s.record["vdev_cache"], "0");
+        assert_eq!(s.record["prefetch"], "off");
+        assert_eq!(s.record["fuse_attr_timeout"], "3600");
+        assert_eq!(s.record["fuse_mount_options"], "default_permissions");
+        let s = settings(&spec("zfs"), DEBIAN_RC, &["max_read=65536".into()]).unwrap();
+        let a = s.args.join(" ");
+        assert!(
+            a.contains("--max-arc-size 100") && a.contains("--vdev-cache-size 10"),
+            "{a}"
+        );
+        assert_eq!(
+            s.record["fuse_mount_options"],
+            "default_permissions,max_read=65536"
+        );
+    }
+
+    #[test]
+    fn impossible_settings_are_refused() {
+        let e = settings(&spec("zfs:prefetch=on"), DEBIAN_RC, &[]).unwrap_err();
+        assert!(e.to_string().contains("zfs-prefetch-disable"), "{e}");
+        assert!(settings(&spec("zfs:prefetch=on"), "", &[]).is_ok());
+        let e = settings(&spec("zfs:arc=8m"), "", &[]).unwrap_err();
+        assert!(e.to_string().contains("16 MiB"), "{e}");
+        assert!(settings(&spec("zfs:arc=1000k"), "", &[]).is_err());
+        let s = settings(&spec("zfs:prefetch=off"), "", &[]).unwrap();
+        assert!(s.args.contains(&"--zfs-prefetch-disable".to_string()));
+        assert_eq!(s.record["arc_max"], "zfs-fuse default");
+    }
+}
