@@ -2,7 +2,7 @@
 # Installs the system packages bakeoff and its tests need (Debian/Ubuntu, as root).
 # The Rust toolchain (cargo) must already be installed.
 set -euo pipefail
-packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux)
+packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux zfs-fuse jq)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
