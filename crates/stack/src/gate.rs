@@ -42,7 +42,7 @@ struct Target {
 
 impl Related {
     /// From a sysfs block directory: its name, and the `MAJ:MIN` in its `dev` file.
-    fn at(sysdir: &Path, role: fn(&str) -> String) -> Result<Related, String> {
+    fn at(sysdir: &Path, role: impl FnOnce(&str) -> String) -> Result<Related, String> {
         let file = sysdir.join("dev");
         let text = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let (ma, mi) = text.trim().split_once(':').unwrap_or_default();
@@ -60,11 +60,14 @@ impl Target {
     fn find(&self, dev: u64) -> Option<&Related> {
         self.related.iter().find(|r| r.rdev == dev)
     }
-}
 
-/// `what` said of `rel`, phrased from the target's point of view.
-fn describe(rel: &Related, what: &str) -> String {
-    format!("{}{what}", rel.role)
+    /// `what` said of the related device `dev`, phrased from the target's point of view.
+    fn says(&self, dev: u64, what: impl FnOnce() -> String) -> Result<(), String> {
+        match self.find(dev) {
+            Some(rel) => Err(format!("{}{}", rel.role, what())),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Checks `device` before anything writes to it; `destroy_ok` lists devices whose existing
@@ -85,6 +88,7 @@ fn claim(t: &Target, destroy_ok: &[PathBuf]) -> Result<Claim, String> {
     mounts(t)?;
     swaps(t)?;
     holders(t)?;
+    loops(t)?;
     zfs(t)?;
     btrfs(t)?;
     // Held from here on, so nobody can mount or claim it between the checks and our use.
@@ -122,9 +126,11 @@ fn resolve(device: &Path) -> Result<Target, String> {
     }
     let related = related(meta.rdev())?;
     let node = Path::new("/dev").join(&related[0].name);
-    let node = match block_rdev(&node) == Some(meta.rdev()) {
-        true => node,
-        false => path.clone(),
+    // Report /dev/NAME when that node is this device; else the canonical path as given.
+    let node = if block_rdev(&node) == Some(meta.rdev()) {
+        node
+    } else {
+        path.clone()
     };
     Ok(Target {
         path,
@@ -139,9 +145,14 @@ fn related(rdev: u64) -> Result<Vec<Related>, String> {
     let dir = fs::canonicalize(&link)
         .map_err(|e| format!("{link}: {e}: not known to the kernel's block layer"))?;
     let mut out = vec![Related::at(&dir, |_| String::new())?];
-    let mut disk = dir.as_path();
-    if dir.join("partition").exists() {
-        disk = dir.parent().ok_or("a partition without a disk")?;
+    let is_part = dir.join("partition").exists();
+    let disk = if is_part {
+        dir.parent().ok_or("a partition without a disk")?
+    } else {
+        &dir
+    };
+    let d = file_name(disk);
+    if is_part {
         out.push(Related::at(disk, |n| {
             format!("a partition of /dev/{n}, which is ")
         })?);
@@ -151,7 +162,10 @@ fn related(rdev: u64) -> Result<Vec<Related>, String> {
             .map_err(|e| format!("{}: {e}", disk.display()))?
             .path();
         if p != dir && p.join("partition").exists() {
-            out.push(Related::at(&p, |n| format!("its partition /dev/{n} is "))?);
+            out.push(Related::at(&p, |n| match is_part {
+                true => format!("/dev/{n}, another partition of /dev/{d}, is "),
+                false => format!("its partition /dev/{n} is "),
+            })?);
         }
     }
     Ok(out)
@@ -168,32 +182,32 @@ fn block_rdev(path: &Path) -> Option<u64> {
     meta.file_type().is_block_device().then(|| meta.rdev())
 }
 
+/// `st_rdev` of a device node; only under /dev: stat elsewhere could hang on a stuck FUSE
+/// mount (a file vdev, a loop's backing file).
+fn node_rdev(path: &str) -> Option<u64> {
+    path.starts_with("/dev/")
+        .then(|| block_rdev(path.as_ref()))?
+}
+
 /// Mounted in any mount namespace (by `MAJ:MIN`, or by source for btrfs's anonymous
 /// devices), or the device of `/`.
 fn mounts(t: &Target) -> Result<(), String> {
     for (pid, text) in mount_tables()? {
         for m in bakeoff_probe::parse_mountinfo(&text) {
-            // Only sources under /dev: stat on other paths could hang on a stuck FUSE mount.
-            let by_source = || {
-                (m.source.starts_with("/dev/"))
-                    .then(|| block_rdev(Path::new(&m.source)))
-                    .flatten()
-                    .and_then(|d| t.find(d))
-            };
-            if let Some(rel) = t.find(makedev(m.major, m.minor)).or_else(by_source) {
-                let what = format!(
+            let what = || {
+                format!(
                     "mounted on {} (mount namespace of pid {pid})",
                     m.mount_point
-                );
-                return Err(describe(rel, &what));
+                )
+            };
+            t.says(makedev(m.major, m.minor), what)?;
+            if let Some(dev) = node_rdev(&m.source) {
+                t.says(dev, what)?;
             }
         }
     }
     let root = fs::metadata("/").map_err(|e| format!("cannot stat /: {e}"))?;
-    match t.find(root.dev()) {
-        Some(rel) => Err(describe(rel, "the device of / (stat)")),
-        None => Ok(()),
-    }
+    t.says(root.dev(), || "the device of / (stat)".into())
 }
 
 /// The mount table of every mount namespace that has a task in it, one per namespace where
@@ -253,9 +267,7 @@ fn swaps(t: &Target) -> Result<(), String> {
         let path = name.replace("\\040", " ");
         let dev = block_rdev(Path::new(&path))
             .ok_or_else(|| format!("cannot identify the swap area {path}"))?;
-        if let Some(rel) = t.find(dev) {
-            return Err(describe(rel, "in use as swap"));
-        }
+        t.says(dev, || "in use as swap".into())?;
     }
     Ok(())
 }
@@ -263,13 +275,27 @@ fn swaps(t: &Target) -> Result<(), String> {
 /// dm, md, LVM, bcache… sit on top of a device as its holders.
 fn holders(t: &Target) -> Result<(), String> {
     for rel in &t.related {
-        let dir = Path::new("/sys/class/block")
-            .join(&rel.name)
-            .join("holders");
-        let entries = fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = format!("/sys/class/block/{}/holders", rel.name);
+        let entries = fs::read_dir(&dir).map_err(|e| format!("{dir}: {e}"))?;
         let names: Vec<String> = entries.flatten().map(|e| file_name(&e.path())).collect();
         if !names.is_empty() {
-            return Err(describe(rel, &format!("held by {}", names.join(", "))));
+            return Err(format!("{}held by {}", rel.role, names.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// Loop devices backed by it: loop takes no holder link and no exclusive claim.
+fn loops(t: &Target) -> Result<(), String> {
+    for lo in fs::read_dir("/sys/block").map_err(|e| format!("/sys/block: {e}"))? {
+        let lo = lo.map_err(|e| format!("/sys/block: {e}"))?.path();
+        let Ok(backing) = fs::read_to_string(lo.join("loop/backing_file")) else {
+            continue; // not a loop device, or not bound
+        };
+        if let Some(dev) = node_rdev(backing.trim_end_matches('\n')) {
+            t.says(dev, || {
+                format!("the backing device of /dev/{}", file_name(&lo))
+            })?;
         }
     }
     Ok(())
@@ -277,24 +303,11 @@ fn holders(t: &Target) -> Result<(), String> {
 
 /// Imported pools' vdevs. zfs-fuse opens vdevs without `O_EXCL`, so only this finds them.
 fn zfs(t: &Target) -> Result<(), String> {
-    if !crate::exec::installed("zpool") {
+    let Some(status) = zpool_status()? else {
         return Ok(());
-    }
-    let mut out = run("zpool", &["status", "-P"])?;
-    if !out.status.success() && text(&out.stderr).contains("invalid option") {
-        out = run("zpool", &["status"])?; // zfs-fuse has no -P; it prints names under /dev
-    }
-    if !out.status.success() {
-        // No daemon (zfs-fuse) or no module (OpenZFS): no pool can be imported.
-        let none = ["zfs-fuse daemon is running", "modules are not loaded"];
-        let err = text(&out.stderr);
-        if none.iter().any(|n| err.contains(n)) {
-            return Ok(());
-        }
-        return Err(failed("zpool status", &out));
-    }
-    let (stdout, mut pool, mut config) = (text(&out.stdout), String::new(), false);
-    for line in stdout.lines() {
+    };
+    let (mut pool, mut config) = (String::new(), false);
+    for line in status.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
         match first {
             "pool:" => (pool, config) = (line.trim()[5..].trim().to_string(), false),
@@ -303,14 +316,42 @@ fn zfs(t: &Target) -> Result<(), String> {
             _ if config && !first.is_empty() => {
                 // An absolute path (-P) replaces "/dev" in the join.
                 let path = Path::new("/dev").join(first);
-                if let Some(rel) = block_rdev(&path).and_then(|d| t.find(d)) {
-                    return Err(describe(rel, &format!("member of ZFS pool {pool}")));
+                if let Some(dev) = node_rdev(&path.to_string_lossy()) {
+                    t.says(dev, || format!("member of ZFS pool {pool}"))?;
                 }
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// `zpool status` output, or `None` when no pool can be imported (no zpool, no zfs-fuse
+/// daemon, no ZFS module). Retried: a zfs-fuse daemon shutting down aborts it (SIGABRT,
+/// "Connection reset by peer") for a moment; a failure that lasts refuses.
+fn zpool_status() -> Result<Option<String>, String> {
+    if !crate::exec::installed("zpool") {
+        return Ok(None);
+    }
+    let none = ["zfs-fuse daemon is running", "modules are not loaded"];
+    let mut attempts = 0;
+    loop {
+        let mut out = run("zpool", &["status", "-P"])?;
+        if !out.status.success() && text(&out.stderr).contains("invalid option") {
+            out = run("zpool", &["status"])?; // zfs-fuse has no -P; it prints names under /dev
+        }
+        if out.status.success() {
+            return Ok(Some(text(&out.stdout)));
+        }
+        if none.iter().any(|n| text(&out.stderr).contains(n)) {
+            return Ok(None);
+        }
+        attempts += 1;
+        if attempts == 5 {
+            return Err(failed("zpool status", &out));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// Devices of mounted btrfs file systems, by kernel name.
@@ -325,8 +366,11 @@ fn btrfs(t: &Target) -> Result<(), String> {
         for dev in devices.flatten() {
             let name = file_name(&dev.path());
             if let Some(rel) = t.related.iter().find(|r| r.name == name) {
-                let what = format!("member of a btrfs file system ({})", file_name(&fs.path()));
-                return Err(describe(rel, &what));
+                let uuid = file_name(&fs.path());
+                return Err(format!(
+                    "{}member of a btrfs file system ({uuid})",
+                    rel.role
+                ));
             }
         }
     }
@@ -343,9 +387,10 @@ fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<(), String> {
             found.push(ty);
         }
     }
+    let listed = |p: &PathBuf| fs::canonicalize(p).ok().and_then(|p| block_rdev(&p));
     let allowed = destroy_ok
         .iter()
-        .any(|p| fs::canonicalize(p).ok().and_then(|p| block_rdev(&p)) == Some(t.related[0].rdev));
+        .any(|p| listed(p) == Some(t.related[0].rdev));
     if found.is_empty() || allowed {
         return Ok(());
     }
@@ -408,7 +453,7 @@ fn size(file: &File) -> Result<u64, String> {
 /// zfs-fuse, a dying disk) must refuse, not hang the gate.
 fn run(program: &str, args: &[&str]) -> Result<Output, String> {
     Command::new("timeout")
-        .args(["--kill-after=5", "30", program])
+        .args(["--foreground", "--kill-after=5", "30", program])
         .args(args)
         .env("LC_ALL", "C")
         .stdin(Stdio::null())

@@ -366,6 +366,54 @@ impl StackSpec {
         Ok(())
     }
 
+    /// Parses a TOML table: `type = "zfs"` plus the same keys as the command-line form, e.g.
+    /// `[stack]\ntype = "zfs"\nrecordsize = "8k"\nprimarycache = "metadata"`.
+    pub fn from_table(table: &toml::Table) -> Result<StackSpec, SpecError> {
+        let err = |m: &str| SpecError {
+            spec: format!("{table}").trim().replace('\n', ", "),
+            message: m.to_string(),
+        };
+        let kind = table
+            .get("type")
+            .and_then(|t| t.as_str())
+            .ok_or_else(|| err("needs type = \"ext4\" (or xfs, btrfs, zfs, tmpfs, raw, dir)"))?;
+        let mut pieces = Vec::new();
+        for (k, v) in table.iter().filter(|(k, _)| *k != "type") {
+            let text = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                _ => return Err(err(&format!("{k}: expected a string, number or boolean"))),
+            };
+            pieces.push(format!("{k}={text}"));
+        }
+        let text = if pieces.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}:{}", pieces.join(","))
+        };
+        StackSpec::parse(&text)
+    }
+
+    /// Parses the command-line form, or a TOML file holding one `[stack]` table.
+    pub fn parse_arg(arg: &str) -> Result<StackSpec, SpecError> {
+        let path = std::path::Path::new(arg);
+        if !arg.ends_with(".toml") || !path.is_file() {
+            return StackSpec::parse(arg);
+        }
+        let err = |m: String| SpecError {
+            spec: arg.to_string(),
+            message: m,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let doc: toml::Table = toml::from_str(&text).map_err(|e| err(e.to_string()))?;
+        let table = doc
+            .get("stack")
+            .and_then(|t| t.as_table())
+            .ok_or_else(|| err("expected a [stack] table".into()))?;
+        StackSpec::from_table(table)
+    }
+
     /// Number of backing devices to provision, including a ZFS log device.
     pub fn backing_devices(&self) -> u32 {
         match self.kind {
@@ -431,6 +479,25 @@ mod tests {
         assert_eq!(s.mount.as_deref(), Some("noatime,nodiratime"));
         let s = StackSpec::parse("ext4:mount=noatime,commit=60,devices=1").unwrap();
         assert_eq!(s.mount.as_deref(), Some("noatime,commit=60"));
+    }
+
+    #[test]
+    fn toml_tables_mean_the_same_as_the_command_line() {
+        let t: toml::Table = toml::from_str(
+            "type = \"zfs\"\nrecordsize = \"8k\"\nprimarycache = \"metadata\"\narc = \"100m\"",
+        )
+        .unwrap();
+        let a = StackSpec::from_table(&t).unwrap();
+        let b = StackSpec::parse("zfs:arc=100m,primarycache=metadata,recordsize=8k").unwrap();
+        assert_eq!((a.zfs_props, a.arc), (b.zfs_props, b.arc));
+        let t: toml::Table =
+            toml::from_str("type = \"btrfs\"\ndevices = 4\nprofile = \"raid10\"").unwrap();
+        assert_eq!(StackSpec::from_table(&t).unwrap().devices, 4);
+        let t: toml::Table = toml::from_str("recordsize = \"8k\"").unwrap();
+        assert!(StackSpec::from_table(&t)
+            .unwrap_err()
+            .to_string()
+            .contains("needs type"));
     }
 
     #[test]

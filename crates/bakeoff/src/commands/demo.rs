@@ -33,7 +33,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
     let interrupt = interrupt_flag()?;
     let (mut labels, mut records) = (Vec::new(), Vec::new());
     for spec_text in &args.stacks {
-        let spec = StackSpec::parse(spec_text).map_err(|e| failure(Code::Usage, e))?;
+        let spec = StackSpec::parse_arg(spec_text).map_err(|e| failure(Code::Usage, e))?;
         if let Some((tool, package)) = missing_tool(spec.kind) {
             eprintln!("== skipping {spec_text}: {tool} is missing (apt-get install {package}) ==");
             continue;

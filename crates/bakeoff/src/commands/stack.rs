@@ -24,7 +24,7 @@ pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failur
 
 /// Parses a spec and builds it, after undoing anything killed runs left behind.
 pub fn build(spec: &str, opts: &StackOpts, name: Option<String>) -> Result<Stack, Failure> {
-    let spec = StackSpec::parse(spec).map_err(|e| failure(Code::Usage, e))?;
+    let spec = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
     let options = options(opts, name)?;
     if !rustix::process::geteuid().is_root() && spec.kind != StackKind::Dir {
         return Err(failure(
