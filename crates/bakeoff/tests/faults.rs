@@ -288,3 +288,69 @@ fn two_runs_at_once_use_their_own_devices() {
     );
     scene.assert_clean("two concurrent runs");
 }
+
+#[test]
+fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let json = scene.state.path().join("m.json");
+    // Buffered random reads over 256 MiB with only 64 MiB of memory: the page cache cannot hold
+    // the data, so most reads must reach the device.
+    let out = scene
+        .run_on(
+            "ext4",
+            "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+            &["--mem-limit", "64m", "--json", json.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["stack"]["mem_limit_bytes"], 64 << 20);
+    let hits = v["summary"]["cache_hit_pct"].as_f64().unwrap();
+    assert!(
+        hits < 50.0,
+        "with 64 MiB for 256 MiB of data, {hits}% of reads came from cache"
+    );
+    // The same run without the limit: the page cache takes in the whole dataset.
+    let out = scene
+        .run_on(
+            "ext4",
+            "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+            &["--json", json.to_str().unwrap()],
+        )
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let unlimited = v["summary"]["cache_hit_pct"].as_f64().unwrap();
+    assert!(
+        unlimited > 80.0,
+        "without a limit only {unlimited}% of reads came from cache"
+    );
+    let cgroups = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "find /sys/fs/cgroup -maxdepth 4 -name 'bakeoff-*' -type d",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        cgroups.stdout.is_empty(),
+        "cgroup left: {}",
+        String::from_utf8_lossy(&cgroups.stdout)
+    );
+    scene.assert_clean("a run with --mem-limit");
+}
