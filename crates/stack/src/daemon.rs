@@ -47,3 +47,17 @@ pub fn stop(pid: i32, exe: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// SIGKILLs `pid` if it is stopped (state T) and still runs `exe`.
+pub fn kill_if_stopped(pid: i32, exe: &str) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    if matches!(state, Some("T" | "t")) && exe_of(pid).as_deref() == Some(exe) {
+        if let Some(p) = Pid::from_raw(pid) {
+            let _ = kill_process(p, Signal::KILL);
+        }
+    }
+}

@@ -31,6 +31,11 @@ pub enum Undo {
     DestroyPool { name: String },
     /// Stop this daemon: SIGTERM, then SIGKILL after 5 s; only if its executable still matches.
     StopDaemon { pid: i32, exe: String },
+    /// Stop the daemon whose pid is in this file (recorded before it starts, so a crash between
+    /// its start and the pid being known still stops it).
+    StopDaemonByPidfile { pidfile: PathBuf, exe: String },
+    /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
+    KillIfStopped { pid: i32, exe: String },
     /// Write `value` back into a sysfs/procfs file.
     RestoreFile { path: PathBuf, value: String },
     /// Move our processes out of this cgroup and remove it.
@@ -211,6 +216,17 @@ pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
         Undo::Unmount { path } => unmount(path, exec),
         Undo::DestroyPool { name } => destroy_pool(name, exec),
         Undo::StopDaemon { pid, exe } => crate::daemon::stop(*pid, exe),
+        Undo::StopDaemonByPidfile { pidfile, exe } => match std::fs::read_to_string(pidfile) {
+            Ok(t) => t
+                .trim()
+                .parse()
+                .map_or(Ok(()), |pid| crate::daemon::stop(pid, exe)),
+            Err(_) => Ok(()),
+        },
+        Undo::KillIfStopped { pid, exe } => {
+            crate::daemon::kill_if_stopped(*pid, exe);
+            Ok(())
+        }
         Undo::RestoreFile { path, value } => {
             std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
         }

@@ -7,12 +7,13 @@
 //! spec's properties and is mounted at `<stack dir>/mnt`. Everything is read back: the dataset's
 //! properties (`zfs get`), the layout (`zpool status`), the cache settings in force.
 //!
-//! Teardown, through the ledger in reverse: `zpool destroy` (unmounts too), unmount (lazily for
-//! a dead FUSE daemon), stop the daemon, detach the loops. If the daemon was killed, the pool
-//! cannot be destroyed but needs not be: it is in no cache file and its devices go away.
+//! Teardown, through the ledger in reverse: unmount (lazily for a dead FUSE daemon), `zpool
+//! destroy`, stop the daemon, detach the loops. If the daemon was killed, the pool cannot be
+//! destroyed but needs not be: it is in no cache file and its devices go away.
 
 #[path = "zfs_fuse.rs"]
 pub mod zfs_fuse;
+pub use zfs_fuse::{daemon_alive, health};
 
 use super::{mount_options, Built};
 use crate::backing::{Backing, Ctx};
@@ -20,12 +21,24 @@ use crate::error::StackError;
 use crate::exec::Exec;
 use crate::ledger::Undo;
 use crate::spec::{PoolLayout, StackSpec};
+use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// OpenZFS module parameters.
 const PARAMS: &str = "/sys/module/zfs/parameters";
+
+/// Mount options that are dataset properties: `option=property:value`.
+const MOUNT_AS_PROPERTY: &str = "noatime=atime:off atime=atime:on strictatime=atime:on \
+    ro=readonly:on rw=readonly:off noexec=exec:off exec=exec:on nosuid=setuid:off \
+    suid=setuid:on nodev=devices:off dev=devices:on";
+
+/// Backend, the cache settings in force, tool versions.
+pub(crate) type Setup = (String, BTreeMap<String, String>, BTreeMap<String, String>);
+
+/// String properties.
+type Props = BTreeMap<String, String>;
 
 /// True if the OpenZFS kernel module is loaded (then it is used rather than zfs-fuse).
 pub fn openzfs_loaded() -> bool {
@@ -34,12 +47,10 @@ pub fn openzfs_loaded() -> bool {
 
 /// The pool of a stack: `bk_` and the stack name, with characters ZFS refuses replaced by `_`.
 pub fn pool_name(stack: &str) -> String {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
     let clean: String = stack
         .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' | '.' => c,
-            _ => '_',
-        })
+        .map(|c| if ok(c) { c } else { '_' })
         .take(200)
         .collect();
     format!("bk_{clean}")
@@ -58,36 +69,26 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
     let (backend, mut properties, versions) = if openzfs {
         openzfs_setup(spec, ctx)?
     } else {
-        let settings = zfs_fuse::start(spec, ctx, &fuse_opts)?;
-        let version = zfs_fuse::package_version();
-        let upstream = version.as_deref().map(|v| v.split('-').next().unwrap_or(v));
-        let backend = format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"));
-        let versions = version
-            .map(|v| ("zfs-fuse".to_string(), v))
-            .into_iter()
-            .collect();
-        (backend, settings, versions)
+        zfs_fuse::start(spec, ctx, &fuse_opts)?
     };
     let mnt = ctx.dir.join("mnt");
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
     std::fs::create_dir_all(&mnt).map_err(StackError::io("creating mount point", &mnt))?;
-    ctx.ledger.record(Undo::Unmount { path: mnt.clone() })?;
     let pool = pool_name(&ctx.name);
     create_pool(spec, backing, &pool, ctx)?;
-    let mut props: Vec<String> = spec
-        .zfs_props
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    props.extend(mount_props.iter().map(|(k, v)| format!("{k}={v}")));
-    props.push(format!("mountpoint={}", mnt.display()));
-    let mut args = vec!["create"];
-    for p in &props {
-        args.extend(["-o", p]);
+    // Recorded after the pool, so teardown unmounts first: `zpool destroy` straight after
+    // its own unmount often finds a zfs-fuse pool still busy.
+    ctx.ledger.record(Undo::Unmount { path: mnt.clone() })?;
+    // Runs first at teardown: a stopped (SIGSTOP) FUSE daemon would hang umount and zpool.
+    let pid = properties.get("zfs_fuse_pid").and_then(|p| p.parse().ok());
+    let exe = properties
+        .get("daemon_args")
+        .and_then(|a| a.split_whitespace().next())
+        .map(str::to_string);
+    if let (Some(pid), Some(exe)) = (pid, exe) {
+        ctx.ledger.record(Undo::KillIfStopped { pid, exe })?;
     }
-    let ds = dataset(&pool);
-    args.push(&ds);
-    ctx.exec.run("zfs", &args)?;
+    create_dataset(spec, &pool, &mnt, mount_props, &fuse_opts, ctx)?;
     let fstype = wait_mounted(&mnt)?;
     properties.extend(read_back(&pool, ctx.exec)?);
     if let Some(o) = mount_options(&mnt) {
@@ -104,38 +105,61 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
     })
 }
 
+/// `zfs create` of the stack's dataset with the spec's properties, mounted at `mnt`.
+fn create_dataset(
+    spec: &StackSpec,
+    pool: &str,
+    mnt: &Path,
+    mut props: Vec<String>,
+    fuse_opts: &[String],
+    ctx: &mut Ctx,
+) -> Result<(), StackError> {
+    props.extend(spec.zfs_props.iter().map(|(k, v)| format!("{k}={v}")));
+    props.push(format!("mountpoint={}", mnt.display()));
+    let ds = dataset(pool);
+    let mut args = vec!["create"];
+    props.iter().for_each(|p| args.extend(["-o", p]));
+    args.push(&ds);
+    ctx.exec.run("zfs", &args).map_err(|e| {
+        if fuse_opts.is_empty() {
+            return e;
+        }
+        let mount = spec.mount.as_deref().unwrap_or("");
+        let fuse = fuse_opts.join(",");
+        StackError::Environment(format!(
+            "{e} (mount={mount} passes {fuse} to FUSE: check them)"
+        ))
+    })?;
+    Ok(())
+}
+
 /// `mount=` options: those with a ZFS property (`noatime` is `atime=off`, `ro` is
-/// `readonly=on`, ...) become dataset properties; the rest are FUSE mount options for
-/// zfs-fuse, and refused on OpenZFS.
-type MountSplit = (Vec<(String, String)>, Vec<String>);
-fn split_mount_options(spec: &StackSpec, openzfs: bool) -> Result<MountSplit, StackError> {
-    const AS_PROPERTY: &[(&str, &str, &str)] = &[
-        ("noatime", "atime", "off"),
-        ("atime", "atime", "on"),
-        ("strictatime", "atime", "on"),
-        ("ro", "readonly", "on"),
-        ("rw", "readonly", "off"),
-        ("noexec", "exec", "off"),
-        ("exec", "exec", "on"),
-        ("nosuid", "setuid", "off"),
-        ("suid", "setuid", "on"),
-        ("nodev", "devices", "off"),
-        ("dev", "devices", "on"),
-    ];
+/// `readonly=on`, ...) become dataset properties (`prop=value`); the rest are FUSE mount
+/// options for zfs-fuse, and refused on OpenZFS.
+fn split_mount_options(
+    spec: &StackSpec,
+    openzfs: bool,
+) -> Result<(Vec<String>, Vec<String>), StackError> {
+    let table: Vec<(&str, &str, &str)> = MOUNT_AS_PROPERTY
+        .split_whitespace()
+        .filter_map(|e| {
+            let (opt, pv) = e.split_once('=')?;
+            let (p, v) = pv.split_once(':')?;
+            Some((opt, p, v))
+        })
+        .collect();
     let (mut props, mut fuse) = (Vec::new(), Vec::new());
     for opt in spec.mount.iter().flat_map(|m| m.split(',')).map(str::trim) {
         let err = |why: String| StackError::Environment(format!("mount={opt}: {why}"));
-        match AS_PROPERTY.iter().find(|(o, _, _)| *o == opt) {
+        match table.iter().find(|(o, _, _)| *o == opt) {
             Some((_, k, v)) => match spec.zfs_props.get(*k) {
                 Some(given) if given != v => return Err(err(format!("contradicts {k}={given}"))),
-                _ => props.push((k.to_string(), v.to_string())),
+                _ => props.push(format!("{k}={v}")),
             },
             None if openzfs => {
-                let known: Vec<&str> = AS_PROPERTY.iter().map(|(o, _, _)| *o).collect();
+                let known: Vec<&str> = table.iter().map(|(o, _, _)| *o).collect();
                 let known = known.join(", ");
-                return Err(err(format!(
-                    "ZFS mounts take dataset properties; allowed: {known}"
-                )));
+                return Err(err(format!("ZFS mounts take properties; allowed: {known}")));
             }
             None if !opt.is_empty() => fuse.push(opt.to_string()),
             None => {}
@@ -147,26 +171,24 @@ fn split_mount_options(spec: &StackSpec, openzfs: bool) -> Result<MountSplit, St
 /// `zpool create` arguments for the devices: the data devices per layout, then `log DEV`.
 fn vdev_args(layout: PoolLayout, backing: &[Backing]) -> Vec<String> {
     let role = |r: &str| -> Vec<String> {
-        backing
-            .iter()
-            .filter(|b| b.info.role == r)
-            .map(|b| b.device().to_string())
-            .collect()
+        let of_role = backing.iter().filter(|b| b.info.role == r);
+        of_role.map(|b| b.device().to_string()).collect()
+    };
+    let group = |kind: &str, devs: &[String]| {
+        std::iter::once(kind.to_string())
+            .chain(devs.iter().cloned())
+            .collect::<Vec<_>>()
     };
     let data = role("data");
     let mut args: Vec<String> = match layout {
         PoolLayout::Stripe => data,
-        PoolLayout::Mirror => std::iter::once("mirror".into()).chain(data).collect(),
-        PoolLayout::Raidz => std::iter::once("raidz".into()).chain(data).collect(),
-        PoolLayout::MirrorStripe => data
-            .chunks(2)
-            .flat_map(|pair| std::iter::once("mirror".to_string()).chain(pair.iter().cloned()))
-            .collect(),
+        PoolLayout::Mirror => group("mirror", &data),
+        PoolLayout::Raidz => group("raidz", &data),
+        PoolLayout::MirrorStripe => data.chunks(2).flat_map(|p| group("mirror", p)).collect(),
     };
     let log = role("log");
     if !log.is_empty() {
-        args.push("log".into());
-        args.extend(log);
+        args.extend(group("log", &log));
     }
     args
 }
@@ -194,15 +216,13 @@ fn wait_mounted(mnt: &Path) -> Result<String, StackError> {
     let want = mnt.to_string_lossy();
     loop {
         let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let found = bakeoff_probe::parse_mountinfo(&text)
-            .into_iter()
-            .rfind(|m| m.mount_point == want);
-        if let Some(m) = found {
+        let mounts = bakeoff_probe::parse_mountinfo(&text);
+        if let Some(m) = mounts.into_iter().rfind(|m| m.mount_point == want) {
             return Ok(m.fstype);
         }
         if start.elapsed() > Duration::from_secs(10) {
             return Err(StackError::Environment(format!(
-                "the ZFS dataset was created but {} is not mounted",
+                "the ZFS dataset is not mounted at {}",
                 mnt.display()
             )));
         }
@@ -211,16 +231,17 @@ fn wait_mounted(mnt: &Path) -> Result<String, StackError> {
 }
 
 /// `property<TAB>value` lines as a map.
-fn tab_pairs(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| l.split_once('\t'))
+fn tab_pairs(text: &str) -> Props {
+    let pairs = text.lines().filter_map(|l| l.split_once('\t'));
+    pairs
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect()
 }
 
 /// The dataset's properties as `zfs get` shows them (`recordsize` = `8K`), the exact byte
-/// counts where they differ (`recordsize_bytes` = `8192`), the pool's layout and cache file.
-pub fn read_back(pool: &str, exec: &mut Exec) -> Result<BTreeMap<String, String>, StackError> {
+/// counts where they differ (`recordsize_bytes` = `8192`), the layout read back from
+/// `zpool status` ([`layout`]), the pool's `pool_cachefile`, `pool_version`, `ashift`.
+pub fn read_back(pool: &str, exec: &mut Exec) -> Result<Props, StackError> {
     let ds = dataset(pool);
     let get = ["get", "-H", "-o", "property,value", "all", &ds];
     let mut props = tab_pairs(&exec.run("zfs", &get)?);
@@ -231,107 +252,200 @@ pub fn read_back(pool: &str, exec: &mut Exec) -> Result<BTreeMap<String, String>
             props.insert(format!("{k}_bytes"), v);
         }
     }
-    let vdevs = parse_status(&exec.run("zpool", &["status", pool])?, pool);
-    props.extend(describe_layout(&vdevs));
-    let pool_props = exec.run("zpool", &["get", "-H", "-o", "property,value", "all", pool])?;
-    for (k, v) in tab_pairs(&pool_props) {
-        if ["cachefile", "version", "ashift", "size"].contains(&k.as_str()) {
-            props.insert(format!("pool_{k}"), v);
+    props.extend(layout(&exec.run("zpool", &["status", pool])?, pool));
+    // zfs-fuse's `zpool get` has no -H/-o: NAME PROPERTY VALUE SOURCE columns.
+    let pool_props = exec.run("zpool", &["get", "cachefile,version,ashift,size", pool])?;
+    for l in pool_props.lines().skip(1) {
+        if let [_, k, v, ..] = l.split_whitespace().collect::<Vec<_>>()[..] {
+            props.insert(format!("pool_{k}"), v.to_string());
         }
     }
-    if let Some(ashift) = created_ashift(exec) {
-        props.insert("ashift".into(), ashift);
+    // zfs-fuse picks an ashift and says so on stderr only ("Defaulting to 4K blocksize
+    // (ashift=12)"); OpenZFS reports it as the pool property.
+    let create = ["zpool".to_string(), "create".to_string()];
+    let created = exec.log.iter().rev().find(|c| c.argv.starts_with(&create));
+    let stderr = created.map_or("", |c| c.stderr.as_str());
+    if let Some((_, rest)) = stderr.split_once("ashift=") {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        props.insert("ashift".into(), digits);
     }
     props.insert("pool".into(), pool.to_string());
     props.insert("dataset".into(), ds);
     Ok(props)
 }
 
-/// The `ashift=N` zfs-fuse reports on stderr when it chose one (`Defaulting to 4K blocksize`).
-fn created_ashift(exec: &Exec) -> Option<String> {
-    let create = exec
-        .log
-        .iter()
-        .rev()
-        .find(|c| c.argv.get(1).is_some_and(|a| a == "create"))?;
-    let at = create.stderr.find("ashift=")?;
-    let digits: String = create.stderr[at + 7..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    (!digits.is_empty()).then_some(digits)
-}
-
-/// One top-level vdev in `zpool status`: its section (`data`, `logs`, `cache`, `spares`), name
-/// (`mirror-0`, `loop3`) and members.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Vdev {
-    /// `data` for the pool's own vdevs, else the status section (`logs`).
-    pub section: String,
-    /// `mirror-0`, `raidz1-0`, or a device for a plain vdev.
-    pub name: String,
-    /// Devices of a mirror or raidz; empty for a plain device.
-    pub members: Vec<String>,
-}
-
-/// The `config:` table of `zpool status POOL`.
-pub fn parse_status(text: &str, pool: &str) -> Vec<Vdev> {
-    let mut out: Vec<Vdev> = Vec::new();
-    let mut section = None;
-    let mut lines = text
+/// The layout from `zpool status POOL`: `layout` (stripe, mirror, raidz, mirror-stripe, or
+/// mixed), `vdevs` (`mirror-0(loop0,loop1) mirror-1(loop2,loop3)`) and `log_vdevs` (`loop4`).
+pub fn layout(status: &str, pool: &str) -> Props {
+    // (section, top-level vdev, members); `data` is the pool's own section.
+    let mut vdevs: Vec<(String, String, Vec<String>)> = Vec::new();
+    let mut section = String::new();
+    let mut lines = status
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("NAME"));
     lines.next();
     for line in lines.take_while(|l| !l.trim_start().starts_with("errors:")) {
         let body = line.trim_start_matches('\t');
-        let Some(name) = body.split_whitespace().next() else {
+        let Some(name) = body.split_whitespace().next().map(str::to_string) else {
             continue;
         };
         match (body.len() - body.trim_start().len()) / 2 {
-            0 => section = Some(if name == pool { "data" } else { name }.to_string()),
-            1 => out.push(Vdev {
-                section: section.clone().unwrap_or_default(),
-                name: name.to_string(),
-                members: Vec::new(),
-            }),
-            _ => out
+            0 if name == pool => section = "data".into(),
+            0 => section = name,
+            1 => vdevs.push((section.clone(), name, Vec::new())),
+            _ => vdevs
                 .iter_mut()
                 .last()
                 .into_iter()
-                .for_each(|v| v.members.push(name.into())),
+                .for_each(|v| v.2.push(name.clone())),
         }
     }
-    out
-}
-
-/// `layout` (stripe, mirror, raidz, mirror-stripe) as read back, `vdevs`, and `log_vdevs`.
-fn describe_layout(vdevs: &[Vdev]) -> BTreeMap<String, String> {
-    let show = |section: &str| -> String {
-        let parts = vdevs.iter().filter(|v| v.section == section).map(|v| {
-            if v.members.is_empty() {
-                v.name.clone()
+    let show = |s: &str| -> String {
+        let of = vdevs.iter().filter(|v| v.0 == s);
+        let shown = of.map(|(_, n, m)| {
+            if m.is_empty() {
+                n.clone()
             } else {
-                format!("{}({})", v.name, v.members.join(","))
+                format!("{n}({})", m.join(","))
             }
         });
-        parts.collect::<Vec<_>>().join(" ")
+        shown.collect::<Vec<_>>().join(" ")
     };
-    let data: Vec<&Vdev> = vdevs.iter().filter(|v| v.section == "data").collect();
-    let all = |p: &str| !data.is_empty() && data.iter().all(|v| v.name.starts_with(p));
-    let layout = match data.len() {
+    let data: Vec<_> = vdevs.iter().filter(|v| v.0 == "data").collect();
+    let all = |p: &str| !data.is_empty() && data.iter().all(|v| v.1.starts_with(p));
+    let kind = match data.len() {
         1 if all("mirror") => "mirror",
         _ if all("mirror") => "mirror-stripe",
         _ if all("raidz") => "raidz",
-        _ if data.iter().all(|v| v.members.is_empty()) => "stripe",
+        _ if data.iter().all(|v| v.2.is_empty()) => "stripe",
         _ => "mixed",
     };
-    let mut out = BTreeMap::from([
-        ("layout".to_string(), layout.to_string()),
-        ("vdevs".to_string(), show("data")),
+    let mut out = Props::from([
+        ("layout".into(), kind.into()),
+        ("vdevs".into(), show("data")),
     ]);
     let logs = show("logs");
     if !logs.is_empty() {
         out.insert("log_vdevs".into(), logs);
     }
     out
+}
+
+/// OpenZFS: applies `arc=` (`zfs_arc_max`), `prefetch=` (`zfs_prefetch_disable`) and
+/// `vdev_cache=` (`zfs_vdev_cache_size`, gone since OpenZFS 2.2) as module parameters, each
+/// restored at teardown. They are host-wide: other pools see them while the stack lives.
+fn openzfs_setup(spec: &StackSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
+    let param = |n: &str| std::fs::read_to_string(Path::new(PARAMS).join(n)).ok();
+    if let Some(arc) = spec.arc {
+        set_param(ctx, "zfs_arc_max", &arc.to_string())?;
+    }
+    if let Some(on) = spec.prefetch {
+        set_param(ctx, "zfs_prefetch_disable", if on { "0" } else { "1" })?;
+    }
+    match spec.vdev_cache {
+        Some(v) if param("zfs_vdev_cache_size").is_some() => {
+            set_param(ctx, "zfs_vdev_cache_size", &v.to_string())?
+        }
+        Some(v) if v > 0 => {
+            return Err(StackError::Environment(
+                "vdev_cache: this OpenZFS has no vdev cache (gone since 2.2): drop it".into(),
+            ))
+        }
+        _ => {}
+    }
+    let mut rec = Props::new();
+    for (key, name) in [
+        ("arc_max", "zfs_arc_max"),
+        ("prefetch", "zfs_prefetch_disable"),
+        ("vdev_cache", "zfs_vdev_cache_size"),
+    ] {
+        let v = param(name).map_or("absent".into(), |v| v.trim().to_string());
+        rec.insert(key.into(), format!("{name}={v}"));
+    }
+    let version = crate::exec::version_of("zfs", &["version"])
+        .or_else(|| param("../version").map(|v| v.trim().to_string()))
+        .unwrap_or_else(|| "(version unknown)".into());
+    let backend = format!("OpenZFS {}", version.trim_start_matches("zfs-"));
+    Ok((backend, rec, Props::from([("zfs".into(), version)])))
+}
+
+/// Writes an OpenZFS module parameter, recording the old value first; checks it took.
+fn set_param(ctx: &mut Ctx, name: &str, value: &str) -> Result<(), StackError> {
+    let path = Path::new(PARAMS).join(name);
+    let read = |p: &Path| std::fs::read_to_string(p).map_err(StackError::io("reading", p));
+    let old = read(&path)?.trim().to_string();
+    ctx.ledger.record(Undo::RestoreFile {
+        path: path.clone(),
+        value: old,
+    })?;
+    std::fs::write(&path, value).map_err(StackError::io("writing", &path))?;
+    let now = read(&path)?;
+    if now.trim() != value {
+        return Err(StackError::Environment(format!(
+            "OpenZFS did not take {name}={value}: it reads back {}",
+            now.trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Makes the next reads cold: `zpool export` (unmounting the dataset, which drops the ARC's
+/// buffers of the pool and the kernel's page cache of its files), then `zpool import` with
+/// `cachefile=none`, looking for the devices in `/dev` (loop devices included), and checks
+/// that the dataset is mounted where it was. A zfs-fuse daemon keeps running with its
+/// settings. `info` is the stack's record (its `pool` property names the pool).
+pub fn make_cold(info: &StackInfo, exec: &mut Exec) -> Result<(), StackError> {
+    let pool = info.properties.get("pool").ok_or_else(|| {
+        StackError::Environment(format!("stack {} records no ZFS pool", info.name))
+    })?;
+    make_pool_cold(pool, exec)
+}
+
+/// [`make_cold`] for a pool by name.
+pub fn make_pool_cold(pool: &str, exec: &mut Exec) -> Result<(), StackError> {
+    let ds = dataset(pool);
+    let get = ["get", "-H", "-o", "value", "mountpoint", &ds];
+    let mountpoint = PathBuf::from(exec.run("zfs", &get)?.trim());
+    exec.run("zpool", &["export", pool])?;
+    let import = ["import", "-o", "cachefile=none", "-d", "/dev", pool];
+    exec.run("zpool", &import)?;
+    wait_mounted(&mountpoint)?;
+    let again = exec.run("zfs", &get)?;
+    if Path::new(again.trim()) != mountpoint {
+        return Err(StackError::Environment(format!(
+            "{ds} came back mounted at {} instead of {}",
+            again.trim(),
+            mountpoint.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The tool ZFS stacks lack here, if any, and the Debian package that has it: `zpool` and `zfs`
+/// (zfsutils-linux) with the OpenZFS module, else `zfs-fuse`, `zpool` and `zfs` (zfs-fuse).
+pub fn missing_tool() -> Option<(&'static str, &'static str)> {
+    let missing =
+        |tools: &[&'static str]| tools.iter().copied().find(|t| !crate::exec::installed(t));
+    if openzfs_loaded() {
+        missing(&["zpool", "zfs"]).map(|t| (t, "zfsutils-linux"))
+    } else {
+        missing(&["zfs-fuse", "zpool", "zfs"]).map(|t| (t, "zfs-fuse"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_names_and_mount_options() {
+        assert_eq!(pool_name("zfs-12:3 x"), "bk_zfs-12_3_x");
+        let spec = StackSpec::parse("zfs:atime=on,mount=noatime").unwrap();
+        assert!(split_mount_options(&spec, false).is_err());
+        let spec = StackSpec::parse("zfs:mount=noatime,ro,max_read=65536").unwrap();
+        let (props, fuse) = split_mount_options(&spec, false).unwrap();
+        assert_eq!(props, vec!["atime=off", "readonly=on"]);
+        assert_eq!(fuse, vec!["max_read=65536"]);
+        assert!(split_mount_options(&spec, true).is_err());
+    }
 }

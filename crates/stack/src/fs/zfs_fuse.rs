@@ -11,6 +11,7 @@
 
 use crate::backing::Ctx;
 use crate::error::StackError;
+use crate::exec::Exec;
 use crate::ledger::Undo;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -59,6 +60,36 @@ pub fn alive(pid: i32) -> bool {
         .next()
         .and_then(|r| r.split_whitespace().next());
     is_zfs_fuse && crate::daemon::alive(pid) && !matches!(state, Some("T" | "t"))
+}
+
+/// True while the stack's ZFS can serve I/O as far as its process goes: for zfs-fuse, the
+/// daemon (`zfs_fuse_pid` among the stack's properties) runs and is neither stopped nor a
+/// zombie; for OpenZFS (no daemon) always. A run whose daemon died is invalid; teardown
+/// still completes.
+pub fn daemon_alive(properties: &BTreeMap<String, String>) -> bool {
+    match properties.get("zfs_fuse_pid").and_then(|p| p.parse().ok()) {
+        Some(pid) => alive(pid),
+        None => properties
+            .get("backend")
+            .is_some_and(|b| b.starts_with("OpenZFS")),
+    }
+}
+
+/// A heartbeat for watchdogs: an error naming the problem unless the daemon is alive (checked
+/// first, so a stopped daemon cannot hang `zpool`) and the pool is `ONLINE`.
+pub fn health(properties: &BTreeMap<String, String>, exec: &mut Exec) -> Result<(), StackError> {
+    let pool = properties.get("pool").map_or("", String::as_str);
+    if !daemon_alive(properties) {
+        let pid = properties.get("zfs_fuse_pid").map_or("?", String::as_str);
+        return Err(StackError::Environment(format!(
+            "the zfs-fuse daemon of pool {pool} (pid {pid}) died or is stopped: results are invalid"
+        )));
+    }
+    let health = exec.run("zpool", &["list", "-H", "-o", "health", pool])?;
+    match health.trim() {
+        "ONLINE" => Ok(()),
+        h => Err(StackError::Environment(format!("pool {pool} is {h}"))),
+    }
 }
 
 /// `/etc/zfs/zfsrc` as zfs-fuse parses it: `name = value` lines and bare flags; `#` comments.
@@ -173,13 +204,14 @@ fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
     )))
 }
 
-/// Starts the daemon for this stack with the spec's cache settings; returns what it runs with
-/// (`daemon_pid`, `arc_max`, `vdev_cache`, `prefetch`, ...). `fuse_opts` are FUSE mount options.
+/// Starts the daemon for this stack with the spec's cache settings (`fuse_opts` are FUSE mount
+/// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`zfs_fuse_pid`,
+/// `arc_max`, `vdev_cache`, `prefetch`, ...) and the package version.
 pub(super) fn start(
     spec: &StackSpec,
     ctx: &mut Ctx,
     fuse_opts: &[String],
-) -> Result<BTreeMap<String, String>, StackError> {
+) -> Result<super::Setup, StackError> {
     let exe = locate().ok_or(StackError::Missing {
         kind: "zfs",
         tool: "zfs-fuse",
@@ -192,6 +224,10 @@ pub(super) fn start(
     ctx.ledger.record(Undo::RemoveFile {
         path: pidfile.clone(),
     })?;
+    ctx.ledger.record(Undo::StopDaemonByPidfile {
+        pidfile: pidfile.clone(),
+        exe: exe.to_string_lossy().into_owned(),
+    })?;
     let mut args = vec![
         "--pidfile".to_string(),
         pidfile.to_string_lossy().into_owned(),
@@ -199,17 +235,25 @@ pub(super) fn start(
     args.append(&mut s.args);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let exe_s = exe.to_string_lossy().into_owned();
-    ctx.exec.run(&exe_s, &argv)?;
+    ctx.exec.run(&exe_s, &argv).map_err(|e| {
+        let others = running(&exe);
+        StackError::Environment(format!(
+            "{e}: zfs-fuse did not start (it logs to syslog only; zfs-fuse running: {others:?})"
+        ))
+    })?;
     let pid = wait_for_pid(&pidfile, &exe)?;
     ctx.ledger.record(Undo::StopDaemon {
         pid,
         exe: exe_s.clone(),
     })?;
     wait_ready(pid, ctx)?;
-    s.record.insert("daemon_pid".into(), pid.to_string());
-    s.record
-        .insert("daemon_args".into(), format!("{exe_s} {}", args.join(" ")));
-    Ok(s.record)
+    s.set("zfs_fuse_pid", pid.to_string());
+    s.set("daemon_args", format!("{exe_s} {}", args.join(" ")));
+    let version = package_version();
+    let upstream = version.as_deref().map(|v| v.split('-').next().unwrap_or(v));
+    let backend = format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"));
+    let versions = version.map(|v| ("zfs-fuse".to_string(), v));
+    Ok((backend, s.record, versions.into_iter().collect()))
 }
 
 /// The pid the daemonised zfs-fuse writes into `pidfile`.
