@@ -354,3 +354,66 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
     );
     scene.assert_clean("a run with --mem-limit");
 }
+
+#[test]
+fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let json = scene.state.path().join("z.json");
+    let child = scene
+        .run_on(
+            "zfs:recordsize=8k",
+            "readers=2,writers=1,data_size=64m,redo_size=8m,runtime=60s",
+            &["--json", json.to_str().unwrap()],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_mount(&scene, Duration::from_secs(60));
+    let daemon = Command::new("pgrep")
+        .args(["-x", "zfs-fuse"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&daemon.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "the stack's zfs-fuse daemon runs");
+    Command::new("kill").args(["-9", &pid]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["status"], "failed");
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("zfs-fuse daemon") && error.contains("died"),
+        "{error}"
+    );
+    assert!(
+        v["summary"]["read_iops"].is_null(),
+        "a failed run's figures are not results"
+    );
+    scene.assert_clean("a killed zfs-fuse daemon");
+    let daemons = Command::new("pgrep")
+        .args(["-x", "zfs-fuse"])
+        .output()
+        .unwrap();
+    let live: Vec<String> = String::from_utf8_lossy(&daemons.stdout)
+        .split_whitespace()
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            stat.rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next())
+                .is_some_and(|s| s != "Z")
+        })
+        .map(str::to_string)
+        .collect();
+    assert!(live.is_empty(), "zfs-fuse left running: {live:?}");
+}

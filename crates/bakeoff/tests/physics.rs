@@ -143,3 +143,49 @@ fn a_mounted_loop_device_is_refused_and_not_written() {
         "the device's write counter did not move"
     );
 }
+
+/// Runs `randread` on a fresh stack and returns its record.
+fn on_stack(spec: &str, set: &str) -> serde_json::Value {
+    let images = tempfile::Builder::new()
+        .prefix("bakeoff-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let state = tempfile::tempdir().unwrap();
+    std::env::set_var("BAKEOFF_STATE_DIR", state.path());
+    let dir = images.path().to_str().unwrap().to_string();
+    run_json(&[
+        "run", "randread", "--stack", spec, "--images", &dir, "--size", "1g", "--set", set,
+    ])
+}
+
+#[test]
+fn zfs_records_larger_or_misaligned_to_the_io_multiply_device_reads() {
+    if !privileged() {
+        return;
+    }
+    // One test: the zfs-fuse daemon is one per machine, so these run one after the other.
+    let big = on_stack(
+        "zfs:recordsize=128k,primarycache=metadata,vdev_cache=0",
+        "bs=8k,size=128m,runtime=3s",
+    );
+    assert_eq!(big["stack"]["properties"]["recordsize"], "128K");
+    let amp = fig(&big, "read_amplification");
+    assert!(
+        (14.0..=17.0).contains(&amp),
+        "128 KiB records under 8 KiB reads: amplification {amp}"
+    );
+    let spec = "zfs:recordsize=8k,primarycache=metadata,vdev_cache=0";
+    let aligned = fig(
+        &on_stack(spec, "bs=8k,size=256m,runtime=3s"),
+        "device_read_bytes_per_op",
+    );
+    let shifted = fig(
+        &on_stack(spec, "bs=8k,size=256m,offset=4k,runtime=3s"),
+        "device_read_bytes_per_op",
+    );
+    let ratio = shifted / aligned;
+    assert!(
+        (1.8..=2.2).contains(&ratio),
+        "offset=4k: {shifted} vs aligned {aligned} device bytes per read"
+    );
+}
