@@ -373,6 +373,8 @@ fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
         .spawn()
         .unwrap();
     wait_for_mount(&scene, Duration::from_secs(60));
+    // After the layout the pool is exported and re-imported (cold ARC): let the run start.
+    std::thread::sleep(Duration::from_secs(3));
     let daemon = Command::new("pgrep")
         .args(["-x", "zfs-fuse"])
         .output()
