@@ -297,11 +297,24 @@ fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
     let listed = exec
         .run("zpool", &["list", "-H", "-o", "name"])
         .unwrap_or_default();
-    if listed.lines().any(|l| l.trim() == name) {
-        exec.run("zpool", &["destroy", "-f", name])
-            .map_err(|e| e.to_string())?;
+    if !listed.lines().any(|l| l.trim() == name) {
+        return Ok(());
     }
-    Ok(())
+    // zfs-fuse releases a dataset a moment after its unmount (later still after O_DIRECT
+    // opens through FUSE): retry "busy" for a while.
+    let start = std::time::Instant::now();
+    loop {
+        match exec.run("zpool", &["destroy", "-f", name]) {
+            Ok(_) => return Ok(()),
+            Err(e)
+                if e.to_string().contains("busy")
+                    && start.elapsed() < std::time::Duration::from_secs(20) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(250))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -217,10 +217,10 @@ impl Stack {
 
     /// Why the stack itself failed during a run, if it did (a ZFS daemon that died).
     pub fn failure_cause(&self) -> Option<String> {
-        let pid: i32 = self.info.properties.get("zfs_fuse_pid")?.parse().ok()?;
-        (!crate::daemon::alive(pid)).then(|| {
+        let pid = self.info.properties.get("zfs_fuse_pid")?;
+        (!crate::fs::zfs::daemon_alive(&self.info.properties)).then(|| {
             format!(
-                "the zfs-fuse daemon (pid {pid}) of stack {} died during the run",
+                "the zfs-fuse daemon (pid {pid}) of stack {} died or was stopped during the run",
                 self.info.name
             )
         })
