@@ -419,3 +419,100 @@ fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
         .collect();
     assert!(live.is_empty(), "zfs-fuse left running: {live:?}");
 }
+
+#[test]
+fn every_stack_type_runs_a_workload_and_leaves_nothing() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let dir = tempfile::tempdir().unwrap();
+    let dir_spec = format!("dir={}", dir.path().display());
+    for spec in [
+        "raw",
+        "ext4",
+        "xfs",
+        "btrfs:devices=2,profile=raid1",
+        "zfs:recordsize=8k",
+        "tmpfs:size=256m",
+        &dir_spec,
+    ] {
+        let json = scene.state.path().join("e.json");
+        let images = scene.images.path().to_str().unwrap().to_string();
+        let out = scene
+            .cmd(&[
+                "run", "randrw", "--quiet", "--stack", spec, "--images", &images, "--size", "512m",
+            ])
+            .args([
+                "--set",
+                "size=64m,runtime=1s",
+                "--json",
+                json.to_str().unwrap(),
+                "--remove-data",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{spec}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0, "{spec}");
+        assert!(v["summary"]["write_iops"].as_f64().unwrap() > 0.0, "{spec}");
+        assert_eq!(v["stack"]["spec"], spec);
+        scene.assert_clean(spec);
+    }
+}
+
+#[test]
+fn a_device_is_used_only_when_named_for_destruction_and_past_the_gate() {
+    if !privileged() {
+        return;
+    }
+    let scene = Scene::new();
+    let root = std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some("/"))
+        .and_then(|l| l.split(" - ").nth(1)?.split(' ').nth(1).map(str::to_string))
+        .unwrap();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    // Without --destroy-data-on: refused before the gate even looks.
+    let out = scene
+        .cmd(&[
+            "stack", "create", "ext4", "--images", &images, "--device", &root,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--destroy-data-on"));
+    // Named, but mounted as /: the gate refuses, and says why.
+    let out = scene
+        .cmd(&[
+            "stack",
+            "create",
+            "ext4",
+            "--images",
+            &images,
+            "--device",
+            &root,
+            "--destroy-data-on",
+            &root,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("mounted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    scene.assert_clean("refused devices");
+}

@@ -106,6 +106,15 @@ pub fn loop_device(
     })
 }
 
+/// True if one of `list` is the same block device as `device` (by device number).
+fn named_for_destruction(device: &Path, list: &[PathBuf]) -> bool {
+    let rdev = |p: &Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
+    let Some(want) = rdev(device) else {
+        return false;
+    };
+    list.iter().any(|p| rdev(p) == Some(want))
+}
+
 /// Provides the spec's backing devices: the user's (gated) or new loop devices.
 pub fn provide(
     spec: &StackSpec,
@@ -141,6 +150,14 @@ pub fn provide(
             .iter()
             .enumerate()
             .map(|(i, d)| {
+                if !named_for_destruction(d, &opts.destroy_data_on) {
+                    return Err(StackError::Refused {
+                        device: d.display().to_string(),
+                        reason:
+                            "a --device is used only when --destroy-data-on names the same device"
+                                .into(),
+                    });
+                }
                 let claim = crate::gate::check(d, &opts.destroy_data_on)?;
                 let info = BackingInfo {
                     device: claim.device.to_string_lossy().into_owned(),
