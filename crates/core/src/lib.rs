@@ -11,6 +11,8 @@ pub mod record;
 pub mod settings;
 pub mod units;
 pub mod workload;
+pub mod verdict;
+pub mod findings;
 
 mod expand;
 pub mod job;

@@ -1,0 +1,1 @@
+//! Verdicts: is a cell better, worse, or not significantly different from the baseline?
