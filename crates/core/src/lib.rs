@@ -6,13 +6,14 @@
 //! * [`plan`]: the validated, resolved plan a run executes.
 //! * [`record`]: the run record written as JSON, and its flat summary.
 
+pub mod findings;
 pub mod plan;
 pub mod record;
 pub mod settings;
+pub mod study;
 pub mod units;
-pub mod workload;
 pub mod verdict;
-pub mod findings;
+pub mod workload;
 
 mod expand;
 pub mod job;
