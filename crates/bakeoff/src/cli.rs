@@ -24,6 +24,10 @@ pub enum Command {
     Workloads(WorkloadsArgs),
     /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
     Demo(DemoArgs),
+    /// Run a study: the same workload on several stacks and settings, repeated, compared.
+    Compare(CompareArgs),
+    /// The comparison table of one or more `compare` results directories.
+    Report(ReportArgs),
     /// Build, list and destroy storage stacks.
     Stack(StackArgs),
     /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
@@ -171,4 +175,84 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
     }
+}
+
+/// Output format of comparisons.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A table for the terminal.
+    Table,
+    /// A Markdown table.
+    Markdown,
+    /// CSV, one row per cell and figure.
+    Csv,
+    /// JSON with schema_version.
+    Json,
+}
+
+/// How a comparison is shown.
+#[derive(Args, Debug, Clone)]
+pub struct ReportOpts {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
+    /// Figures to show, e.g. read_iops,write_iops,cpu_busy_pct (seed 000's table).
+    #[arg(long, value_name = "KEYS")]
+    pub columns: Option<String>,
+    /// Minimum effect for a verdict (default: the study's, 5%).
+    #[arg(long, value_name = "PCT")]
+    pub min_effect: Option<String>,
+    /// Compare against this stack spec instead of the study's baseline.
+    #[arg(long, value_name = "SPEC")]
+    pub against: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A stack to compare (repeatable).
+    #[arg(long = "stack", value_name = "SPEC", required_unless_present = "study")]
+    pub stacks: Vec<String>,
+    /// A workload to run on every stack (repeatable).
+    #[arg(long = "workload", value_name = "NAME", required_unless_present = "study")]
+    pub workloads: Vec<String>,
+    /// Workload keys for every workload: --set readers=32,writers=8.
+    #[arg(long = "set", value_name = "KEY=VALUE,...")]
+    pub set: Vec<String>,
+    /// A sweep: zfs.recordsize=8k,32k,128k (a stack key) or slob.block=8k,32k (a workload key).
+    #[arg(long = "sweep", value_name = "SCOPE.KEY=V1,V2")]
+    pub sweeps: Vec<String>,
+    /// Repetitions of every cell (interleaved across cells).
+    #[arg(long, default_value_t = 3)]
+    pub repeat: u32,
+    /// The stack every other is compared with (default: the first).
+    #[arg(long)]
+    pub baseline: Option<String>,
+    /// A study file (TOML) instead of the flags above.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stacks", "workloads"])]
+    pub study: Option<PathBuf>,
+    /// Results directory (default: results/study-PID).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run only what the results directory is missing.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print the expanded plan, estimated time and disk space; check every stack can be built.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not drop caches before each run.
+    #[arg(long)]
+    pub warm: bool,
+    #[command(flatten)]
+    pub stack_opts: StackOpts,
+    #[command(flatten)]
+    pub report: ReportOpts,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results directories of `bakeoff compare` (several are combined).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub report: ReportOpts,
 }

@@ -16,6 +16,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Run(args) => commands::run::run(args),
         cli::Command::Workloads(args) => commands::workloads::run(args),
         cli::Command::Demo(args) => commands::demo::run(args),
+        cli::Command::Compare(args) => commands::compare::run(args),
+        cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Stack(args) => commands::stack::run(args),
         cli::Command::Cleanup(args) => commands::cleanup::run(args),
     };

@@ -6,6 +6,8 @@
 pub mod csv;
 pub mod json;
 pub mod side_by_side;
+pub mod study;
+pub mod study_table;
 pub mod terminal;
 
 mod fmt;

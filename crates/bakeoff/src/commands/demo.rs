@@ -2,13 +2,13 @@
 //! default), each built, measured cold and torn down, then the headline figures side by side.
 //! A stack type that cannot be built here is skipped with what to install.
 
-use super::measure::{interrupt_flag, measure_with_devices, status_code};
+use super::measure::{interrupt_flag, status_code};
+use super::on_stack::{run_on_stack, StackRun};
 use super::run::parse_sets;
 use crate::cli::DemoArgs;
-use crate::exit::{failure, stack_failure, Code, Failure};
+use crate::exit::{failure, Code, Failure};
 use bakeoff_core::settings::{Origin, Settings};
 use bakeoff_core::workload::builtin;
-use bakeoff_engine::Target;
 use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::StackSpec;
 
@@ -39,27 +39,8 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
             continue;
         }
         eprintln!("== slob on {spec_text} ==");
-        let mut stack = super::stack::build(spec_text, &args.stack_opts, None)?;
-        let target = if stack.is_device {
-            Target::Device(stack.target.clone())
-        } else {
-            Target::Directory(stack.target.clone())
-        };
-        let devices = stack.devices.clone();
-        let mut record = {
-            let mut prepare = || stack.prepare_run(false).map_err(stack_failure);
-            measure_with_devices(
-                &plan,
-                &target,
-                &interrupt,
-                false,
-                &mut prepare,
-                Some(devices),
-            )?
-        };
-        record.stack = Some(stack.info.clone());
-        record.cold = Some(true);
-        stack.destroy().map_err(stack_failure)?;
+        let run = StackRun { spec: spec_text, opts: &args.stack_opts, warm: false, mem_limit: None, quiet: false };
+        let record = run_on_stack(&run, &plan, &interrupt)?;
         println!("{}", bakeoff_report::terminal::render(&record));
         let code = status_code(&record);
         labels.push(spec_text.clone());

@@ -1,6 +1,7 @@
 //! `bakeoff run`: one workload on one target.
 
-use super::measure::{interrupt_flag, measure, measure_with_devices, status_code};
+use super::measure::{interrupt_flag, measure, status_code};
+use super::on_stack::{run_on_stack, StackRun};
 use crate::cli::RunArgs;
 use crate::exit::{fail, failure, stack_failure, Code, Failure};
 use bakeoff_core::settings::Settings;
@@ -86,62 +87,14 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     }
     let interrupt = interrupt_flag()?;
     let record = match &args.stack {
-        Some(spec) => run_on_stack(&args, spec, &plan, mem_limit, &interrupt)?,
+        Some(spec) => {
+            let run = StackRun { spec, opts: &args.stack_opts, warm: args.warm, mem_limit, quiet: args.quiet };
+            run_on_stack(&run, &plan, &interrupt)?
+        }
         None => run_on_target(&args, &plan, &interrupt)?,
     };
     report(&args, &record)?;
     Ok(status_code(&record))
-}
-
-/// Builds the stack, runs on it, and tears it down on every path.
-fn run_on_stack(
-    args: &RunArgs,
-    spec: &str,
-    plan: &bakeoff_core::Plan,
-    mem_limit: Option<u64>,
-    interrupt: &std::sync::atomic::AtomicBool,
-) -> Result<bakeoff_core::record::RunRecord, Failure> {
-    let mut stack = super::stack::build(spec, &args.stack_opts, None)?;
-    let needed = plan.dataset_bytes();
-    let available = stack.capacity().map_err(stack_failure)?;
-    if needed > available {
-        let e = bakeoff_stack::StackError::TooSmall {
-            stack: stack.info.spec.clone(),
-            available,
-            needed,
-        };
-        return Err(stack_failure(e));
-    }
-    if let Some(bytes) = mem_limit {
-        stack.limit_memory(bytes).map_err(stack_failure)?;
-    }
-    let target = if stack.is_device {
-        Target::Device(stack.target.clone())
-    } else {
-        Target::Directory(stack.target.clone())
-    };
-    let warm = args.warm;
-    let devices = stack.devices.clone();
-    let mut record = {
-        let mut prepare = || stack.prepare_run(warm).map_err(stack_failure);
-        measure_with_devices(
-            plan,
-            &target,
-            interrupt,
-            args.quiet,
-            &mut prepare,
-            Some(devices),
-        )?
-    };
-    record.stack = Some(stack.info.clone());
-    record.cold = Some(!warm);
-    if let Some(reason) = stack.failure_cause() {
-        let error = record.error.take().unwrap_or_default();
-        record.error = Some(format!("{error} ({reason})").trim_start().to_string());
-        record.status = bakeoff_core::record::RunStatus::Failed;
-    }
-    stack.destroy().map_err(stack_failure)?;
-    Ok(record)
 }
 
 /// Runs on a directory or loop device the user gave.

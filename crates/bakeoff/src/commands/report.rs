@@ -1,0 +1,95 @@
+//! `bakeoff report DIR...`: the comparison table from one or more results directories (a
+//! baseline measured last month against a study today), in table, Markdown, CSV or JSON.
+
+use crate::cli::{Format, ReportArgs, ReportOpts};
+use crate::exit::{failure, Code, Failure};
+use bakeoff_core::record::RunRecord;
+use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
+use bakeoff_core::verdict::Method;
+use bakeoff_report::study::{build, figure, CellRuns, StudyReport, DEFAULT_COLUMNS};
+use std::path::{Path, PathBuf};
+
+fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
+    let path = dir.join("study.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| failure(Code::Usage, format!("{}: {e} (is this a `bakeoff compare` results directory?)", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))
+}
+
+/// Completed runs of a cell (failed runs and half-written files are not results).
+fn read_runs(dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
+    let cell_dir = dir.join("runs").join(&cell.id);
+    let Ok(entries) = std::fs::read_dir(&cell_dir) else { return Ok(Vec::new()) };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rep-") && n.ends_with(".json") && !n.ends_with(".failed.json")))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| failure(Code::Io, format!("{}: {e}", p.display())))?;
+            serde_json::from_str(&text).map_err(|e| failure(Code::Usage, format!("{}: {e}", p.display())))
+        })
+        .collect()
+}
+
+/// Loads and compares the studies in `dirs`.
+pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure> {
+    let mut cells: Vec<(Cell, Vec<RunRecord>)> = Vec::new();
+    let mut first: Option<StudyPlan> = None;
+    for dir in dirs {
+        let plan = read_plan(dir)?;
+        for cell in &plan.cells {
+            let runs = read_runs(dir, cell)?;
+            match cells.iter_mut().find(|(c, _)| c.label == cell.label) {
+                Some((_, existing)) => existing.extend(runs),
+                None => cells.push((cell.clone(), runs)),
+            }
+        }
+        first.get_or_insert(plan);
+    }
+    let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
+    let baseline = opts.against.clone().or(first.study.baseline.clone()).unwrap_or_else(|| first.study.stacks[0].clone());
+    let min_effect = match &opts.min_effect {
+        Some(m) => parse_fraction(m).map_err(|e| failure(Code::Usage, format!("--min-effect: {e}")))?,
+        None => first.study.min_effect,
+    };
+    let keys: Vec<String> = match &opts.columns {
+        Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
+        None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
+    };
+    let columns = keys
+        .iter()
+        .map(|k| figure(k).ok_or_else(|| failure(Code::Usage, format!("--columns: unknown figure '{k}' (e.g. read_iops, write_iops, cpu_busy_pct)"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let runs: Vec<CellRuns> = cells
+        .iter()
+        .map(|(c, r)| CellRuns {
+            label: c.label.clone(),
+            stack: c.stack.clone(),
+            runs: r.clone(),
+            baseline: cells.iter().position(|(b, _)| b.base_stack == baseline && b.workload == c.workload && b.set == c.set),
+        })
+        .collect();
+    let method = Method { min_effect, ..Method::default() };
+    Ok(build(&runs, &columns, &method, 3))
+}
+
+/// Renders in the requested format.
+pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure> {
+    use bakeoff_report::study_table as t;
+    Ok(match opts.format {
+        Format::Table => t::render_table(report),
+        Format::Markdown => t::render_markdown(report),
+        Format::Csv => t::render_csv(report),
+        Format::Json => t::render_json(report),
+    })
+}
+
+/// Runs the command.
+pub fn run(args: ReportArgs) -> Result<Code, Failure> {
+    let report = load(&args.dirs, &args.report)?;
+    print!("{}", render(&report, &args.report)?);
+    Ok(Code::Ok)
+}

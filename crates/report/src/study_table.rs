@@ -1,0 +1,143 @@
+//! The comparison as a terminal table, Markdown or CSV. Each figure shows the median, the range
+//! over repetitions, and against the baseline the ratio and the verdict:
+//! `48,902 [47,1k–50,2k] ×0.50 worse`.
+
+use crate::study::{figure, CellRow, FigureCell, StudyReport};
+use bakeoff_core::verdict::Verdict;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use std::fmt::Write;
+
+fn number(v: f64, decimals: usize) -> String {
+    if decimals == 0 {
+        crate::fmt::group(v.round().max(0.0) as u64)
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoSignificantDifference => "same",
+        Verdict::TooFewSamples => "too few runs",
+    }
+}
+
+/// The compact mark used in tables: + better, - worse, = no significant difference, ? too few.
+fn verdict_mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "+",
+        Verdict::Worse => "-",
+        Verdict::NoSignificantDifference => "=",
+        Verdict::TooFewSamples => "?",
+    }
+}
+
+/// The text of one figure cell.
+fn cell_text(f: &FigureCell, decimals: usize, with_range: bool) -> String {
+    let Some(m) = f.median else { return "-".into() };
+    let mut s = number(m, decimals);
+    if with_range {
+        if let (Some(a), Some(b)) = (f.min, f.max) {
+            if a != b {
+                let _ = write!(s, " [{}–{}]", number(a, decimals), number(b, decimals));
+            }
+        }
+    }
+    if let Some(c) = f.vs_baseline.as_ref().filter(|c| c.ratio.is_finite()) {
+        let _ = write!(s, " ×{:.2}{}", c.ratio, verdict_mark(c.verdict));
+    }
+    s
+}
+
+fn headings(r: &StudyReport) -> Vec<String> {
+    let mut h = vec!["cell".to_string(), "runs".into()];
+    h.extend(r.columns.iter().map(|k| figure(k).map_or(k.clone(), |f| f.label.to_string())));
+    h
+}
+
+fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
+    let label = if row.is_baseline { format!("{} (baseline)", row.label) } else { row.label.clone() };
+    let mut cells = vec![label, row.runs.to_string()];
+    for (k, f) in r.columns.iter().zip(&row.figures) {
+        cells.push(cell_text(f, figure(k).map_or(1, |d| d.decimals), with_range));
+    }
+    cells
+}
+
+fn findings_text(r: &StudyReport, bullet: &str) -> String {
+    let mut s = String::new();
+    for row in r.rows.iter().filter(|row| !row.findings.is_empty()) {
+        let _ = writeln!(s, "\n{}:", row.label);
+        for f in &row.findings {
+            let _ = writeln!(s, "{bullet}{}: {} ({}). {}", f.id, f.title, f.evidence, f.suggestion);
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "\nnote: {n}");
+    }
+    s
+}
+
+/// A terminal table, then the findings.
+pub fn render_table(r: &StudyReport) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(headings(r));
+    for row in &r.rows {
+        t.add_row(row_cells(r, row, true));
+    }
+    let legend = format!(
+        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md)",
+        r.min_effect * 100.0
+    );
+    format!("{t}\n{legend}\n{}", findings_text(r, "  - "))
+}
+
+/// A Markdown table, then the findings.
+pub fn render_markdown(r: &StudyReport) -> String {
+    let h = headings(r);
+    let mut s = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
+    for row in &r.rows {
+        let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+    }
+    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%.", r.min_effect * 100.0);
+    s + &findings_text(r, "- ")
+}
+
+/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
+pub fn render_csv(r: &StudyReport) -> String {
+    let mut s = String::from("cell,stack,runs,baseline,figure,median,min,max,ratio,ci_low,ci_high,p_value,verdict\n");
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    for row in &r.rows {
+        for (k, f) in r.columns.iter().zip(&row.figures) {
+            let c = f.vs_baseline.as_ref();
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{k},{},{},{},{},{},{},{},{}",
+                quote(&row.label),
+                quote(&row.stack),
+                row.runs,
+                row.is_baseline,
+                opt(f.median),
+                opt(f.min),
+                opt(f.max),
+                opt(c.map(|c| c.ratio)),
+                opt(c.map(|c| c.ci_low)),
+                opt(c.map(|c| c.ci_high)),
+                opt(c.and_then(|c| c.p_value)),
+                c.map_or("", |c| verdict_word(c.verdict)),
+            );
+        }
+    }
+    s
+}
+
+/// JSON with `schema_version`.
+pub fn render_json(r: &StudyReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("reports serialise");
+    s.push('\n');
+    s
+}
