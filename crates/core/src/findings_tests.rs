@@ -1,0 +1,254 @@
+//! Tests of the findings rules, on records built from compact JSON.
+
+use super::*;
+use crate::record::*;
+use serde_json::json;
+
+const OPS: u64 = 100_000;
+
+/// A 10 s run of 8 KiB direct random reads on `kind` (64 GiB dataset, 16 GiB memory, steady
+/// 10 000 IOPS): the devices read `amp` bytes per application byte.
+fn run(kind: &str, props: &[(&str, &str)], amp: f64) -> RunRecord {
+    let props: std::collections::BTreeMap<_, _> = props.iter().copied().collect();
+    let v = json!({
+        "schema_version": 1, "status": "completed", "started_unix_s": 0,
+        "measured_ns": 10_000_000_000u64, "cold": true, "summary": {}, "roles": [],
+        "target": {"path": "/t", "kind": "directory"},
+        "plan": {"workload": "randread", "engine": "psync", "runtime_ns": 10_000_000_000u64,
+            "ramp_time_ns": 0, "seed": 1, "compress_pct": 0, "settings": {},
+            "filesets": [{"name": "d", "nrfiles": 1, "file_size": 64u64 << 30}],
+            "roles": [{"name": "reader", "threads": 4, "fileset": 0, "direct": true,
+                "sync_mode": "none", "iodepth": 1, "offset": 0, "log": false,
+                "log_writer": false, "steps": [{"io": {"mix": {"kind": "read"},
+                "pattern": "random", "bs": 8192, "count": null}}]}]},
+        "stack": {"name": "s", "spec": kind, "kind": kind, "backend": "kernel", "target": "/t",
+            "backing": [], "properties": props, "tool_versions": {}, "commands": []},
+        "environment": {"tool_version": "0", "kernel": "6", "hostname": "h", "cpu_model": "c",
+            "cpus": 2, "memory_bytes": 16u64 << 30, "clocksource": "tsc",
+            "timer_overhead_ns": 20.0},
+        "tool": {"user_us": 0, "system_us": 0, "max_rss_bytes": 0},
+        "devices": [{"name": "loop0", "role": "stack", "read_ops": 0, "read_bytes": 0,
+            "write_ops": 0, "write_bytes": 0, "read_iops": 0.0, "write_iops": 0.0,
+            "util_pct": 50.0}],
+        "samples": (1..=10).map(|t| json!({"t_s": t, "measured": true, "read_iops": 1e4,
+            "write_iops": 0.0, "read_mb_s": 0.0, "write_mb_s": 0.0})).collect::<Vec<_>>(),
+    });
+    let mut r: RunRecord = serde_json::from_value(v).unwrap();
+    set_io(&mut r, OpKind::Read, 8192, amp);
+    r
+}
+
+/// `OPS` application operations of `kind` and `bs`; the devices move `amp` bytes per byte in
+/// as many requests.
+fn set_io(r: &mut RunRecord, kind: OpKind, bs: u64, amp: f64) {
+    let op = json!({"kind": kind, "ops": OPS, "bytes": OPS * bs, "iops": 1e4, "mb_s": 0.0});
+    let role = json!({"name": kind.name(), "threads": 1, "ops": [op]});
+    let dev = (amp * (OPS * bs) as f64) as u64;
+    let d = &mut r.devices[0];
+    match kind {
+        OpKind::Read => (d.read_ops, d.read_bytes) = (OPS, dev),
+        _ => (d.write_ops, d.write_bytes) = (OPS, dev),
+    }
+    r.roles.retain(|x| x.name != kind.name());
+    r.roles.push(serde_json::from_value(role).unwrap());
+    recompute(r);
+}
+
+fn recompute(r: &mut RunRecord) {
+    r.summary = Summary::compute(&r.roles, r.cpu.as_ref(), &r.devices, 10.0);
+}
+
+fn ids(r: &RunRecord) -> Vec<String> {
+    run_findings(r).into_iter().map(|f| f.id).collect()
+}
+
+fn has(r: &RunRecord, id: &str) -> bool {
+    ids(r).iter().any(|x| x == id)
+}
+
+fn get(r: &RunRecord, id: &str) -> Finding {
+    let all = run_findings(r);
+    let f = all.iter().find(|f| f.id == id);
+    f.unwrap_or_else(|| panic!("{id} missing from {all:#?}"))
+        .clone()
+}
+
+#[test]
+fn clean_raw_direct_run_has_no_findings() {
+    assert_eq!(ids(&run("raw", &[], 1.0)), Vec::<String>::new());
+}
+
+#[test]
+fn large_recordsize_names_the_read_size() {
+    let r = run(
+        "zfs",
+        &[("recordsize", "128K"), ("primarycache", "metadata")],
+        16.0,
+    );
+    let f = get(&r, "read_amplification");
+    assert!(f.suggestion.contains("recordsize=8k"), "{f:?}");
+    assert!(
+        f.evidence.contains("128 KiB") && f.evidence.contains("16.0"),
+        "{f:?}"
+    );
+    assert!(!has(&r, "cache_served") && !has(&r, "prefetch_inflation"));
+}
+
+#[test]
+fn cached_zfs_reads_are_cache_served() {
+    let mut r = run("zfs", &[("recordsize", "8K")], 0.1);
+    r.plan.roles[0].direct = false;
+    r.plan.filesets[0].file_size = 1 << 30;
+    let f = get(&r, "cache_served");
+    assert!(f.evidence.contains("90.0%"), "{f:?}");
+    assert!(f.suggestion.contains("primarycache=metadata"), "{f:?}");
+    assert!(f.suggestion.contains("direct=true"), "{f:?}");
+    assert!(get(&r, "dataset_fits_in_memory").evidence.contains("1 GiB"));
+    assert!(!has(&r, "read_amplification"));
+    r.stack.as_mut().unwrap().mem_limit_bytes = Some(256 << 20);
+    assert!(!has(&r, "dataset_fits_in_memory"));
+}
+
+#[test]
+fn doubled_reads_with_matching_records_are_misaligned() {
+    let mut r = run("zfs", &[("recordsize_bytes", "8192")], 2.0);
+    r.plan.roles[0].offset = 4096;
+    let f = get(&r, "read_amplification");
+    assert!(
+        f.title.contains("misaligned") && f.suggestion.contains("offset"),
+        "{f:?}"
+    );
+    assert!(!has(&r, "prefetch_inflation"), "explained by alignment");
+}
+
+#[test]
+fn large_device_reads_are_prefetch() {
+    let r = run(
+        "zfs",
+        &[("recordsize", "8K"), ("vdev_cache", "10485760")],
+        8.0,
+    );
+    let f = get(&r, "prefetch_inflation");
+    assert!(
+        f.evidence.contains("64 KiB") && f.suggestion.contains("vdev_cache=0"),
+        "{f:?}"
+    );
+    let f = get(&run("ext4", &[], 8.0), "prefetch_inflation");
+    assert!(f.suggestion.contains("read_ahead_kb"), "{f:?}");
+}
+
+#[test]
+fn write_amplification_by_stack() {
+    let mut r = run("ext4", &[], 1.0);
+    set_io(&mut r, OpKind::Write, 8192, 2.0);
+    let f = get(&r, "write_doubling");
+    assert!(
+        f.evidence.contains("2.0") && f.suggestion.contains("journal"),
+        "{f:?}"
+    );
+    let mut r = run("btrfs", &[], 1.0);
+    set_io(&mut r, OpKind::Write, 4096, 5.0);
+    assert!(get(&r, "write_amplification")
+        .suggestion
+        .contains("copy-on-write"));
+    assert!(!has(&r, "write_doubling"));
+    let mut r = run("raw", &[], 1.0);
+    set_io(&mut r, OpKind::Write, 8192, 2.0);
+    assert!(ids(&r).is_empty(), "no journal: {:?}", ids(&r));
+    r.plan.roles[0].sync_mode = SyncMode::Dsync;
+    assert!(has(&r, "write_doubling"));
+}
+
+#[test]
+fn saturation() {
+    let mut r = run("raw", &[], 1.0);
+    r.devices[0].util_pct = 99.0;
+    let cpu = json!({"cpus": 2, "busy_pct": 95.0, "user_pct": 5.0, "system_pct": 90.0,
+        "iowait_pct": 0.0, "irq_pct": 0.0, "softirq_pct": 0.0, "steal_pct": 0.0,
+        "busy_us": 19e6});
+    r.cpu = serde_json::from_value(cpu).unwrap();
+    recompute(&mut r);
+    assert!(get(&r, "cpu_saturated").evidence.contains("95.0%"));
+    assert!(get(&r, "device_saturated")
+        .evidence
+        .contains("loop0 busy 99.0%"));
+}
+
+#[test]
+fn trends_and_short_runs() {
+    let mut r = run("raw", &[], 1.0);
+    for s in &mut r.samples {
+        s.read_iops = 20_000.0 - 1000.0 * s.t_s;
+    }
+    let f = get(&r, "not_steady");
+    assert!(
+        f.evidence.contains("-62%") && f.evidence.contains("last third"),
+        "{f:?}"
+    );
+    r.samples.truncate(3);
+    r.measured_ns = 3_000_000_000;
+    let f = get(&r, "too_short");
+    assert!(
+        f.title.contains("3.0 s") && f.evidence.contains("3 measured"),
+        "{f:?}"
+    );
+    assert_eq!(f.severity, Severity::Info);
+}
+
+#[test]
+fn compression_and_warm_runs() {
+    let mut r = run("zfs", &[("compression", "lz4")], 1.0);
+    assert!(ids(&r).is_empty());
+    r.plan.compress_pct = 50;
+    r.cold = Some(false);
+    assert!(get(&r, "compressible_data")
+        .evidence
+        .contains("compression=lz4"));
+    assert_eq!(get(&r, "warm_run").severity, Severity::Info);
+    let props = &mut r.stack.as_mut().unwrap().properties;
+    props.insert("compression".into(), "off".into());
+    assert!(!has(&r, "compressible_data"));
+}
+
+#[test]
+fn empty_and_degenerate_records_do_not_panic() {
+    let mut r = run("raw", &[], f64::NAN);
+    (r.roles, r.devices, r.plan.roles) = (vec![], vec![], vec![]);
+    r.summary = Summary {
+        read_amplification: Some(f64::NAN),
+        ..Default::default()
+    };
+    r.samples.iter_mut().for_each(|s| s.read_iops = 0.0);
+    assert!(ids(&r).is_empty());
+    (r.samples, r.measured_ns, r.stack) = (vec![], 0, None);
+    assert_eq!(ids(&r), ["too_short"]);
+    assert!(cell_findings(&[], 0).is_empty());
+}
+
+#[test]
+fn cell_rules_and_merging() {
+    let r = run("zfs", &[("recordsize", "128K")], 16.0);
+    let mut runs = vec![r.clone(), r.clone(), r];
+    for (i, r) in runs.iter_mut().enumerate() {
+        r.summary.read_iops = Some(1e4 * (i + 1) as f64);
+    }
+    runs[0].cold = Some(false);
+    let all = cell_findings(&runs, 5);
+    let id: Vec<&str> = all.iter().map(|f| f.id.as_str()).collect();
+    let want = [
+        "too_few_repetitions",
+        "high_variance",
+        "read_amplification",
+        "warm_run",
+    ];
+    assert_eq!(id, want);
+    assert!(all[1].evidence.contains("CV 50.0%"), "{:?}", all[1]);
+    assert!(all[2].evidence.ends_with("(in 3 of 3 runs; median run)"));
+    assert_eq!(all[2].severity, Severity::Warning);
+    assert_eq!(all[3].severity, Severity::Info, "1 of 3 runs");
+    assert_eq!(
+        cell_findings(&runs[..1], 1).len(),
+        2,
+        "one run: no variance"
+    );
+}
