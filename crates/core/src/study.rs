@@ -178,12 +178,16 @@ impl Study {
                 return Err(format!("the study lists the same cell twice: {}", c.label));
             }
         }
+        // With several stacks, a cell is compared with the baseline stack under the same workload
+        // and sweep values; with one stack, with the first sweep value (the sweep is the study).
         let baseline_of = cells
             .iter()
             .map(|c| {
-                cells.iter().position(|b| {
-                    b.base_stack == baseline && b.workload == c.workload && b.set == c.set
-                })
+                if self.stacks.len() == 1 {
+                    cells.iter().position(|b| b.workload == c.workload)
+                } else {
+                    cells.iter().position(|b| b.base_stack == baseline && b.workload == c.workload && b.set == c.set)
+                }
             })
             .collect();
         let order = (1..=self.repeat)

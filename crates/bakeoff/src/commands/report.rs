@@ -36,15 +36,17 @@ fn read_runs(dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
 
 /// Loads and compares the studies in `dirs`.
 pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure> {
-    let mut cells: Vec<(Cell, Vec<RunRecord>)> = Vec::new();
+    // Cells merged by label across directories, each with the label of its planned baseline.
+    let mut cells: Vec<(Cell, Vec<RunRecord>, Option<String>)> = Vec::new();
     let mut first: Option<StudyPlan> = None;
     for dir in dirs {
         let plan = read_plan(dir)?;
-        for cell in &plan.cells {
+        for (i, cell) in plan.cells.iter().enumerate() {
             let runs = read_runs(dir, cell)?;
-            match cells.iter_mut().find(|(c, _)| c.label == cell.label) {
-                Some((_, existing)) => existing.extend(runs),
-                None => cells.push((cell.clone(), runs)),
+            let base = plan.baseline_of.get(i).copied().flatten().map(|b| plan.cells[b].label.clone());
+            match cells.iter_mut().find(|(c, _, _)| c.label == cell.label) {
+                Some((_, existing, _)) => existing.extend(runs),
+                None => cells.push((cell.clone(), runs, base)),
             }
         }
         first.get_or_insert(plan);
@@ -65,11 +67,12 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure>
         .collect::<Result<Vec<_>, _>>()?;
     let runs: Vec<CellRuns> = cells
         .iter()
-        .map(|(c, r)| CellRuns {
-            label: c.label.clone(),
-            stack: c.stack.clone(),
-            runs: r.clone(),
-            baseline: cells.iter().position(|(b, _)| b.base_stack == baseline && b.workload == c.workload && b.set == c.set),
+        .map(|(c, r, planned)| {
+            let chosen = match (&opts.against, planned) {
+                (None, Some(label)) => cells.iter().position(|(b, _, _)| b.label == *label),
+                _ => cells.iter().position(|(b, _, _)| b.base_stack == baseline && b.workload == c.workload && b.set == c.set),
+            };
+            CellRuns { label: c.label.clone(), stack: c.stack.clone(), runs: r.clone(), baseline: chosen }
         })
         .collect();
     let method = Method { min_effect, ..Method::default() };
