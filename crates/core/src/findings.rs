@@ -285,7 +285,7 @@ fn read_amplification(c: &Ctx) -> Option<Finding> {
             let fix = match name {
                 "recordsize" => format!(
                     "set recordsize={0} (--stack zfs:recordsize={0})",
-                    slug(size)
+                    slug(record_for(size))
                 ),
                 _ => format!(
                     "make the file system with a {} block size (mkfs=)",
@@ -384,6 +384,12 @@ fn write_doubling(c: &Ctx) -> Option<Finding> {
     found("write_doubling", Info, title, ev, fix)
 }
 
+/// The ZFS record size that fits I/O of `size` bytes: the next power of two, 512 B to 128 KiB.
+fn record_for(size: f64) -> f64 {
+    let p = size.max(512.0).log2().ceil();
+    2f64.powf(p).min(131_072.0)
+}
+
 fn write_amplification(c: &Ctx) -> Option<Finding> {
     let (size, amp, mut ev) = write_amp(c)?;
     if amp < WRITE_AMP_HIGH {
@@ -395,7 +401,7 @@ fn write_amplification(c: &Ctx) -> Option<Finding> {
             format!(
                 "each small write rewrites a whole record plus checksums and metadata \
                      (copy-on-write): set recordsize={}",
-                slug(size)
+                slug(record_for(size))
             )
         }
         ("zfs" | "btrfs", _) => "copy-on-write: each small overwrite writes a new block plus \
