@@ -186,7 +186,9 @@ impl Study {
                 if self.stacks.len() == 1 {
                     cells.iter().position(|b| b.workload == c.workload)
                 } else {
-                    cells.iter().position(|b| b.base_stack == baseline && b.workload == c.workload && b.set == c.set)
+                    cells.iter().position(|b| {
+                        b.base_stack == baseline && b.workload == c.workload && b.set == c.set
+                    })
                 }
             })
             .collect();
