@@ -213,7 +213,11 @@ pub struct CompareArgs {
     #[arg(long = "stack", value_name = "SPEC", required_unless_present = "study")]
     pub stacks: Vec<String>,
     /// A workload to run on every stack (repeatable).
-    #[arg(long = "workload", value_name = "NAME", required_unless_present = "study")]
+    #[arg(
+        long = "workload",
+        value_name = "NAME",
+        required_unless_present = "study"
+    )]
     pub workloads: Vec<String>,
     /// Workload keys for every workload: --set readers=32,writers=8.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]

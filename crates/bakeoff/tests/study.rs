@@ -15,23 +15,50 @@ fn bakeoff(state: &Path) -> Command {
 }
 
 const STUDY: &[&str] = &[
-    "compare", "--stack", "tmpfs:size=64m", "--stack", "tmpfs:size=96m", "--workload", "randread",
-    "--set", "engine=null,size=16m,runtime=1s", "--repeat", "3",
+    "compare",
+    "--stack",
+    "tmpfs:size=64m",
+    "--stack",
+    "tmpfs:size=96m",
+    "--workload",
+    "randread",
+    "--set",
+    "engine=null,size=16m,runtime=1s",
+    "--repeat",
+    "3",
 ];
 
 fn records(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> = walk(&out.join("runs")).into_iter().map(|p| p.strip_prefix(out).unwrap().display().to_string()).collect();
+    let mut v: Vec<String> = walk(&out.join("runs"))
+        .into_iter()
+        .map(|p| p.strip_prefix(out).unwrap().display().to_string())
+        .collect();
     v.sort();
     v
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries.filter_map(|e| e.ok()).flat_map(|e| if e.path().is_dir() { walk(&e.path()) } else { vec![e.path()] }).collect()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .flat_map(|e| {
+            if e.path().is_dir() {
+                walk(&e.path())
+            } else {
+                vec![e.path()]
+            }
+        })
+        .collect()
 }
 
 fn report_json(state: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
-    let o = bakeoff(state).args(["report", out.to_str().unwrap(), "--format", "json"]).args(extra).output().unwrap();
+    let o = bakeoff(state)
+        .args(["report", out.to_str().unwrap(), "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).unwrap()
 }
@@ -45,31 +72,88 @@ fn kill_9_in_a_study_then_resume_records_every_run_once() {
     let (killed, whole) = (dir.path().join("killed"), dir.path().join("whole"));
     let images = dir.path().join("images");
     let img = images.to_str().unwrap();
-    let mut child = bakeoff(state.path()).args(STUDY).args(["--images", img, "--out", killed.to_str().unwrap()]).stderr(Stdio::null()).stdout(Stdio::null()).spawn().unwrap();
+    let mut child = bakeoff(state.path())
+        .args(STUDY)
+        .args(["--images", img, "--out", killed.to_str().unwrap()])
+        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
     let start = Instant::now();
     while records(&killed).len() < 2 {
-        assert!(start.elapsed() < Duration::from_secs(60), "the study made no progress");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the study made no progress"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    Command::new("kill").args(["-9", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-9", &child.id().to_string()])
+        .status()
+        .unwrap();
     child.wait().unwrap();
     let partial = records(&killed);
     assert!((2..6).contains(&partial.len()), "{partial:?}");
-    let o = bakeoff(state.path()).args(STUDY).args(["--images", img, "--out", killed.to_str().unwrap()]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "without --resume an existing study is refused");
-    let o = bakeoff(state.path()).args(STUDY).args(["--images", img, "--out", killed.to_str().unwrap(), "--resume"]).output().unwrap();
+    let o = bakeoff(state.path())
+        .args(STUDY)
+        .args(["--images", img, "--out", killed.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "without --resume an existing study is refused"
+    );
+    let o = bakeoff(state.path())
+        .args(STUDY)
+        .args([
+            "--images",
+            img,
+            "--out",
+            killed.to_str().unwrap(),
+            "--resume",
+        ])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let all = records(&killed);
     assert_eq!(all.len(), 6, "{all:?}");
-    assert!(partial.iter().all(|p| all.contains(p)), "finished runs were kept, not redone");
-    assert!(all.iter().all(|p| p.ends_with("rep-1.json") || p.ends_with("rep-2.json") || p.ends_with("rep-3.json")));
-    let o = bakeoff(state.path()).args(STUDY).args(["--images", img, "--out", whole.to_str().unwrap()]).output().unwrap();
+    assert!(
+        partial.iter().all(|p| all.contains(p)),
+        "finished runs were kept, not redone"
+    );
+    assert!(all.iter().all(|p| p.ends_with("rep-1.json")
+        || p.ends_with("rep-2.json")
+        || p.ends_with("rep-3.json")));
+    let o = bakeoff(state.path())
+        .args(STUDY)
+        .args(["--images", img, "--out", whole.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let (a, b) = (report_json(state.path(), &killed, &[]), report_json(state.path(), &whole, &[]));
+    let (a, b) = (
+        report_json(state.path(), &killed, &[]),
+        report_json(state.path(), &whole, &[]),
+    );
     let shape = |r: &serde_json::Value| {
-        r["rows"].as_array().unwrap().iter().map(|row| (row["label"].to_string(), row["runs"].clone(), row["is_baseline"].clone())).collect::<Vec<_>>()
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row["label"].to_string(),
+                    row["runs"].clone(),
+                    row["is_baseline"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
     };
-    assert_eq!(shape(&a), shape(&b), "the resumed study reports like an uninterrupted one");
+    assert_eq!(
+        shape(&a),
+        shape(&b),
+        "the resumed study reports like an uninterrupted one"
+    );
     assert_eq!(a["columns"], b["columns"]);
     assert!(walk(&images).is_empty(), "stacks torn down");
 }
@@ -82,8 +166,23 @@ fn a_throttled_cell_is_reported_worse_with_the_right_size() {
     let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let out = dir.path().join("t");
     let o = bakeoff(state.path())
-        .args(["compare", "--stack", "tmpfs:size=64m", "--workload", "randread", "--set", "size=16m,runtime=1s"])
-        .args(["--sweep", "randread.rate_iops=0,2000", "--repeat", "3", "--out", out.to_str().unwrap()])
+        .args([
+            "compare",
+            "--stack",
+            "tmpfs:size=64m",
+            "--workload",
+            "randread",
+            "--set",
+            "size=16m,runtime=1s",
+        ])
+        .args([
+            "--sweep",
+            "randread.rate_iops=0,2000",
+            "--repeat",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+        ])
         .args(["--images", dir.path().join("img").to_str().unwrap()])
         .output()
         .unwrap();
@@ -91,11 +190,17 @@ fn a_throttled_cell_is_reported_worse_with_the_right_size() {
     let r = report_json(state.path(), &out, &["--columns", "read_iops"]);
     let rows = r["rows"].as_array().unwrap();
     let base = rows.iter().find(|row| row["is_baseline"] == true).unwrap();
-    let capped = rows.iter().find(|row| row["label"].as_str().unwrap().contains("rate_iops=2000")).unwrap();
+    let capped = rows
+        .iter()
+        .find(|row| row["label"].as_str().unwrap().contains("rate_iops=2000"))
+        .unwrap();
     let base_iops = base["figures"][0]["median"].as_f64().unwrap();
     let cmp = &capped["figures"][0]["vs_baseline"];
     assert_eq!(cmp["verdict"], "worse", "{cmp}");
     let ratio = cmp["ratio"].as_f64().unwrap();
     let expected = 2000.0 / base_iops;
-    assert!(ratio > expected * 0.8 && ratio < expected * 1.2, "ratio {ratio}, expected about {expected}");
+    assert!(
+        ratio > expected * 0.8 && ratio < expected * 1.2,
+        "ratio {ratio}, expected about {expected}"
+    );
 }

@@ -25,24 +25,102 @@ pub struct FigureDef {
 
 /// Every figure a comparison can show, in the default order.
 pub const FIGURES: &[FigureDef] = &[
-    FigureDef { key: "read_iops", label: "read IOPS", better: Better::Higher, get: |s| s.read_iops, decimals: 0 },
-    FigureDef { key: "write_iops", label: "write IOPS", better: Better::Higher, get: |s| s.write_iops, decimals: 0 },
-    FigureDef { key: "cpu_busy_pct", label: "CPU %", better: Better::Lower, get: |s| s.cpu_busy_pct, decimals: 1 },
-    FigureDef { key: "cpu_us_per_op", label: "CPU us/op", better: Better::Lower, get: |s| s.cpu_us_per_op, decimals: 1 },
-    FigureDef { key: "read_lat_p99_us", label: "read p99 us", better: Better::Lower, get: |s| s.read_lat_p99_us, decimals: 0 },
-    FigureDef { key: "device_read_bytes_per_op", label: "dev B/read", better: Better::Lower, get: |s| s.device_read_bytes_per_op, decimals: 0 },
-    FigureDef { key: "read_amplification", label: "read amp", better: Better::Lower, get: |s| s.read_amplification, decimals: 2 },
-    FigureDef { key: "cache_hit_pct", label: "cache hit %", better: Better::Lower, get: |s| s.cache_hit_pct, decimals: 1 },
-    FigureDef { key: "write_amplification", label: "write amp", better: Better::Lower, get: |s| s.write_amplification, decimals: 2 },
-    FigureDef { key: "read_mb_s", label: "read MB/s", better: Better::Higher, get: |s| s.read_mb_s, decimals: 1 },
-    FigureDef { key: "write_mb_s", label: "write MB/s", better: Better::Higher, get: |s| s.write_mb_s, decimals: 1 },
-    FigureDef { key: "write_lat_p99_us", label: "write p99 us", better: Better::Lower, get: |s| s.write_lat_p99_us, decimals: 0 },
+    FigureDef {
+        key: "read_iops",
+        label: "read IOPS",
+        better: Better::Higher,
+        get: |s| s.read_iops,
+        decimals: 0,
+    },
+    FigureDef {
+        key: "write_iops",
+        label: "write IOPS",
+        better: Better::Higher,
+        get: |s| s.write_iops,
+        decimals: 0,
+    },
+    FigureDef {
+        key: "cpu_busy_pct",
+        label: "CPU %",
+        better: Better::Lower,
+        get: |s| s.cpu_busy_pct,
+        decimals: 1,
+    },
+    FigureDef {
+        key: "cpu_us_per_op",
+        label: "CPU us/op",
+        better: Better::Lower,
+        get: |s| s.cpu_us_per_op,
+        decimals: 1,
+    },
+    FigureDef {
+        key: "read_lat_p99_us",
+        label: "read p99 us",
+        better: Better::Lower,
+        get: |s| s.read_lat_p99_us,
+        decimals: 0,
+    },
+    FigureDef {
+        key: "device_read_bytes_per_op",
+        label: "dev B/read",
+        better: Better::Lower,
+        get: |s| s.device_read_bytes_per_op,
+        decimals: 0,
+    },
+    FigureDef {
+        key: "read_amplification",
+        label: "read amp",
+        better: Better::Lower,
+        get: |s| s.read_amplification,
+        decimals: 2,
+    },
+    FigureDef {
+        key: "cache_hit_pct",
+        label: "cache hit %",
+        better: Better::Lower,
+        get: |s| s.cache_hit_pct,
+        decimals: 1,
+    },
+    FigureDef {
+        key: "write_amplification",
+        label: "write amp",
+        better: Better::Lower,
+        get: |s| s.write_amplification,
+        decimals: 2,
+    },
+    FigureDef {
+        key: "read_mb_s",
+        label: "read MB/s",
+        better: Better::Higher,
+        get: |s| s.read_mb_s,
+        decimals: 1,
+    },
+    FigureDef {
+        key: "write_mb_s",
+        label: "write MB/s",
+        better: Better::Higher,
+        get: |s| s.write_mb_s,
+        decimals: 1,
+    },
+    FigureDef {
+        key: "write_lat_p99_us",
+        label: "write p99 us",
+        better: Better::Lower,
+        get: |s| s.write_lat_p99_us,
+        decimals: 0,
+    },
 ];
 
 /// The default columns (the `slob` headline figures).
 pub const DEFAULT_COLUMNS: &[&str] = &[
-    "read_iops", "write_iops", "cpu_busy_pct", "cpu_us_per_op", "read_lat_p99_us",
-    "device_read_bytes_per_op", "read_amplification", "cache_hit_pct",
+    "read_iops",
+    "write_iops",
+    "cpu_busy_pct",
+    "cpu_us_per_op",
+    "read_lat_p99_us",
+    "device_read_bytes_per_op",
+    "read_amplification",
+    "cache_hit_pct",
 ];
 
 /// Looks up a column by key.
@@ -108,8 +186,15 @@ pub struct CellRuns {
 }
 
 /// Builds the comparison of `cells` over `columns`.
-pub fn build(cells: &[CellRuns], columns: &[&'static FigureDef], method: &Method, min_repetitions: usize) -> StudyReport {
-    let values = |c: &CellRuns, f: &FigureDef| -> Vec<f64> { c.runs.iter().filter_map(|r| (f.get)(&r.summary)).collect() };
+pub fn build(
+    cells: &[CellRuns],
+    columns: &[&'static FigureDef],
+    method: &Method,
+    min_repetitions: usize,
+) -> StudyReport {
+    let values = |c: &CellRuns, f: &FigureDef| -> Vec<f64> {
+        c.runs.iter().filter_map(|r| (f.get)(&r.summary)).collect()
+    };
     let rows = cells
         .iter()
         .enumerate()
@@ -121,14 +206,28 @@ pub fn build(cells: &[CellRuns], columns: &[&'static FigureDef], method: &Method
                     let xs = values(c, f);
                     let (min, max) = spread(&xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
                     let vs_baseline = match c.baseline {
-                        Some(b) if b != i => Some(compare(&xs, &values(&cells[b], f), f.better, method)),
+                        Some(b) if b != i => {
+                            Some(compare(&xs, &values(&cells[b], f), f.better, method))
+                        }
                         _ => None,
                     };
-                    FigureCell { median: median(&xs), min, max, vs_baseline }
+                    FigureCell {
+                        median: median(&xs),
+                        min,
+                        max,
+                        vs_baseline,
+                    }
                 })
                 .collect();
             let findings = cell_findings(&c.runs, min_repetitions);
-            CellRow { label: c.label.clone(), stack: c.stack.clone(), runs: c.runs.len(), is_baseline, figures, findings }
+            CellRow {
+                label: c.label.clone(),
+                stack: c.stack.clone(),
+                runs: c.runs.len(),
+                is_baseline,
+                figures,
+                findings,
+            }
         })
         .collect();
     StudyReport {
@@ -153,10 +252,22 @@ fn provenance_notes(cells: &[CellRuns]) -> Vec<String> {
     for (what, values) in [
         ("machines", distinct(&|r| r.environment.hostname.clone())),
         ("kernels", distinct(&|r| r.environment.kernel.clone())),
-        ("bakeoff versions", distinct(&|r| format!("{} {}", r.environment.tool_version, r.environment.git_hash.clone().unwrap_or_default()))),
+        (
+            "bakeoff versions",
+            distinct(&|r| {
+                format!(
+                    "{} {}",
+                    r.environment.tool_version,
+                    r.environment.git_hash.clone().unwrap_or_default()
+                )
+            }),
+        ),
     ] {
         if values.len() > 1 {
-            notes.push(format!("runs come from different {what}: {}", values.join(", ")));
+            notes.push(format!(
+                "runs come from different {what}: {}",
+                values.join(", ")
+            ));
         }
     }
     notes

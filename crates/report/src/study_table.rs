@@ -53,15 +53,27 @@ fn cell_text(f: &FigureCell, decimals: usize, with_range: bool) -> String {
 
 fn headings(r: &StudyReport) -> Vec<String> {
     let mut h = vec!["cell".to_string(), "runs".into()];
-    h.extend(r.columns.iter().map(|k| figure(k).map_or(k.clone(), |f| f.label.to_string())));
+    h.extend(
+        r.columns
+            .iter()
+            .map(|k| figure(k).map_or(k.clone(), |f| f.label.to_string())),
+    );
     h
 }
 
 fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
-    let label = if row.is_baseline { format!("{} (baseline)", row.label) } else { row.label.clone() };
+    let label = if row.is_baseline {
+        format!("{} (baseline)", row.label)
+    } else {
+        row.label.clone()
+    };
     let mut cells = vec![label, row.runs.to_string()];
     for (k, f) in r.columns.iter().zip(&row.figures) {
-        cells.push(cell_text(f, figure(k).map_or(1, |d| d.decimals), with_range));
+        cells.push(cell_text(
+            f,
+            figure(k).map_or(1, |d| d.decimals),
+            with_range,
+        ));
     }
     cells
 }
@@ -71,7 +83,11 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
     for row in r.rows.iter().filter(|row| !row.findings.is_empty()) {
         let _ = writeln!(s, "\n{}:", row.label);
         for f in &row.findings {
-            let _ = writeln!(s, "{bullet}{}: {} ({}). {}", f.id, f.title, f.evidence, f.suggestion);
+            let _ = writeln!(
+                s,
+                "{bullet}{}: {} ({}). {}",
+                f.id, f.title, f.evidence, f.suggestion
+            );
         }
     }
     for n in &r.notes {
@@ -108,7 +124,9 @@ pub fn render_markdown(r: &StudyReport) -> String {
 
 /// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
 pub fn render_csv(r: &StudyReport) -> String {
-    let mut s = String::from("cell,stack,runs,baseline,figure,median,min,max,ratio,ci_low,ci_high,p_value,verdict\n");
+    let mut s = String::from(
+        "cell,stack,runs,baseline,figure,median,min,max,ratio,ci_low,ci_high,p_value,verdict\n",
+    );
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
     let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
     for row in &r.rows {
@@ -164,11 +182,29 @@ mod tests {
                 .collect()
         };
         let cells = vec![
-            CellRuns { label: "raw / slob".into(), stack: "raw".into(), runs: runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0), baseline: Some(0) },
-            CellRuns { label: "zfs:recordsize=128k / slob".into(), stack: "zfs:recordsize=128k".into(), runs: runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0), baseline: Some(0) },
-            CellRuns { label: "ext4 / slob".into(), stack: "ext4".into(), runs: runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0), baseline: Some(0) },
+            CellRuns {
+                label: "raw / slob".into(),
+                stack: "raw".into(),
+                runs: runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "zfs:recordsize=128k / slob".into(),
+                stack: "zfs:recordsize=128k".into(),
+                runs: runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0),
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "ext4 / slob".into(),
+                stack: "ext4".into(),
+                runs: runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
+                baseline: Some(0),
+            },
         ];
-        let columns: Vec<_> = ["read_iops", "cpu_busy_pct", "read_amplification"].iter().map(|k| figure(k).unwrap()).collect();
+        let columns: Vec<_> = ["read_iops", "cpu_busy_pct", "read_amplification"]
+            .iter()
+            .map(|k| figure(k).unwrap())
+            .collect();
         build(&cells, &columns, &Method::default(), 3)
     }
 

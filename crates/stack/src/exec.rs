@@ -59,8 +59,16 @@ impl Exec {
                 .code()
                 .map_or("killed by a signal".into(), |c| format!("exit {c}"));
             // The message keeps the first lines; the record keeps all of stderr.
-            let brief: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).take(2).collect();
-            return Err(StackError::Command { argv: joined, status, stderr: brief.join(" / ") });
+            let brief: Vec<&str> = stderr
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(2)
+                .collect();
+            return Err(StackError::Command {
+                argv: joined,
+                status,
+                stderr: brief.join(" / "),
+            });
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }

@@ -20,22 +20,40 @@ use std::time::Instant;
 fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
     let usage = |m: String| failure(Code::Usage, m);
     if let Some(path) = &args.study {
-        let text = std::fs::read_to_string(path).map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
-        return parse_study(&text, &path.display().to_string()).map_err(|e| failure(Code::Usage, e));
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
+        return parse_study(&text, &path.display().to_string())
+            .map_err(|e| failure(Code::Usage, e));
     }
     let set: Vec<(String, String)> = args
         .set
         .iter()
         .flat_map(|s| s.split(','))
-        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())))
+        .filter_map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        })
         .collect();
     Ok(Study {
         stacks: args.stacks.clone(),
-        workloads: args.workloads.iter().map(|w| StudyWorkload { name: w.clone(), set: set.clone() }).collect(),
-        sweeps: args.sweeps.iter().map(|s| Sweep::parse(s)).collect::<Result<_, _>>().map_err(usage)?,
+        workloads: args
+            .workloads
+            .iter()
+            .map(|w| StudyWorkload {
+                name: w.clone(),
+                set: set.clone(),
+            })
+            .collect(),
+        sweeps: args
+            .sweeps
+            .iter()
+            .map(|s| Sweep::parse(s))
+            .collect::<Result<_, _>>()
+            .map_err(usage)?,
         repeat: args.repeat,
         baseline: args.baseline.clone(),
-        min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%")).map_err(usage)?,
+        min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
+            .map_err(usage)?,
         size: args.stack_opts.size.clone(),
     })
 }
@@ -46,32 +64,67 @@ fn cell_plans(plan: &StudyPlan) -> Result<Vec<Plan>, Failure> {
     for cell in &plan.cells {
         let spec = StackSpec::parse_arg(&cell.stack).map_err(|e| failure(Code::Usage, e))?;
         if let Some((tool, package)) = missing_tool(spec.kind) {
-            return Err(failure(Code::Environment, format!("{}: {tool} is missing (apt-get install {package})", cell.stack)));
+            return Err(failure(
+                Code::Environment,
+                format!(
+                    "{}: {tool} is missing (apt-get install {package})",
+                    cell.stack
+                ),
+            ));
         }
-        let workload = load_workload(Some(&cell.workload), None).or_else(|_| load_workload(None, Some(Path::new(&cell.workload))))?;
+        let workload = load_workload(Some(&cell.workload), None)
+            .or_else(|_| load_workload(None, Some(Path::new(&cell.workload))))?;
         let set: Vec<String> = cell.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let p = workload.plan(&parse_sets(&set)?).map_err(|e| failure(Code::Usage, format!("{}: {e}", cell.label)))?;
+        let p = workload
+            .plan(&parse_sets(&set)?)
+            .map_err(|e| failure(Code::Usage, format!("{}: {e}", cell.label)))?;
         plans.push(p);
     }
     Ok(plans)
 }
 
 fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
-    let per_run: f64 = plans.iter().map(|p| (p.ramp_time + p.runtime).as_secs_f64() + 8.0).sum::<f64>() / plans.len() as f64;
+    let per_run: f64 = plans
+        .iter()
+        .map(|p| (p.ramp_time + p.runtime).as_secs_f64() + 8.0)
+        .sum::<f64>()
+        / plans.len() as f64;
     let size = bakeoff_core::units::parse_size(&opts.size).unwrap_or(1 << 30);
-    let disk = plan.cells.iter().filter_map(|c| StackSpec::parse_arg(&c.stack).ok()).map(|s| u64::from(s.backing_devices()) * s.size.unwrap_or(size)).max().unwrap_or(0);
-    println!("{} cells x {} repetitions = {} runs, interleaved:", plan.cells.len(), plan.study.repeat, plan.order.len());
+    let disk = plan
+        .cells
+        .iter()
+        .filter_map(|c| StackSpec::parse_arg(&c.stack).ok())
+        .map(|s| u64::from(s.backing_devices()) * s.size.unwrap_or(size))
+        .max()
+        .unwrap_or(0);
+    println!(
+        "{} cells x {} repetitions = {} runs, interleaved:",
+        plan.cells.len(),
+        plan.study.repeat,
+        plan.order.len()
+    );
     for (i, c) in plan.cells.iter().enumerate() {
         let base = plan.baseline_of[i].map_or("-".to_string(), |b| plan.cells[b].label.clone());
-        println!("  {:>3}  {}  (baseline: {base}; dataset {})", i + 1, c.label, bakeoff_core::units::format_bytes(plans[i].dataset_bytes()));
+        println!(
+            "  {:>3}  {}  (baseline: {base}; dataset {})",
+            i + 1,
+            c.label,
+            bakeoff_core::units::format_bytes(plans[i].dataset_bytes())
+        );
     }
     println!("estimated time: {:.0} min (each run: ramp + runtime + about 8 s to build, lay out and tear down)", per_run * plan.order.len() as f64 / 60.0);
-    println!("disk: up to {} of sparse images at a time under {}", bakeoff_core::units::format_bytes(disk), opts.images.display());
+    println!(
+        "disk: up to {} of sparse images at a time under {}",
+        bakeoff_core::units::format_bytes(disk),
+        opts.images.display()
+    );
 }
 
 /// Where run `rep` of `cell` is recorded.
 pub fn run_path(out: &Path, cell_id: &str, rep: u32) -> PathBuf {
-    out.join("runs").join(cell_id).join(format!("rep-{rep}.json"))
+    out.join("runs")
+        .join(cell_id)
+        .join(format!("rep-{rep}.json"))
 }
 
 /// Writes `text` to `path` so that a crash leaves either the old file or the whole new one.
@@ -84,20 +137,35 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
     std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io)?;
     f.sync_all().map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)?;
-    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io)
 }
 
 /// Saves the plan, or checks it matches the one saved (for --resume).
 fn open_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failure> {
     let path = out.join("study.json");
     if path.exists() {
-        let saved: StudyPlan = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
-            .map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))?;
+        let saved: StudyPlan =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+                .map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))?;
         if !resume {
-            return Err(failure(Code::Usage, format!("{} already holds a study: add --resume to finish it, or choose another --out", out.display())));
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "{} already holds a study: add --resume to finish it, or choose another --out",
+                    out.display()
+                ),
+            ));
         }
         if saved.cells != plan.cells || saved.study.repeat != plan.study.repeat {
-            return Err(failure(Code::Usage, format!("--resume: the study in {} differs from this one", out.display())));
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "--resume: the study in {} differs from this one",
+                    out.display()
+                ),
+            ));
         }
         return Ok(());
     }
@@ -107,13 +175,18 @@ fn open_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failur
 
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<Code, Failure> {
-    let plan = study_from(&args)?.expand().map_err(|m| failure(Code::Usage, m))?;
+    let plan = study_from(&args)?
+        .expand()
+        .map_err(|m| failure(Code::Usage, m))?;
     let plans = cell_plans(&plan)?;
     if args.dry_run {
         print_dry_run(&plan, &plans, &args.stack_opts);
         return Ok(Code::Ok);
     }
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
     open_results(&out, &plan, args.resume)?;
     let interrupt = interrupt_flag()?;
     let started = Instant::now();
@@ -130,20 +203,42 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         if interrupt.load(Ordering::Relaxed) {
             break;
         }
-        let run = StackRun { spec: &cell.stack, opts: &opts, warm: args.warm, mem_limit: None, quiet: true };
+        let run = StackRun {
+            spec: &cell.stack,
+            opts: &opts,
+            warm: args.warm,
+            mem_limit: None,
+            quiet: true,
+        };
         let record = run_on_stack(&run, &plans[slot.cell], &interrupt)?;
         report_progress(done, total, cell, slot.rep, &record, started);
         match record.status {
-            RunStatus::Completed => write_atomically(&path, &bakeoff_report::json::render(&record))?,
+            RunStatus::Completed => {
+                write_atomically(&path, &bakeoff_report::json::render(&record))?
+            }
             RunStatus::Interrupted => break, // the run in flight is never recorded as a result
             RunStatus::Failed => {
-                write_atomically(&path.with_extension("failed.json"), &bakeoff_report::json::render(&record))?;
-                return Err(failure(Code::Io, format!("{} rep {}: {}", cell.label, slot.rep, record.error.unwrap_or_default())));
+                write_atomically(
+                    &path.with_extension("failed.json"),
+                    &bakeoff_report::json::render(&record),
+                )?;
+                return Err(failure(
+                    Code::Io,
+                    format!(
+                        "{} rep {}: {}",
+                        cell.label,
+                        slot.rep,
+                        record.error.unwrap_or_default()
+                    ),
+                ));
             }
         }
     }
     if interrupt.load(Ordering::Relaxed) {
-        eprintln!("interrupted: finished runs are in {}; `--resume` runs only what is missing", out.display());
+        eprintln!(
+            "interrupted: finished runs are in {}; `--resume` runs only what is missing",
+            out.display()
+        );
         return Ok(Code::Interrupted);
     }
     let report = super::report::load(&[out.clone()], &args.report)?;
@@ -152,7 +247,14 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     Ok(Code::Ok)
 }
 
-fn report_progress(done: usize, total: usize, cell: &bakeoff_core::study::Cell, rep: u32, r: &RunRecord, started: Instant) {
+fn report_progress(
+    done: usize,
+    total: usize,
+    cell: &bakeoff_core::study::Cell,
+    rep: u32,
+    r: &RunRecord,
+    started: Instant,
+) {
     let eta = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
     let iops = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
     eprintln!(

@@ -39,7 +39,13 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
             continue;
         }
         eprintln!("== slob on {spec_text} ==");
-        let run = StackRun { spec: spec_text, opts: &args.stack_opts, warm: false, mem_limit: None, quiet: false };
+        let run = StackRun {
+            spec: spec_text,
+            opts: &args.stack_opts,
+            warm: false,
+            mem_limit: None,
+            quiet: false,
+        };
         let record = run_on_stack(&run, &plan, &interrupt)?;
         println!("{}", bakeoff_report::terminal::render(&record));
         let code = status_code(&record);

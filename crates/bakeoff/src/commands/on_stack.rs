@@ -25,22 +25,41 @@ pub struct StackRun<'a> {
 
 /// Builds the stack, checks it holds the dataset, runs `plan` cold (unless warm), records how the
 /// stack was built, and tears it down.
-pub fn run_on_stack(run: &StackRun, plan: &Plan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
+pub fn run_on_stack(
+    run: &StackRun,
+    plan: &Plan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None)?;
     let needed = plan.dataset_bytes();
     let available = stack.capacity().map_err(stack_failure)?;
     if needed > available {
         let spec = stack.info.spec.clone();
-        return Err(stack_failure(bakeoff_stack::StackError::TooSmall { stack: spec, available, needed }));
+        return Err(stack_failure(bakeoff_stack::StackError::TooSmall {
+            stack: spec,
+            available,
+            needed,
+        }));
     }
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
-    let target = if stack.is_device { Target::Device(stack.target.clone()) } else { Target::Directory(stack.target.clone()) };
+    let target = if stack.is_device {
+        Target::Device(stack.target.clone())
+    } else {
+        Target::Directory(stack.target.clone())
+    };
     let devices = stack.devices.clone();
     let measured = {
         let mut prepare = || stack.prepare_run(run.warm).map_err(stack_failure);
-        measure_with_devices(plan, &target, interrupt, run.quiet, &mut prepare, Some(devices))
+        measure_with_devices(
+            plan,
+            &target,
+            interrupt,
+            run.quiet,
+            &mut prepare,
+            Some(devices),
+        )
     };
     // A stack that broke (a dead ZFS daemon) explains the error it caused.
     let mut record = measured.map_err(|mut f| {

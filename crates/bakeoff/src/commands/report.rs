@@ -11,25 +11,41 @@ use std::path::{Path, PathBuf};
 
 fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
     let path = dir.join("study.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| failure(Code::Usage, format!("{}: {e} (is this a `bakeoff compare` results directory?)", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        failure(
+            Code::Usage,
+            format!(
+                "{}: {e} (is this a `bakeoff compare` results directory?)",
+                path.display()
+            ),
+        )
+    })?;
+    serde_json::from_str(&text)
+        .map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))
 }
 
 /// Completed runs of a cell (failed runs and half-written files are not results).
 fn read_runs(dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
     let cell_dir = dir.join("runs").join(&cell.id);
-    let Ok(entries) = std::fs::read_dir(&cell_dir) else { return Ok(Vec::new()) };
+    let Ok(entries) = std::fs::read_dir(&cell_dir) else {
+        return Ok(Vec::new());
+    };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("rep-") && n.ends_with(".json") && !n.ends_with(".failed.json")))
+        .filter(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("rep-") && n.ends_with(".json") && !n.ends_with(".failed.json")
+            })
+        })
         .collect();
     paths.sort();
     paths
         .iter()
         .map(|p| {
-            let text = std::fs::read_to_string(p).map_err(|e| failure(Code::Io, format!("{}: {e}", p.display())))?;
-            serde_json::from_str(&text).map_err(|e| failure(Code::Usage, format!("{}: {e}", p.display())))
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| failure(Code::Io, format!("{}: {e}", p.display())))?;
+            serde_json::from_str(&text)
+                .map_err(|e| failure(Code::Usage, format!("{}: {e}", p.display())))
         })
         .collect()
 }
@@ -43,7 +59,12 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure>
         let plan = read_plan(dir)?;
         for (i, cell) in plan.cells.iter().enumerate() {
             let runs = read_runs(dir, cell)?;
-            let base = plan.baseline_of.get(i).copied().flatten().map(|b| plan.cells[b].label.clone());
+            let base = plan
+                .baseline_of
+                .get(i)
+                .copied()
+                .flatten()
+                .map(|b| plan.cells[b].label.clone());
             match cells.iter_mut().find(|(c, _, _)| c.label == cell.label) {
                 Some((_, existing, _)) => existing.extend(runs),
                 None => cells.push((cell.clone(), runs, base)),
@@ -52,9 +73,15 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure>
         first.get_or_insert(plan);
     }
     let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
-    let baseline = opts.against.clone().or(first.study.baseline.clone()).unwrap_or_else(|| first.study.stacks[0].clone());
+    let baseline = opts
+        .against
+        .clone()
+        .or(first.study.baseline.clone())
+        .unwrap_or_else(|| first.study.stacks[0].clone());
     let min_effect = match &opts.min_effect {
-        Some(m) => parse_fraction(m).map_err(|e| failure(Code::Usage, format!("--min-effect: {e}")))?,
+        Some(m) => {
+            parse_fraction(m).map_err(|e| failure(Code::Usage, format!("--min-effect: {e}")))?
+        }
         None => first.study.min_effect,
     };
     let keys: Vec<String> = match &opts.columns {
@@ -70,12 +97,22 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure>
         .map(|(c, r, planned)| {
             let chosen = match (&opts.against, planned) {
                 (None, Some(label)) => cells.iter().position(|(b, _, _)| b.label == *label),
-                _ => cells.iter().position(|(b, _, _)| b.base_stack == baseline && b.workload == c.workload && b.set == c.set),
+                _ => cells.iter().position(|(b, _, _)| {
+                    b.base_stack == baseline && b.workload == c.workload && b.set == c.set
+                }),
             };
-            CellRuns { label: c.label.clone(), stack: c.stack.clone(), runs: r.clone(), baseline: chosen }
+            CellRuns {
+                label: c.label.clone(),
+                stack: c.stack.clone(),
+                runs: r.clone(),
+                baseline: chosen,
+            }
         })
         .collect();
-    let method = Method { min_effect, ..Method::default() };
+    let method = Method {
+        min_effect,
+        ..Method::default()
+    };
     Ok(build(&runs, &columns, &method, 3))
 }
 

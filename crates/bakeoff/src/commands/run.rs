@@ -88,7 +88,13 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     let interrupt = interrupt_flag()?;
     let record = match &args.stack {
         Some(spec) => {
-            let run = StackRun { spec, opts: &args.stack_opts, warm: args.warm, mem_limit, quiet: args.quiet };
+            let run = StackRun {
+                spec,
+                opts: &args.stack_opts,
+                warm: args.warm,
+                mem_limit,
+                quiet: args.quiet,
+            };
             run_on_stack(&run, &plan, &interrupt)?
         }
         None => run_on_target(&args, &plan, &interrupt)?,
