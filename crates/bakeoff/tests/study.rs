@@ -204,3 +204,89 @@ fn a_throttled_cell_is_reported_worse_with_the_right_size() {
         "ratio {ratio}, expected about {expected}"
     );
 }
+
+/// The finding ids of a report row.
+fn finding_ids(row: &serde_json::Value) -> Vec<String> {
+    row["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn seed_000_shapes_show_amplification_and_cache_findings_only_where_they_apply() {
+    if !privileged() {
+        return;
+    }
+    let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let out = dir.path().join("s0");
+    let o = bakeoff(state.path())
+        .args([
+            "compare",
+            "--stack",
+            "raw",
+            "--stack",
+            "zfs:recordsize=128k,primarycache=metadata,vdev_cache=0",
+        ])
+        .args([
+            "--stack",
+            "zfs:arc=100m",
+            "--workload",
+            "randread",
+            "--set",
+            "bs=8k,size=32m,direct=true,runtime=3s",
+        ])
+        .args([
+            "--repeat",
+            "1",
+            "--size",
+            "512m",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--images", dir.path().join("img").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = report_json(
+        state.path(),
+        &out,
+        &["--columns", "read_amplification,cache_hit_pct"],
+    );
+    let rows = r["rows"].as_array().unwrap();
+    let row = |prefix: &str| {
+        rows.iter()
+            .find(|x| x["label"].as_str().unwrap().starts_with(prefix))
+            .unwrap()
+    };
+    let amp = |x: &serde_json::Value| x["figures"][0]["median"].as_f64().unwrap();
+    let (raw, big, cached) = (row("raw"), row("zfs:recordsize=128k"), row("zfs:arc=100m"));
+    assert!(
+        (amp(raw) - 1.0).abs() < 0.1,
+        "raw amplification {}",
+        amp(raw)
+    );
+    assert!(
+        (14.0..=17.0).contains(&amp(big)),
+        "128k records: amplification {}",
+        amp(big)
+    );
+    let ids = (finding_ids(raw), finding_ids(big), finding_ids(cached));
+    assert!(
+        !ids.0.contains(&"read_amplification".into()) && !ids.0.contains(&"cache_served".into()),
+        "raw: {:?}",
+        ids.0
+    );
+    assert!(
+        ids.1.contains(&"read_amplification".into()) && !ids.1.contains(&"cache_served".into()),
+        "128k: {:?}",
+        ids.1
+    );
+    assert!(
+        ids.2.contains(&"cache_served".into()),
+        "ARC-served: {:?}",
+        ids.2
+    );
+}

@@ -191,6 +191,12 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let interrupt = interrupt_flag()?;
     let started = Instant::now();
     let (mut done, total) = (0usize, plan.order.len());
+    // On a terminal a bar with the current cell, repetition and ETA; otherwise a line per run.
+    let bar = crate::progress::bar(
+        total as u64,
+        "[{pos}/{len}] {wide_msg} {elapsed_precise} eta {eta}",
+        false,
+    );
     let mut opts = args.stack_opts.clone();
     opts.size = plan.study.size.clone();
     for slot in &plan.order {
@@ -203,6 +209,8 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         if interrupt.load(Ordering::Relaxed) {
             break;
         }
+        bar.set_position(done as u64 - 1);
+        bar.set_message(format!("{} rep {}", cell.label, slot.rep));
         let run = StackRun {
             spec: &cell.stack,
             opts: &opts,
@@ -211,7 +219,9 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             quiet: true,
         };
         let record = run_on_stack(&run, &plans[slot.cell], &interrupt)?;
-        report_progress(done, total, cell, slot.rep, &record, started);
+        if bar.is_hidden() {
+            report_progress(done, total, cell, slot.rep, &record, started);
+        }
         match record.status {
             RunStatus::Completed => {
                 write_atomically(&path, &bakeoff_report::json::render(&record))?
@@ -234,6 +244,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             }
         }
     }
+    bar.finish_and_clear();
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
             "interrupted: finished runs are in {}; `--resume` runs only what is missing",
@@ -241,7 +252,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         );
         return Ok(Code::Interrupted);
     }
-    let report = super::report::load(&[out.clone()], &args.report)?;
+    let report = super::report::load(std::slice::from_ref(&out), &args.report)?;
     print!("{}", super::report::render(&report, &args.report)?);
     eprintln!("results: {}", out.display());
     Ok(Code::Ok)
