@@ -428,10 +428,14 @@ fn cpu_saturated(c: &Ctx) -> Option<Finding> {
     if let Some(us) = c.s.cpu_us_per_op {
         ev += &format!("; {us:.1} µs CPU per operation");
     }
-    let fix = "compare cpu_us_per_op rather than IOPS, or give the run more CPUs / fewer \
-               threads; a user-space file system (zfs-fuse) spends CPU on every I/O";
+    let mut fix = "compare cpu_us_per_op rather than IOPS, or give the run more CPUs / fewer threads"
+        .to_string();
+    let fuse = c.r.stack.as_ref().is_some_and(|st| st.backend.contains("zfs-fuse"));
+    if fuse {
+        fix += "; zfs-fuse is a user-space file system that spends CPU on every I/O";
+    }
     let title = "the CPU was saturated: the result measures CPU, not storage";
-    found("cpu_saturated", Warning, title, ev, fix)
+    found("cpu_saturated", Warning, title, ev, &fix)
 }
 
 fn device_saturated(c: &Ctx) -> Option<Finding> {
