@@ -428,9 +428,13 @@ fn cpu_saturated(c: &Ctx) -> Option<Finding> {
     if let Some(us) = c.s.cpu_us_per_op {
         ev += &format!("; {us:.1} µs CPU per operation");
     }
-    let mut fix = "compare cpu_us_per_op rather than IOPS, or give the run more CPUs / fewer threads"
-        .to_string();
-    let fuse = c.r.stack.as_ref().is_some_and(|st| st.backend.contains("zfs-fuse"));
+    let mut fix =
+        "compare cpu_us_per_op rather than IOPS, or give the run more CPUs / fewer threads"
+            .to_string();
+    let fuse =
+        c.r.stack
+            .as_ref()
+            .is_some_and(|st| st.backend.contains("zfs-fuse"));
     if fuse {
         fix += "; zfs-fuse is a user-space file system that spends CPU on every I/O";
     }
