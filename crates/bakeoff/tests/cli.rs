@@ -201,6 +201,7 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
             "run",
             "slob",
             "--quiet",
+            "--warm",
             "--target",
             d.path().to_str().unwrap(),
         ])
@@ -213,7 +214,8 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // Layout (9 MiB) and start take well under this; --warm skips dropping caches.
+    std::thread::sleep(Duration::from_millis(2500));
     let sent = Instant::now();
     // Signal through the kill command, as a user at a terminal would.
     std::process::Command::new("kill")
