@@ -237,3 +237,48 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
     assert_eq!(v["status"], "interrupted");
     assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn compare_dry_run_prints_the_plan_estimate_and_disk() {
+    let d = tmp();
+    bakeoff()
+        .args([
+            "compare",
+            "--stack",
+            "tmpfs:size=64m",
+            "--stack",
+            &format!("dir={}", d.path().display()),
+        ])
+        .args([
+            "--workload",
+            "randread",
+            "--set",
+            "size=16m,runtime=10s",
+            "--repeat",
+            "2",
+            "--dry-run",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("2 cells x 2 repetitions = 4 runs")
+                .and(predicate::str::contains("estimated time")),
+        );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "a dry run touches nothing"
+    );
+    bakeoff()
+        .args([
+            "compare",
+            "--stack",
+            "ntfs",
+            "--workload",
+            "randread",
+            "--dry-run",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown stack type 'ntfs'"));
+}

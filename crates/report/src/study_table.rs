@@ -224,6 +224,39 @@ mod tests {
     }
 
     #[test]
+    fn results_from_different_machines_are_noted() {
+        let base = crate::fixture::record();
+        let mut other = base.clone();
+        other.environment.hostname = "elsewhere".into();
+        let cells = vec![
+            CellRuns {
+                label: "a".into(),
+                stack: "raw".into(),
+                runs: vec![base.clone()],
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "b".into(),
+                stack: "ext4".into(),
+                runs: vec![other],
+                baseline: Some(0),
+            },
+        ];
+        let r = build(
+            &cells,
+            &[figure("read_iops").unwrap()],
+            &Method::default(),
+            3,
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("different machines")),
+            "{:?}",
+            r.notes
+        );
+        assert!(render_markdown(&r).contains("note: runs come from different machines"));
+    }
+
+    #[test]
     fn table_golden() {
         insta::assert_snapshot!(render_table(&report()));
     }
