@@ -1,10 +1,9 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
-use super::{mount, mount_options, Built};
+use super::{kernel_fs, mount, Built};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
-use crate::exec::version_of;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
 
@@ -38,20 +37,7 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
     let m = mnt.to_string_lossy().to_string();
     let mut properties = profiles(&ctx.exec.run("btrfs", &["filesystem", "df", &m])?);
     properties.insert("devices".into(), devs.len().to_string());
-    if let Some(o) = mount_options(&mnt) {
-        properties.insert("mount_options".into(), o);
-    }
-    let mut versions = BTreeMap::new();
-    if let Some(v) = version_of("mkfs.btrfs", &["--version"]) {
-        versions.insert("mkfs.btrfs".into(), v);
-    }
-    Ok(Built {
-        target: mnt,
-        is_device: false,
-        backend: "kernel".into(),
-        properties,
-        versions,
-    })
+    Ok(kernel_fs(mnt, properties, "mkfs.btrfs", "--version"))
 }
 
 #[cfg(test)]

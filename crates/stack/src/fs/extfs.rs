@@ -1,10 +1,9 @@
 //! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
 //! `tune2fs -l` read back.
 
-use super::{colon_pairs, mount, mount_options, Built};
+use super::{colon_pairs, kernel_fs, mount, Built};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
-use crate::exec::version_of;
 use crate::spec::StackSpec;
 
 /// Builds ext4 on the first backing device.
@@ -28,18 +27,5 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
             properties.insert(key.to_string(), v.clone());
         }
     }
-    if let Some(o) = mount_options(&mnt) {
-        properties.insert("mount_options".into(), o);
-    }
-    let mut versions = std::collections::BTreeMap::new();
-    if let Some(v) = version_of("mkfs.ext4", &["-V"]) {
-        versions.insert("mkfs.ext4".into(), v);
-    }
-    Ok(Built {
-        target: mnt,
-        is_device: false,
-        backend: "kernel".into(),
-        properties,
-        versions,
-    })
+    Ok(kernel_fs(mnt, properties, "mkfs.ext4", "-V"))
 }

@@ -90,6 +90,30 @@ pub(crate) fn mount(
     Ok(mnt)
 }
 
+/// A kernel file system mounted at `mnt`: adds the mount options the kernel reports and the
+/// version of the mkfs `tool` (printed by `tool version_arg`) to what the driver read back.
+pub(crate) fn kernel_fs(
+    mnt: PathBuf,
+    mut properties: BTreeMap<String, String>,
+    tool: &str,
+    version_arg: &str,
+) -> Built {
+    if let Some(o) = mount_options(&mnt) {
+        properties.insert("mount_options".into(), o);
+    }
+    let versions = crate::exec::version_of(tool, &[version_arg])
+        .map(|v| (tool.to_string(), v))
+        .into_iter()
+        .collect();
+    Built {
+        target: mnt,
+        is_device: false,
+        backend: "kernel".into(),
+        properties,
+        versions,
+    }
+}
+
 /// The mount options the kernel reports for `mnt`.
 pub(crate) fn mount_options(mnt: &std::path::Path) -> Option<String> {
     let info = bakeoff_probe::target_info(mnt);

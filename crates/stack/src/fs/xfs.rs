@@ -1,9 +1,8 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
-use super::{mount, mount_options, Built};
+use super::{kernel_fs, mount, Built};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
-use crate::exec::version_of;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
 
@@ -47,20 +46,7 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
             properties.insert(name.to_string(), v);
         }
     }
-    if let Some(o) = mount_options(&mnt) {
-        properties.insert("mount_options".into(), o);
-    }
-    let mut versions = BTreeMap::new();
-    if let Some(v) = version_of("mkfs.xfs", &["-V"]) {
-        versions.insert("mkfs.xfs".into(), v);
-    }
-    Ok(Built {
-        target: mnt,
-        is_device: false,
-        backend: "kernel".into(),
-        properties,
-        versions,
-    })
+    Ok(kernel_fs(mnt, properties, "mkfs.xfs", "-V"))
 }
 
 #[cfg(test)]
