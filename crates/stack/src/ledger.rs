@@ -268,6 +268,19 @@ fn detach_loops(backing: &Path, exec: &mut Exec) -> Result<(), String> {
         exec.run("losetup", &["-d", &dev])
             .map_err(|e| e.to_string())?;
     }
+    // A loop device still held for a moment (a just-unmounted file system) is only marked for
+    // auto-clear by `losetup -d`: wait until it is really gone, so teardown means gone.
+    let start = std::time::Instant::now();
+    while !loops_backed_by(backing).is_empty() {
+        if start.elapsed() > std::time::Duration::from_secs(10) {
+            return Err(format!(
+                "{} is still attached: {:?}",
+                backing.display(),
+                loops_backed_by(backing)
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(())
 }
 
