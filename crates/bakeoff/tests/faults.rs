@@ -151,6 +151,7 @@ fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let set = "readers=2,writers=1,data_size=256m,redo_size=8m,runtime=30s";
     for phase in ["layout", "teardown"] {
@@ -200,6 +201,7 @@ fn ctrl_c_and_sigterm_tear_the_stack_down() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     for sig in ["-INT", "-TERM"] {
         let json = scene.state.path().join("r.json");
@@ -236,6 +238,7 @@ fn a_stack_too_small_is_refused_before_any_data_is_written() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let images = scene.images.path().to_str().unwrap().to_string();
     let out = scene
@@ -267,6 +270,7 @@ fn two_runs_at_once_use_their_own_devices() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let set = "readers=2,writers=1,data_size=64m,redo_size=8m,runtime=2s";
     let a = scene
@@ -294,6 +298,7 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let json = scene.state.path().join("m.json");
     // Buffered random reads over 256 MiB with only 64 MiB of memory: the page cache cannot hold
@@ -360,6 +365,7 @@ fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let json = scene.state.path().join("z.json");
     let child = scene
@@ -425,6 +431,7 @@ fn every_stack_type_runs_a_workload_and_leaves_nothing() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let dir = tempfile::tempdir().unwrap();
     let dir_spec = format!("dir={}", dir.path().display());
@@ -471,6 +478,7 @@ fn a_device_is_used_only_when_named_for_destruction_and_past_the_gate() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let scene = Scene::new();
     let root = std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()

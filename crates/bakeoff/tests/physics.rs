@@ -10,6 +10,7 @@ fn direct_reads_on_ext4_reach_the_device_one_for_one() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let stack = LoopStack::new(512).with_fs("ext4", "noatime");
     let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
     let v = run_json(&[
@@ -46,6 +47,7 @@ fn direct_reads_on_the_raw_loop_device_reach_it_one_for_one() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let stack = LoopStack::new(256);
     let v = run_json(&[
         "run",
@@ -69,6 +71,7 @@ fn a_second_buffered_pass_is_served_from_the_page_cache() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let stack = LoopStack::new(256).with_fs("ext4", "noatime");
     let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
     let set = "rw=read,bs=128k,size=32m,runtime=2s";
@@ -87,6 +90,7 @@ fn every_fdatasync_carries_a_flush_to_the_device() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let stack = LoopStack::new(256).with_fs("ext4", "noatime");
     let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
     let v = run_json(&[
@@ -120,6 +124,7 @@ fn a_mounted_loop_device_is_refused_and_not_written() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     let stack = LoopStack::new(128).with_fs("ext4", "noatime");
     let stat = || std::fs::read_to_string(format!("/sys/block/{}/stat", stack.name())).unwrap();
     let writes = |s: String| s.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap();
@@ -163,6 +168,7 @@ fn zfs_records_larger_or_misaligned_to_the_io_multiply_device_reads() {
     if !privileged() {
         return;
     }
+    let _serial = common::serial();
     // One test: the zfs-fuse daemon is one per machine, so these run one after the other.
     let big = on_stack(
         "zfs:recordsize=128k,primarycache=metadata,vdev_cache=0",

@@ -21,6 +21,13 @@ pub fn sh(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// Runs on stacks and targets drop the page cache machine-wide and zfs-fuse is one daemon per
+/// machine, so the tests of a binary that measure take turns: hold this for the whole test.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// True if loop devices can be used; under CI=true, false is a failure.
 pub fn privileged() -> bool {
     let root = rustix::process::geteuid().is_root();
