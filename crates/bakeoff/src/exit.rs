@@ -34,11 +34,6 @@ pub struct Failure {
     pub error: anyhow::Error,
 }
 
-/// Builds failures of one kind from any error.
-pub fn fail(code: Code) -> impl Fn(anyhow::Error) -> Failure {
-    move |error| Failure { code, error }
-}
-
 /// A failure from a message.
 pub fn failure(code: Code, msg: impl std::fmt::Display) -> Failure {
     Failure {

@@ -1,17 +1,20 @@
-//! Checks the target before anything is written: an existing directory, or a loop device that
-//! is not mounted, not swap and not held by another device. Until the stacks' safety gate
-//! exists, no other block device is accepted.
+//! Checks the target before anything is written: an existing, writable directory, or a loop
+//! device that passes the stacks' safety gate (naming it as the target is the consent to
+//! overwrite it). Other block devices are built on only through `--stack ... --device` with
+//! `--destroy-data-on`.
 
 use crate::exit::{failure, Code, Failure};
 use bakeoff_engine::Target;
+use bakeoff_stack::gate::{self, Claim};
 use rustix::fs::{major, minor, stat, FileType};
 use std::path::Path;
 
 /// Major number of loop devices.
 const LOOP_MAJOR: u32 = 7;
 
-/// Validates `path` as a run target.
-pub fn check(path: &Path) -> Result<Target, Failure> {
+/// Validates `path` as a run target. For a device, the returned claim (an exclusive open) must
+/// be held until the run ends.
+pub fn check(path: &Path) -> Result<(Target, Option<Claim>), Failure> {
     let st = stat(path).map_err(|e| {
         failure(
             Code::Environment,
@@ -29,7 +32,7 @@ pub fn check(path: &Path) -> Result<Target, Failure> {
                     format!("target directory {} is not writable: {e}", path.display()),
                 )
             })?;
-            Ok(Target::Directory(path.to_path_buf()))
+            Ok((Target::Directory(path.to_path_buf()), None))
         }
         FileType::BlockDevice => {
             let (maj, min) = (major(st.st_rdev), minor(st.st_rdev));
@@ -37,15 +40,16 @@ pub fn check(path: &Path) -> Result<Target, Failure> {
                 return Err(failure(
                     Code::Environment,
                     format!(
-                        "refusing block device {} ({maj}:{min}): bakeoff writes only to loop devices \
-                         until its safety gate for real devices exists; make a loop device with \
-                         `losetup --find --show --direct-io=on IMAGE` and pass that",
+                        "refusing block device {} ({maj}:{min}): --target takes only loop devices; \
+                         build on a real device with --stack SPEC --device DEV --destroy-data-on DEV, \
+                         or make a loop device with `losetup --find --show --direct-io=on IMAGE`",
                         path.display()
                     ),
                 ));
             }
-            check_loop_unused(path, maj, min)?;
-            Ok(Target::Device(path.to_path_buf()))
+            let claim = gate::check(path, &[path.to_path_buf()])
+                .map_err(|e| failure(Code::Environment, e))?;
+            Ok((Target::Device(path.to_path_buf()), Some(claim)))
         }
         _ => Err(failure(
             Code::Environment,
@@ -55,48 +59,4 @@ pub fn check(path: &Path) -> Result<Target, Failure> {
             ),
         )),
     }
-}
-
-fn check_loop_unused(path: &Path, maj: u32, min: u32) -> Result<(), Failure> {
-    let refuse = |why: String| {
-        failure(
-            Code::Environment,
-            format!("refusing {}: {why}", path.display()),
-        )
-    };
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    if let Some(m) = bakeoff_probe::parse_mountinfo(&mountinfo)
-        .iter()
-        .find(|m| m.major == maj && m.minor == min)
-    {
-        return Err(refuse(format!("it is mounted on {}", m.mount_point)));
-    }
-    let holders = format!("/sys/dev/block/{maj}:{min}/holders");
-    if std::fs::read_dir(&holders)
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false)
-    {
-        return Err(refuse(
-            "another device holds it (see ".to_string() + &holders + ")",
-        ));
-    }
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for dev in swaps
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-    {
-        if let Ok(s) = stat(dev) {
-            if major(s.st_rdev) == maj && minor(s.st_rdev) == min {
-                return Err(refuse("it is in use as swap".into()));
-            }
-        }
-    }
-    let bdev = format!("/sys/dev/block/{maj}:{min}/loop/backing_file");
-    if std::fs::metadata(&bdev).is_err() {
-        return Err(refuse(
-            "it has no backing file (attach an image with losetup first)".into(),
-        ));
-    }
-    Ok(())
 }

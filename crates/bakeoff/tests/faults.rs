@@ -42,6 +42,20 @@ impl Scene {
         c
     }
 
+    /// Runs `cmd` with `--json`, which must succeed, and returns its run record.
+    fn record(&self, mut cmd: Command) -> serde_json::Value {
+        let json = self.state.path().join("run.json");
+        let out = cmd.arg("--json").arg(&json).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&json).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
     fn cleanup(&self) -> Output {
         self.cmd(&["cleanup"]).output().unwrap()
     }
@@ -300,24 +314,13 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
     }
     let _serial = common::serial();
     let scene = Scene::new();
-    let json = scene.state.path().join("m.json");
     // Buffered random reads over 256 MiB with only 64 MiB of memory: the page cache cannot hold
     // the data, so most reads must reach the device.
-    let out = scene
-        .run_on(
-            "ext4",
-            "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
-            &["--mem-limit", "64m", "--json", json.to_str().unwrap()],
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = scene.record(scene.run_on(
+        "ext4",
+        "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+        &["--mem-limit", "64m"],
+    ));
     assert_eq!(v["stack"]["mem_limit_bytes"], 64 << 20);
     let hits = v["summary"]["cache_hit_pct"].as_f64().unwrap();
     assert!(
@@ -325,21 +328,11 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
         "with 64 MiB for 256 MiB of data, {hits}% of reads came from cache"
     );
     // The same run without the limit: the page cache takes in the whole dataset.
-    let out = scene
-        .run_on(
-            "ext4",
-            "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
-            &["--json", json.to_str().unwrap()],
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = scene.record(scene.run_on(
+        "ext4",
+        "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+        &[],
+    ));
     let unlimited = v["summary"]["cache_hit_pct"].as_f64().unwrap();
     assert!(
         unlimited > 80.0,
@@ -444,28 +437,12 @@ fn every_stack_type_runs_a_workload_and_leaves_nothing() {
         "tmpfs:size=256m",
         &dir_spec,
     ] {
-        let json = scene.state.path().join("e.json");
         let images = scene.images.path().to_str().unwrap().to_string();
-        let out = scene
-            .cmd(&[
-                "run", "randrw", "--quiet", "--stack", spec, "--images", &images, "--size", "512m",
-            ])
-            .args([
-                "--set",
-                "size=64m,runtime=1s",
-                "--json",
-                json.to_str().unwrap(),
-                "--remove-data",
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{spec}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let mut cmd = scene.cmd(&[
+            "run", "randrw", "--quiet", "--stack", spec, "--images", &images, "--size", "512m",
+        ]);
+        cmd.args(["--set", "size=64m,runtime=1s", "--remove-data"]);
+        let v = scene.record(cmd);
         assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0, "{spec}");
         assert!(v["summary"]["write_iops"].as_f64().unwrap() > 0.0, "{spec}");
         assert_eq!(v["stack"]["spec"], spec);

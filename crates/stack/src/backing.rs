@@ -45,15 +45,6 @@ impl Backing {
     pub fn device(&self) -> &str {
         &self.info.device
     }
-
-    /// Kernel name (`loop3`).
-    pub fn kernel_name(&self) -> String {
-        let dev = Path::new(&self.info.device);
-        std::fs::canonicalize(dev)
-            .unwrap_or_else(|_| dev.to_path_buf())
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-    }
 }
 
 /// Attaches a loop device over a new sparse image of `size` bytes, starting `offset` bytes in.

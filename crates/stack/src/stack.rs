@@ -240,11 +240,6 @@ impl Stack {
             .map_err(|e| StackError::io("statvfs", &self.target)(e.into()))?;
         Ok(vfs.f_bavail.saturating_mul(vfs.f_frsize))
     }
-
-    /// The command log, with everything run since creation.
-    pub fn commands(&self) -> &[bakeoff_core::record::CommandRecord] {
-        &self.exec.log
-    }
 }
 
 /// `sync`, then drop clean page cache, dentries and inodes (global: `echo 3 > drop_caches`).

@@ -4,25 +4,15 @@
 //! Every refusal also checks that the device's write counter did not move (root; in CI for
 //! real). Drop guards undo every loop device, mount, swap area, pool and daemon.
 
+mod common;
 use bakeoff_stack::gate::{check, Claim};
 use bakeoff_stack::StackError;
+use common::privileged;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn privileged() -> bool {
-    let ok = rustix::process::geteuid().is_root() && Path::new("/dev/loop-control").exists();
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root and loop devices; CI=true, so this fails"
-        );
-        eprintln!("skipping: needs root and loop devices");
-    }
-    ok
-}
 
 /// Runs a command that must succeed; its stdout, trimmed.
 fn sh(program: &str, args: &[&str]) -> String {

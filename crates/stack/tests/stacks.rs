@@ -1,20 +1,10 @@
 //! Each stack type is created on loop devices, its properties read back, and destroyed with
 //! nothing left behind (root; in CI for real).
 
+mod common;
 use bakeoff_stack::{Options, Stack, StackSpec};
+use common::privileged;
 use std::path::Path;
-
-fn privileged() -> bool {
-    let ok = rustix::process::geteuid().is_root() && Path::new("/dev/loop-control").exists();
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root and loop devices; CI=true, so this fails"
-        );
-        eprintln!("skipping: needs root and loop devices");
-    }
-    ok
-}
 
 fn options(images: &Path) -> Options {
     let mut o = Options {
@@ -87,12 +77,7 @@ fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)]) {
     if !stack.is_device {
         std::fs::write(stack.target.join("probe"), b"x").unwrap();
     }
-    let images: Vec<String> = stack
-        .info
-        .backing
-        .iter()
-        .filter_map(|b| b.image.clone())
-        .collect();
+    let images = common::images_of(&stack);
     let mnt = stack.target.clone();
     stack.destroy().unwrap();
     assert_gone(&images, &mnt);

@@ -5,6 +5,7 @@
 //! `cargo test -p bakeoff-stack --test zfs -- --ignored --nocapture` also measures device reads
 //! per 8 KiB application read, aligned and misaligned to the record size.
 
+mod common;
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::fs::zfs;
 use bakeoff_stack::{Options, Stack, StackSpec};
@@ -14,19 +15,12 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 fn privileged() -> bool {
-    let root = rustix::process::geteuid().is_root();
-    let ok = root
-        && Path::new("/dev/loop-control").exists()
-        && (zfs::openzfs_loaded() || Path::new("/dev/fuse").exists())
-        && zfs::missing_tool().is_none();
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs root, loop devices and zfs-fuse (or OpenZFS); CI=true, so this fails"
-        );
-        eprintln!("skipping: needs root, loop devices and zfs-fuse (or OpenZFS)");
-    }
-    ok
+    common::privileged()
+        && common::require(
+            (zfs::openzfs_loaded() || Path::new("/dev/fuse").exists())
+                && zfs::missing_tool().is_none(),
+            "zfs-fuse (or OpenZFS)",
+        )
 }
 
 /// One ZFS test at a time: zfs-fuse is one daemon per host. Waits (2 min at most) for a daemon
@@ -77,12 +71,7 @@ struct Residue {
 }
 
 fn residue(stack: &Stack) -> Residue {
-    let images: Vec<String> = stack
-        .info
-        .backing
-        .iter()
-        .filter_map(|b| b.image.clone())
-        .collect();
+    let images = common::images_of(stack);
     let dir = Path::new(&images[0]).parent().unwrap().to_path_buf();
     let pid = stack
         .info

@@ -3,7 +3,7 @@
 use super::measure::{interrupt_flag, measure, status_code};
 use super::on_stack::{run_on_stack, StackRun};
 use crate::cli::RunArgs;
-use crate::exit::{fail, failure, stack_failure, Code, Failure};
+use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::settings::Settings;
 use bakeoff_core::units::parse_size;
 use bakeoff_core::workload::{builtin, builtins, Workload};
@@ -113,7 +113,8 @@ fn run_on_target(
         .target
         .as_deref()
         .expect("clap requires --target without --stack");
-    let target = crate::target::check(path)?;
+    // The claim keeps the device exclusively ours (nobody can mount it) until the run ends.
+    let (target, _claim) = crate::target::check(path)?;
     let cold = !args.warm && rustix::process::geteuid().is_root();
     if !args.warm && !cold {
         eprintln!("bakeoff: warning: not root, so caches cannot be dropped: this run starts warm");
@@ -130,7 +131,7 @@ fn run_on_target(
     }
     if args.remove_data {
         if let Target::Directory(dir) = &target {
-            bakeoff_engine::layout::remove_dataset(dir).map_err(|e| fail(Code::Io)(e.into()))?;
+            bakeoff_engine::layout::remove_dataset(dir);
         }
     }
     record
