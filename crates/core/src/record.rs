@@ -272,6 +272,10 @@ pub struct BackingInfo {
     pub offset_bytes: u64,
     /// Role: `data` or `log`.
     pub role: String,
+    /// Signatures found on a user's device and wiped (`wipefs -a`) before building, with the
+    /// user's confirmation (`--destroy-data-on`); empty for loop devices and blank devices.
+    #[serde(default)]
+    pub wiped_signatures: Vec<String>,
 }
 
 /// How a stack was built: enough to rebuild it and to know what was measured.

@@ -92,9 +92,71 @@ pub fn loop_device(
             loop_dio: Some(dio),
             offset_bytes: offset,
             role: role.to_string(),
+            wiped_signatures: Vec::new(),
         },
         claim: None,
     })
+}
+
+/// Runs `tool` (mkfs, wipefs), which opens the user's devices among `backing` exclusively
+/// itself: our claims are handed over for its run and re-taken right after, the gate's checks
+/// made again (not mounted, not held, not a member, exclusive open succeeds), so nobody took
+/// the devices meanwhile. Loop devices of our own have no claim and are left as they are.
+pub fn hand_over<T>(
+    backing: &mut [Backing],
+    exec: &mut Exec,
+    tool: impl FnOnce(&mut Exec) -> Result<T, StackError>,
+) -> Result<T, StackError> {
+    release(backing);
+    let out = tool(exec)?;
+    for b in backing.iter_mut().filter(|b| b.info.image.is_none()) {
+        b.claim = Some(crate::gate::reclaim(Path::new(&b.info.device))?);
+    }
+    Ok(out)
+}
+
+/// Lets go of the claims on the user's devices for good: the kernel claims them exclusively
+/// once mounted (or made part of an OpenZFS pool), which our own claim would prevent.
+pub fn release(backing: &mut [Backing]) {
+    for b in backing {
+        b.claim = None;
+    }
+}
+
+/// Gates a device the user handed over and, if it carries signatures the user confirmed may
+/// be destroyed, wipes them (`wipefs -a`) so later probes are unambiguous.
+fn user_device(
+    device: &Path,
+    role: &str,
+    opts: &BackingOptions,
+    exec: &mut Exec,
+) -> Result<Backing, StackError> {
+    if !named_for_destruction(device, &opts.destroy_data_on) {
+        return Err(StackError::Refused {
+            device: device.display().to_string(),
+            reason: "a --device is used only when --destroy-data-on names the same device".into(),
+        });
+    }
+    let claim = crate::gate::check(device, &opts.destroy_data_on)?;
+    let mut backing = Backing {
+        info: BackingInfo {
+            device: claim.device.to_string_lossy().into_owned(),
+            image: None,
+            size_bytes: claim.size_bytes,
+            loop_dio: None,
+            offset_bytes: 0,
+            role: role.to_string(),
+            wiped_signatures: claim.signatures.clone(),
+        },
+        claim: Some(claim),
+    };
+    if !backing.info.wiped_signatures.is_empty() {
+        let dev = backing.info.device.clone();
+        hand_over(std::slice::from_mut(&mut backing), exec, |exec| {
+            exec.run("wipefs", &["-a", &dev])
+        })?;
+    }
+    Ok(backing)
 }
 
 /// True if one of `list` is the same block device as `device` (by device number).
@@ -136,33 +198,9 @@ pub fn provide(
                 "offset= applies to loop-backed stacks only".into(),
             ));
         }
-        return opts
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                if !named_for_destruction(d, &opts.destroy_data_on) {
-                    return Err(StackError::Refused {
-                        device: d.display().to_string(),
-                        reason:
-                            "a --device is used only when --destroy-data-on names the same device"
-                                .into(),
-                    });
-                }
-                let claim = crate::gate::check(d, &opts.destroy_data_on)?;
-                let info = BackingInfo {
-                    device: claim.device.to_string_lossy().into_owned(),
-                    image: None,
-                    size_bytes: claim.size_bytes,
-                    loop_dio: None,
-                    offset_bytes: 0,
-                    role: role(i).to_string(),
-                };
-                Ok(Backing {
-                    info,
-                    claim: Some(claim),
-                })
-            })
+        let devices = opts.devices.iter().enumerate();
+        return devices
+            .map(|(i, d)| user_device(d, role(i), opts, ctx.exec))
             .collect();
     }
     let size = spec.size.unwrap_or(opts.size);

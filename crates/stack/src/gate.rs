@@ -13,7 +13,8 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// A device that passed the gate, held open exclusively for the life of the stack.
+/// A device that passed the gate, held open exclusively until a tool of ours (mkfs, wipefs,
+/// mount) needs the exclusive open itself: see [`reclaim`].
 #[derive(Debug)]
 pub struct Claim {
     /// Canonical device node (`/dev/sdb`).
@@ -22,6 +23,9 @@ pub struct Claim {
     pub size_bytes: u64,
     /// The exclusive open that keeps others from mounting it meanwhile.
     pub file: File,
+    /// The signatures found on it (`xfs`, `dos`, ...), which the user confirmed may be
+    /// destroyed; empty for a blank device, and for a [`reclaim`] (they are then our own).
+    pub signatures: Vec<String>,
 }
 
 /// The target, its whole disk, or a partition of that disk: using any of them counts.
@@ -80,11 +84,24 @@ pub fn check(device: &Path, destroy_ok: &[PathBuf]) -> Result<Claim, StackError>
     } else {
         format!("{} ({})", device.display(), target.node.display())
     };
-    claim(&target, destroy_ok).map_err(refused(name))
+    claim(&target, Some(destroy_ok)).map_err(refused(name))
 }
 
-/// The checks on a resolved device, in order; the reason of the first that fails.
-fn claim(t: &Target, destroy_ok: &[PathBuf]) -> Result<Claim, String> {
+/// Claims again a device that passed [`check`] and was handed over to one of our tools that
+/// opens it exclusively itself (mkfs, wipefs): every check but the signatures (what is there
+/// now is what we just made) is made again, so nobody mounted, held or claimed it meanwhile.
+pub fn reclaim(device: &Path) -> Result<Claim, StackError> {
+    let refused = |reason: String| StackError::Refused {
+        device: device.display().to_string(),
+        reason: format!("{reason} (after our own mkfs or wipefs released it)"),
+    };
+    let target = resolve(device).map_err(refused)?;
+    claim(&target, None).map_err(refused)
+}
+
+/// The checks on a resolved device, in order; the reason of the first that fails. Signatures
+/// are checked against `destroy_ok` unless it is `None`.
+fn claim(t: &Target, destroy_ok: Option<&[PathBuf]>) -> Result<Claim, String> {
     mounts(t)?;
     swaps(t)?;
     holders(t)?;
@@ -97,12 +114,16 @@ fn claim(t: &Target, destroy_ok: &[PathBuf]) -> Result<Claim, String> {
         .custom_flags(libc::O_EXCL)
         .open(&t.path)
         .map_err(|e| format!("exclusive open failed: {}", errno(&e)))?;
-    signatures(t, destroy_ok)?;
+    let signatures = match destroy_ok {
+        Some(destroy_ok) => signatures(t, destroy_ok)?,
+        None => Vec::new(),
+    };
     let size_bytes = size(&file)?;
     Ok(Claim {
         device: t.node.clone(),
         size_bytes,
         file,
+        signatures,
     })
 }
 
@@ -378,8 +399,8 @@ fn btrfs(t: &Target) -> Result<(), String> {
 }
 
 /// Any file system, partition table, RAID, swap, LVM, crypto or ZFS signature refuses unless
-/// the device (by number) is in `destroy_ok`.
-fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<(), String> {
+/// the device (by number) is in `destroy_ok`; returns the signatures found.
+fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<Vec<String>, String> {
     let path = t.path.to_string_lossy();
     let mut found = blkid_types(&path)?;
     for ty in wipefs_types(&path)? {
@@ -387,12 +408,16 @@ fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<(), String> {
             found.push(ty);
         }
     }
+    // "ambivalent" says only that there are several: named by wipefs, it adds nothing.
+    if found.len() > 1 {
+        found.retain(|f| f != AMBIVALENT);
+    }
     let listed = |p: &PathBuf| fs::canonicalize(p).ok().and_then(|p| block_rdev(&p));
     let allowed = destroy_ok
         .iter()
         .any(|p| listed(p) == Some(t.related[0].rdev));
     if found.is_empty() || allowed {
-        return Ok(());
+        return Ok(found);
     }
     let what = match found.as_slice() {
         [one] if one.starts_with(['a', 'e', 'i', 'o', 'u', 'x', 'L']) => format!("an {one}"),
@@ -405,11 +430,16 @@ fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<(), String> {
     ))
 }
 
-/// libblkid's low-level probe (superblocks and partition tables); exit 2 is "nothing".
+/// What blkid's exit 8 is recorded as when wipefs names nothing more.
+const AMBIVALENT: &str = "ambivalent (several file systems, says blkid)";
+
+/// libblkid's low-level probe (superblocks and partition tables); exit 2 is "nothing", exit 8
+/// "ambivalent" (several signatures: wipefs names them).
 fn blkid_types(path: &str) -> Result<Vec<String>, String> {
     let out = run("blkid", &["-p", "-o", "export", path])?;
     match out.status.code() {
         Some(2) => Ok(Vec::new()),
+        Some(8) => Ok(vec![AMBIVALENT.to_string()]),
         Some(0) => Ok(text(&out.stdout)
             .lines()
             .filter_map(|l| l.split_once('='))

@@ -85,8 +85,8 @@ impl Stack {
                 dir: dir.clone(),
                 name: name.clone(),
             };
-            let backing = provide(spec, &opts.backing, &mut ctx)?;
-            let built = fs::build(spec, &backing, &mut ctx)?;
+            let mut backing = provide(spec, &opts.backing, &mut ctx)?;
+            let built = fs::build(spec, &mut backing, &mut ctx)?;
             Ok::<_, StackError>((backing, built))
         })();
         match built {

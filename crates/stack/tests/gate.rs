@@ -5,7 +5,7 @@
 //! real). Drop guards undo every loop device, mount, swap area, pool and daemon.
 
 mod common;
-use bakeoff_stack::gate::{check, Claim};
+use bakeoff_stack::gate::{check, reclaim, Claim};
 use bakeoff_stack::StackError;
 use common::privileged;
 use std::io::Write;
@@ -430,6 +430,72 @@ fn a_signature_is_refused_unless_destroy_ok_names_the_device() {
         1,
     );
     drop(claim);
+}
+
+/// blkid's "ambivalent" (exit 8: an xfs with a btrfs superblock at 64 KiB) is a device with
+/// signatures: refused unless named, accepted when named, its signatures listed in the claim.
+#[test]
+fn a_device_with_ambiguous_signatures_is_refused_unless_named() {
+    if !privileged() {
+        return;
+    }
+    let (lo, donor) = (Loop::new(512 << 20), Loop::new(256 << 20));
+    sh("mkfs.xfs", &["-q", "-f", lo.dev.to_str().unwrap()]);
+    sh("mkfs.btrfs", &["-q", "-f", donor.dev.to_str().unwrap()]);
+    let from = format!("if={}", donor.dev.display());
+    let to = format!("of={}", lo.dev.display());
+    let dd = [
+        "bs=4096",
+        "skip=16",
+        "seek=16",
+        "count=1",
+        "conv=notrunc,fsync",
+    ];
+    sh(
+        "dd",
+        &[&[from.as_str(), &to, "status=none"], &dd[..]].concat(),
+    );
+    let blkid = Command::new("blkid")
+        .arg("-p")
+        .arg(&lo.dev)
+        .status()
+        .unwrap();
+    assert_eq!(
+        blkid.code(),
+        Some(8),
+        "blkid does not find the device ambivalent"
+    );
+    refused(&lo.dev, &lo.name(), &[], "carries xfs, btrfs signatures", 1);
+    let claim = accepted(&lo.dev, &lo.name(), std::slice::from_ref(&lo.dev));
+    assert_eq!(claim.signatures, ["xfs", "btrfs"]);
+}
+
+/// A device handed over to mkfs is claimed again with every check but the signatures: our
+/// own new file system passes, a mount made meanwhile does not.
+#[test]
+fn a_reclaim_accepts_our_own_file_system_and_refuses_a_mount() {
+    if !privileged() {
+        return;
+    }
+    let lo = Loop::new(64 << 20);
+    let claim = accepted(&lo.dev, &lo.name(), &[]);
+    assert!(claim.signatures.is_empty());
+    drop(claim);
+    mkfs_ext4(&lo.dev);
+    let again = reclaim(&lo.dev).unwrap_or_else(|e| panic!("{e}"));
+    assert!(again.signatures.is_empty());
+    // Held: nobody (not even mkfs) gets the device while the claim lives.
+    let out = Command::new("mkfs.ext4")
+        .args(["-q", "-F", lo.dev.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "mkfs.ext4 got a claimed device");
+    drop(again);
+    let _mnt = Mount::new(&lo.dev);
+    match reclaim(&lo.dev) {
+        Err(StackError::Refused { reason, .. }) => assert!(reason.contains("mounted"), "{reason}"),
+        other => panic!("a mounted device was reclaimed: {other:?}"),
+    }
 }
 
 #[test]

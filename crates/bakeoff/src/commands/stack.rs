@@ -55,8 +55,12 @@ pub fn describe(stack: &Stack) -> String {
             .image
             .as_deref()
             .map_or(String::new(), |p| format!(" over {p}"));
+        let wiped = match b.wiped_signatures.as_slice() {
+            [] => String::new(),
+            sigs => format!(", wiped {}", sigs.join(", ")),
+        };
         s += &format!(
-            "  {} {} {}{img}{dio}\n",
+            "  {} {} {}{img}{dio}{wiped}\n",
             b.role,
             b.device,
             format_bytes(b.size_bytes)

@@ -2,7 +2,7 @@
 //! read back from `btrfs filesystem df`.
 
 use super::{kernel_fs, mount, Built};
-use crate::backing::{Backing, Ctx};
+use crate::backing::{hand_over, Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -19,7 +19,11 @@ fn profiles(df: &str) -> BTreeMap<String, String> {
 }
 
 /// Builds btrfs across every data backing device.
-pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+pub fn build(
+    spec: &StackSpec,
+    backing: &mut [Backing],
+    ctx: &mut Ctx,
+) -> Result<Built, StackError> {
     let devs: Vec<String> = backing.iter().map(|b| b.device().to_string()).collect();
     let mut args: Vec<&str> = vec!["-q", "-f"];
     if let Some(p) = &spec.profile {
@@ -30,10 +34,10 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
     }
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.extend(devs.iter().map(String::as_str));
-    ctx.exec.run("mkfs.btrfs", &args)?;
+    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.btrfs", &args))?;
     // A multi-device btrfs mounts once the kernel knows all members.
     ctx.exec.try_run("btrfs", &["device", "scan"]);
-    let mnt = mount(ctx, &devs[0], "btrfs", spec.mount.as_deref())?;
+    let mnt = mount(ctx, backing, &devs[0], "btrfs", spec.mount.as_deref())?;
     let m = mnt.to_string_lossy().to_string();
     let mut properties = profiles(&ctx.exec.run("btrfs", &["filesystem", "df", &m])?);
     properties.insert("devices".into(), devs.len().to_string());

@@ -2,18 +2,22 @@
 //! `tune2fs -l` read back.
 
 use super::{colon_pairs, kernel_fs, mount, Built};
-use crate::backing::{Backing, Ctx};
+use crate::backing::{hand_over, Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
 /// Builds ext4 on the first backing device.
-pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+pub fn build(
+    spec: &StackSpec,
+    backing: &mut [Backing],
+    ctx: &mut Ctx,
+) -> Result<Built, StackError> {
     let dev = backing[0].device().to_string();
     let mut args = vec!["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.push(&dev);
-    ctx.exec.run("mkfs.ext4", &args)?;
-    let mnt = mount(ctx, &dev, "ext4", spec.mount.as_deref())?;
+    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.ext4", &args))?;
+    let mnt = mount(ctx, backing, &dev, "ext4", spec.mount.as_deref())?;
     let tune = colon_pairs(&ctx.exec.run("tune2fs", &["-l", &dev])?);
     let mut properties = std::collections::BTreeMap::new();
     for key in [

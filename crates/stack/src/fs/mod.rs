@@ -30,7 +30,11 @@ pub struct Built {
 }
 
 /// Builds `spec` on `backing`.
-pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+pub fn build(
+    spec: &StackSpec,
+    backing: &mut [Backing],
+    ctx: &mut Ctx,
+) -> Result<Built, StackError> {
     match spec.kind {
         StackKind::Ext4 => extfs::build(spec, backing, ctx),
         StackKind::Xfs => xfs::build(spec, backing, ctx),
@@ -69,9 +73,11 @@ pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
         .copied()
 }
 
-/// Creates `dir/mnt` and mounts `source` there, recording both undos first.
+/// Creates `dir/mnt` and mounts `source` there, recording both undos first. The user's devices
+/// among `backing` are released to the mount, which claims them itself.
 pub(crate) fn mount(
     ctx: &mut Ctx,
+    backing: &mut [Backing],
     source: &str,
     fstype: &str,
     options: Option<&str>,
@@ -86,6 +92,7 @@ pub(crate) fn mount(
         args.extend(["-o", o]);
     }
     args.extend([source, &m]);
+    crate::backing::release(backing);
     ctx.exec.run("mount", &args)?;
     Ok(mnt)
 }

@@ -12,7 +12,7 @@ pub fn tmpfs(spec: &StackSpec, ctx: &mut Ctx) -> Result<Built, StackError> {
     if let Some(o) = &spec.mount {
         options = format!("{options},{o}");
     }
-    let mnt = mount(ctx, "tmpfs", "tmpfs", Some(&options))?;
+    let mnt = mount(ctx, &mut [], "tmpfs", "tmpfs", Some(&options))?;
     let mut built = Built {
         target: mnt.clone(),
         backend: "kernel".into(),

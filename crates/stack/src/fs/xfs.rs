@@ -1,7 +1,7 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
 use super::{kernel_fs, mount, Built};
-use crate::backing::{Backing, Ctx};
+use crate::backing::{hand_over, Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -27,13 +27,17 @@ fn section_value(info: &str, section: &str, key: &str) -> Option<String> {
 }
 
 /// Builds xfs on the first backing device.
-pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+pub fn build(
+    spec: &StackSpec,
+    backing: &mut [Backing],
+    ctx: &mut Ctx,
+) -> Result<Built, StackError> {
     let dev = backing[0].device().to_string();
     let mut args = vec!["-q", "-f"];
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.push(&dev);
-    ctx.exec.run("mkfs.xfs", &args)?;
-    let mnt = mount(ctx, &dev, "xfs", spec.mount.as_deref())?;
+    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.xfs", &args))?;
+    let mnt = mount(ctx, backing, &dev, "xfs", spec.mount.as_deref())?;
     let info = ctx.exec.run("xfs_info", &[&mnt.to_string_lossy()])?;
     let mut properties = BTreeMap::new();
     for (section, key, name) in [

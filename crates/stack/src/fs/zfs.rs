@@ -63,7 +63,11 @@ pub fn dataset(pool: &str) -> String {
 
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
-pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+pub fn build(
+    spec: &StackSpec,
+    backing: &mut [Backing],
+    ctx: &mut Ctx,
+) -> Result<Built, StackError> {
     let openzfs = openzfs_loaded();
     let (mount_props, fuse_opts) = split_mount_options(spec, openzfs)?;
     let (backend, mut properties, versions) = if openzfs {
@@ -75,6 +79,11 @@ pub fn build(spec: &StackSpec, backing: &[Backing], ctx: &mut Ctx) -> Result<Bui
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
     std::fs::create_dir_all(&mnt).map_err(StackError::io("creating mount point", &mnt))?;
     let pool = pool_name(&ctx.name);
+    if openzfs {
+        // The kernel module claims its vdevs exclusively; zfs-fuse opens them without O_EXCL,
+        // so there our claims stay for the life of the stack.
+        crate::backing::release(backing);
+    }
     create_pool(spec, backing, &pool, ctx)?;
     // Recorded after the pool, so teardown unmounts first: `zpool destroy` straight after
     // its own unmount often finds a zfs-fuse pool still busy.

@@ -1,0 +1,306 @@
+//! Stacks on devices the user hands over (`--device D --destroy-data-on D`). Loop devices made
+//! here stand in for real disks: they sit outside bakeoff's images directory, so to bakeoff
+//! they are the user's. Every type is built on them with `stack create`, then a workload runs
+//! on the same devices (so the second build meets the first one's signatures), and after each
+//! teardown the devices are still attached, unmounted and carry what was built: teardown never
+//! wipes or detaches a user's device. A device with ambiguous signatures (blkid "ambivalent")
+//! is refused unless confirmed, and wiped once confirmed (root; in CI for real).
+
+mod common;
+use common::{privileged, sh};
+use std::process::{Command, Output};
+
+/// A loop device over a sparse image in /var/tmp: the user's disk. Detached on drop.
+struct Disk {
+    dev: String,
+    _image: tempfile::NamedTempFile,
+}
+
+impl Disk {
+    fn new(size_mib: u64) -> Disk {
+        let image = tempfile::Builder::new()
+            .prefix("bakeoff-disk-")
+            .suffix(".img")
+            .tempfile_in("/var/tmp")
+            .unwrap();
+        image.as_file().set_len(size_mib << 20).unwrap();
+        let path = image.path().to_str().unwrap();
+        let dev = sh("losetup", &["--find", "--show", "--direct-io=on", path]);
+        Disk { dev, _image: image }
+    }
+
+    /// What `blkid -p` finds: the type, `nothing` or `ambivalent`.
+    fn probe(&self) -> String {
+        let out = Command::new("blkid")
+            .args(["-p", "-o", "value", "-s", "TYPE", &self.dev])
+            .output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            Some(2) => "nothing".into(),
+            Some(8) => "ambivalent".into(),
+            other => panic!("blkid -p {}: {other:?}", self.dev),
+        }
+    }
+
+    /// Still attached over its image and mounted nowhere (by device number or source).
+    fn assert_attached_and_unmounted(&self, after: &str) {
+        let name = self.dev.trim_start_matches("/dev/");
+        let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"));
+        assert!(
+            backing.is_ok_and(|b| b.trim() == self._image.path().to_str().unwrap()),
+            "{after}: {} was detached",
+            self.dev
+        );
+        let dev_no = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let mounted: Vec<&str> = mounts
+            .lines()
+            .filter(|l| l.split(' ').nth(2) == Some(dev_no.trim()) || l.contains(&self.dev))
+            .collect();
+        assert!(
+            mounted.is_empty(),
+            "{after}: {} still mounted: {mounted:?}",
+            self.dev
+        );
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A private state directory and images directory.
+struct Scene {
+    state: tempfile::TempDir,
+    images: tempfile::TempDir,
+}
+
+impl Scene {
+    fn new() -> Scene {
+        let images = tempfile::Builder::new()
+            .prefix("bakeoff-test-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let state = tempfile::tempdir().unwrap();
+        Scene { state, images }
+    }
+
+    /// Runs bakeoff with `args`, then `--device D --destroy-data-on D` for each of `disks`.
+    fn bakeoff(&self, args: &[&str], disks: &[&Disk]) -> Output {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
+        c.args(["--images", self.images.path().to_str().unwrap()]);
+        for d in disks {
+            c.args(["--device", &d.dev, "--destroy-data-on", &d.dev]);
+        }
+        c.output().unwrap()
+    }
+
+    /// Nothing of bakeoff's own is left: no image, mount point or ledger.
+    fn assert_clean(&self, after: &str) {
+        let images: Vec<_> = std::fs::read_dir(self.images.path())
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(images.is_empty(), "{after}: left {images:?}");
+        let ledgers: Vec<_> = std::fs::read_dir(self.state.path().join("ledger"))
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        assert!(ledgers.is_empty(), "{after}: ledgers left {ledgers:?}");
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `stack create SPEC` on `disks` (the first carrying an xfs file system, as a disk a user
+/// hands over might), then `run randrw` on the same disks; after each, the disks are attached,
+/// unmounted and carry `built` (the signature the stack leaves; `None` for raw).
+fn create_then_run(scene: &Scene, spec: &str, disks: &[&Disk], built: Option<&str>) {
+    sh("mkfs.xfs", &["-q", "-f", &disks[0].dev]);
+    let out = scene.bakeoff(&["stack", "create", spec], disks);
+    assert!(out.status.success(), "stack create {spec}: {}", text(&out));
+    assert!(
+        text(&out).contains("wiped xfs"),
+        "{spec}: the old signature is not reported wiped: {}",
+        text(&out)
+    );
+    let after_create = format!("stack create {spec}");
+    for d in disks {
+        d.assert_attached_and_unmounted(&after_create);
+        if let Some(t) = built {
+            assert_eq!(
+                d.probe(),
+                t,
+                "{after_create}: {} was wiped or changed",
+                d.dev
+            );
+        }
+    }
+    scene.assert_clean(&after_create);
+    let json = scene.state.path().join("run.json");
+    let out = scene.bakeoff(
+        &[
+            "run",
+            "randrw",
+            "--quiet",
+            "--stack",
+            spec,
+            "--set",
+            "size=64m,runtime=1s",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        disks,
+    );
+    assert!(out.status.success(), "run on {spec}: {}", text(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0, "{spec}");
+    assert!(v["summary"]["write_iops"].as_f64().unwrap() > 0.0, "{spec}");
+    let backing = v["stack"]["backing"].as_array().unwrap();
+    let devices: Vec<&str> = backing
+        .iter()
+        .map(|b| b["device"].as_str().unwrap())
+        .collect();
+    let ours: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
+    assert_eq!(devices, ours, "{spec}");
+    if let Some(t) = built {
+        // The second build met the first one's signatures, wiped them and says so.
+        let wiped = backing[0]["wiped_signatures"].to_string();
+        assert!(wiped.contains(t), "{spec}: wiped {wiped}");
+    }
+    let after_run = format!("run on {spec}");
+    for d in disks {
+        d.assert_attached_and_unmounted(&after_run);
+        if let Some(t) = built {
+            assert_eq!(d.probe(), t, "{after_run}: {} was wiped or changed", d.dev);
+        }
+    }
+    scene.assert_clean(&after_run);
+}
+
+#[test]
+fn kernel_file_systems_and_raw_build_and_run_on_confirmed_devices() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = Scene::new();
+    let (a, b) = (Disk::new(512), Disk::new(512));
+    create_then_run(&scene, "ext4", &[&a], Some("ext4"));
+    create_then_run(&scene, "xfs", &[&a], Some("xfs"));
+    create_then_run(&scene, "btrfs", &[&a], Some("btrfs"));
+    create_then_run(
+        &scene,
+        "btrfs:devices=2,profile=raid1",
+        &[&a, &b],
+        Some("btrfs"),
+    );
+    create_then_run(&scene, "raw", &[&a], None);
+}
+
+#[test]
+fn zfs_builds_and_runs_on_confirmed_devices() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = Scene::new();
+    let (a, b) = (Disk::new(512), Disk::new(512));
+    create_then_run(&scene, "zfs", &[&a], Some("zfs_member"));
+    create_then_run(
+        &scene,
+        "zfs:devices=2,layout=mirror",
+        &[&a, &b],
+        Some("zfs_member"),
+    );
+}
+
+#[test]
+fn a_kept_stack_on_a_device_is_destroyed_and_the_device_left_attached() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = Scene::new();
+    let disk = Disk::new(512);
+    sh("mkfs.xfs", &["-q", "-f", &disk.dev]);
+    let out = scene.bakeoff(
+        &["stack", "create", "ext4", "--keep", "--name", "on-device"],
+        &[&disk],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(mounts.contains(&disk.dev), "the kept stack is not mounted");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", scene.state.path())
+        .args(["stack", "destroy", "on-device"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    disk.assert_attached_and_unmounted("stack destroy");
+    assert_eq!(disk.probe(), "ext4");
+    scene.assert_clean("stack destroy");
+}
+
+/// An xfs file system with a btrfs superblock at 64 KiB: `blkid -p` says "ambivalent".
+fn ambivalent(disk: &Disk) {
+    let donor = Disk::new(256);
+    sh("mkfs.xfs", &["-q", "-f", &disk.dev]);
+    sh("mkfs.btrfs", &["-q", "-f", &donor.dev]);
+    let (from, to) = (format!("if={}", donor.dev), format!("of={}", disk.dev));
+    let dd = [
+        "bs=4096",
+        "skip=16",
+        "seek=16",
+        "count=1",
+        "conv=notrunc,fsync",
+    ];
+    sh(
+        "dd",
+        &[&[from.as_str(), &to, "status=none"], &dd[..]].concat(),
+    );
+    assert_eq!(disk.probe(), "ambivalent");
+}
+
+#[test]
+fn a_device_with_ambiguous_signatures_is_refused_unless_confirmed_then_wiped() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = Scene::new();
+    let disk = Disk::new(512);
+    ambivalent(&disk);
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+    c.env("BAKEOFF_STATE_DIR", scene.state.path());
+    let out = c
+        .args(["stack", "create", "raw", "--device", &disk.dev])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    assert_eq!(disk.probe(), "ambivalent", "a refused device was touched");
+    let out = scene.bakeoff(&["stack", "create", "raw"], &[&disk]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("wiped xfs, btrfs"),
+        "the wiped signatures are not reported: {}",
+        text(&out)
+    );
+    assert_eq!(
+        disk.probe(),
+        "nothing",
+        "the old signatures are still there"
+    );
+    disk.assert_attached_and_unmounted("raw on an ambivalent device");
+    scene.assert_clean("raw on an ambivalent device");
+}
