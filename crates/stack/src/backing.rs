@@ -110,7 +110,7 @@ pub fn hand_over<T>(
     release(backing);
     let out = tool(exec)?;
     for b in backing.iter_mut().filter(|b| b.info.image.is_none()) {
-        b.claim = Some(crate::gate::reclaim(Path::new(&b.info.device))?);
+        b.claim = Some(crate::gate::reclaim(Path::new(&b.info.device), exec)?);
     }
     Ok(out)
 }
@@ -137,7 +137,7 @@ fn user_device(
             reason: "a --device is used only when --destroy-data-on names the same device".into(),
         });
     }
-    let claim = crate::gate::check(device, &opts.destroy_data_on)?;
+    let claim = crate::gate::check_with(device, &opts.destroy_data_on, exec)?;
     let mut backing = Backing {
         info: BackingInfo {
             device: claim.device.to_string_lossy().into_owned(),

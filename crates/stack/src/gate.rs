@@ -5,13 +5,13 @@
 //! device (`/dev/vda`, a symlink, `/dev/block/254:0`, another node) gets the same answer.
 
 use crate::error::StackError;
+use crate::exec::{Cmd, Exec, Outcome, PROBE_TIMEOUT};
 use rustix::fs::{major, makedev, minor};
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
 /// A device that passed the gate, held open exclusively until a tool of ours (mkfs, wipefs,
 /// mount) needs the exclusive open itself: see [`reclaim`].
@@ -76,7 +76,17 @@ impl Target {
 
 /// Checks `device` before anything writes to it; `destroy_ok` lists devices whose existing
 /// signatures the user agreed to destroy. On success the device is held open with `O_EXCL`.
+/// The probes' commands are not kept: [`check_with`] records them.
 pub fn check(device: &Path, destroy_ok: &[PathBuf]) -> Result<Claim, StackError> {
+    check_with(device, destroy_ok, &mut Exec::default())
+}
+
+/// [`check`], running its probes (blkid, wipefs, zpool) through `exec`.
+pub fn check_with(
+    device: &Path,
+    destroy_ok: &[PathBuf],
+    exec: &mut Exec,
+) -> Result<Claim, StackError> {
     let refused = |device: String| move |reason: String| StackError::Refused { device, reason };
     let target = resolve(device).map_err(refused(device.display().to_string()))?;
     let name = if target.node == device {
@@ -84,29 +94,29 @@ pub fn check(device: &Path, destroy_ok: &[PathBuf]) -> Result<Claim, StackError>
     } else {
         format!("{} ({})", device.display(), target.node.display())
     };
-    claim(&target, Some(destroy_ok)).map_err(refused(name))
+    claim(&target, Some(destroy_ok), exec).map_err(refused(name))
 }
 
 /// Claims again a device that passed [`check`] and was handed over to one of our tools that
 /// opens it exclusively itself (mkfs, wipefs): every check but the signatures (what is there
 /// now is what we just made) is made again, so nobody mounted, held or claimed it meanwhile.
-pub fn reclaim(device: &Path) -> Result<Claim, StackError> {
+pub fn reclaim(device: &Path, exec: &mut Exec) -> Result<Claim, StackError> {
     let refused = |reason: String| StackError::Refused {
         device: device.display().to_string(),
         reason: format!("{reason} (after our own mkfs or wipefs released it)"),
     };
     let target = resolve(device).map_err(refused)?;
-    claim(&target, None).map_err(refused)
+    claim(&target, None, exec).map_err(refused)
 }
 
 /// The checks on a resolved device, in order; the reason of the first that fails. Signatures
 /// are checked against `destroy_ok` unless it is `None`.
-fn claim(t: &Target, destroy_ok: Option<&[PathBuf]>) -> Result<Claim, String> {
+fn claim(t: &Target, destroy_ok: Option<&[PathBuf]>, exec: &mut Exec) -> Result<Claim, String> {
     mounts(t)?;
     swaps(t)?;
     holders(t)?;
     loops(t)?;
-    zfs(t)?;
+    zfs(t, exec)?;
     btrfs(t)?;
     // Held from here on, so nobody can mount or claim it between the checks and our use.
     let file = OpenOptions::new()
@@ -115,7 +125,7 @@ fn claim(t: &Target, destroy_ok: Option<&[PathBuf]>) -> Result<Claim, String> {
         .open(&t.path)
         .map_err(|e| format!("exclusive open failed: {}", errno(&e)))?;
     let signatures = match destroy_ok {
-        Some(destroy_ok) => signatures(t, destroy_ok)?,
+        Some(destroy_ok) => signatures(t, destroy_ok, exec)?,
         None => Vec::new(),
     };
     let size_bytes = size(&file)?;
@@ -323,8 +333,8 @@ fn loops(t: &Target) -> Result<(), String> {
 }
 
 /// Imported pools' vdevs. zfs-fuse opens vdevs without `O_EXCL`, so only this finds them.
-fn zfs(t: &Target) -> Result<(), String> {
-    let Some(status) = zpool_status()? else {
+fn zfs(t: &Target, exec: &mut Exec) -> Result<(), String> {
+    let Some(status) = zpool_status(exec)? else {
         return Ok(());
     };
     let (mut pool, mut config) = (String::new(), false);
@@ -350,21 +360,21 @@ fn zfs(t: &Target) -> Result<(), String> {
 /// `zpool status` output, or `None` when no pool can be imported (no zpool, no zfs-fuse
 /// daemon, no ZFS module). Retried: a zfs-fuse daemon shutting down aborts it (SIGABRT,
 /// "Connection reset by peer") for a moment; a failure that lasts refuses.
-fn zpool_status() -> Result<Option<String>, String> {
+fn zpool_status(exec: &mut Exec) -> Result<Option<String>, String> {
     if !crate::exec::installed("zpool") {
         return Ok(None);
     }
     let none = ["zfs-fuse daemon is running", "modules are not loaded"];
     let mut attempts = 0;
     loop {
-        let mut out = run("zpool", &["status", "-P"])?;
-        if !out.status.success() && text(&out.stderr).contains("invalid option") {
-            out = run("zpool", &["status"])?; // zfs-fuse has no -P; it prints names under /dev
+        let mut out = probe(exec, "zpool", &["status", "-P"])?;
+        if !out.success() && out.stderr.contains("invalid option") {
+            out = probe(exec, "zpool", &["status"])?; // zfs-fuse has no -P; it prints names under /dev
         }
-        if out.status.success() {
-            return Ok(Some(text(&out.stdout)));
+        if out.success() {
+            return Ok(Some(out.stdout));
         }
-        if none.iter().any(|n| text(&out.stderr).contains(n)) {
+        if none.iter().any(|n| out.stderr.contains(n)) {
             return Ok(None);
         }
         attempts += 1;
@@ -400,10 +410,10 @@ fn btrfs(t: &Target) -> Result<(), String> {
 
 /// Any file system, partition table, RAID, swap, LVM, crypto or ZFS signature refuses unless
 /// the device (by number) is in `destroy_ok`; returns the signatures found.
-fn signatures(t: &Target, destroy_ok: &[PathBuf]) -> Result<Vec<String>, String> {
+fn signatures(t: &Target, destroy_ok: &[PathBuf], exec: &mut Exec) -> Result<Vec<String>, String> {
     let path = t.path.to_string_lossy();
-    let mut found = blkid_types(&path)?;
-    for ty in wipefs_types(&path)? {
+    let mut found = blkid_types(&path, exec)?;
+    for ty in wipefs_types(&path, exec)? {
         if !found.iter().any(|f| f.eq_ignore_ascii_case(&ty)) {
             found.push(ty);
         }
@@ -435,12 +445,13 @@ const AMBIVALENT: &str = "ambivalent (several file systems, says blkid)";
 
 /// libblkid's low-level probe (superblocks and partition tables); exit 2 is "nothing", exit 8
 /// "ambivalent" (several signatures: wipefs names them).
-fn blkid_types(path: &str) -> Result<Vec<String>, String> {
-    let out = run("blkid", &["-p", "-o", "export", path])?;
-    match out.status.code() {
+fn blkid_types(path: &str, exec: &mut Exec) -> Result<Vec<String>, String> {
+    let out = probe(exec, "blkid", &["-p", "-o", "export", path])?;
+    match out.status {
         Some(2) => Ok(Vec::new()),
         Some(8) => Ok(vec![AMBIVALENT.to_string()]),
-        Some(0) => Ok(text(&out.stdout)
+        Some(0) => Ok(out
+            .stdout
             .lines()
             .filter_map(|l| l.split_once('='))
             .filter(|(k, _)| *k == "TYPE" || *k == "PTTYPE")
@@ -451,18 +462,13 @@ fn blkid_types(path: &str) -> Result<Vec<String>, String> {
 }
 
 /// wipefs lists every signature, also the backup ones at the end of the device.
-fn wipefs_types(path: &str) -> Result<Vec<String>, String> {
-    let out = run(
-        "wipefs",
-        &["--no-act", "--noheadings", "--output", "TYPE", path],
-    )?;
-    if !out.status.success() {
+fn wipefs_types(path: &str, exec: &mut Exec) -> Result<Vec<String>, String> {
+    let list = ["--no-act", "--noheadings", "--output", "TYPE", path];
+    let out = probe(exec, "wipefs", &list)?;
+    if !out.success() {
         return Err(failed("wipefs", &out));
     }
-    Ok(text(&out.stdout)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect())
+    Ok(out.stdout.split_whitespace().map(str::to_string).collect())
 }
 
 /// Size by seeking to the end (no ioctl), leaving the file at offset 0.
@@ -479,28 +485,15 @@ fn size(file: &File) -> Result<u64, String> {
     }
 }
 
-/// Runs a probe with stdin closed, the C locale, and `timeout`: a hung probe (a stopped
-/// zfs-fuse, a dying disk) must refuse, not hang the gate.
-fn run(program: &str, args: &[&str]) -> Result<Output, String> {
-    Command::new("timeout")
-        .args(["--foreground", "--kill-after=5", "30", program])
-        .args(args)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run `timeout {program}`: {e}"))
+/// Runs a probe within [`PROBE_TIMEOUT`]: a hung probe (a stopped zfs-fuse, a dying disk) must
+/// refuse, not hang the gate.
+fn probe(exec: &mut Exec, program: &str, args: &[&str]) -> Result<Outcome, String> {
+    let cmd = Cmd::new(program, args).timeout(PROBE_TIMEOUT);
+    exec.output(&cmd).map_err(|e| e.to_string())
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A probe's failure (124: `timeout` stopped it) with its stderr.
-fn failed(program: &str, out: &Output) -> String {
-    let code = out
-        .status
-        .code()
-        .map_or("a signal".into(), |c| format!("exit {c}"));
-    let err = text(&out.stderr);
-    format!("probe `{program}` failed ({code}): {}", err.trim())
+/// A probe's failure with its stderr.
+fn failed(program: &str, out: &Outcome) -> String {
+    let (status, err) = (out.describe(), out.stderr.trim());
+    format!("probe `{program}` failed ({status}): {err}")
 }

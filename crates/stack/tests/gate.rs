@@ -5,7 +5,8 @@
 //! real). Drop guards undo every loop device, mount, swap area, pool and daemon.
 
 mod common;
-use bakeoff_stack::gate::{check, reclaim, Claim};
+use bakeoff_stack::exec::Exec;
+use bakeoff_stack::gate::{check, check_with, reclaim, Claim};
 use bakeoff_stack::StackError;
 use common::privileged;
 use std::io::Write;
@@ -468,6 +469,13 @@ fn a_device_with_ambiguous_signatures_is_refused_unless_named() {
     refused(&lo.dev, &lo.name(), &[], "carries xfs, btrfs signatures", 1);
     let claim = accepted(&lo.dev, &lo.name(), std::slice::from_ref(&lo.dev));
     assert_eq!(claim.signatures, ["xfs", "btrfs"]);
+    drop(claim);
+    // The probes go through the recorded runner, blkid's exit 8 included.
+    let mut exec = Exec::default();
+    check_with(&lo.dev, std::slice::from_ref(&lo.dev), &mut exec).unwrap();
+    let blkid = exec.log.iter().find(|c| c.argv[0] == "blkid").unwrap();
+    assert_eq!(blkid.status, Some(8));
+    assert!(exec.log.iter().any(|c| c.argv[0] == "wipefs"));
 }
 
 /// A device handed over to mkfs is claimed again with every check but the signatures: our
@@ -482,8 +490,14 @@ fn a_reclaim_accepts_our_own_file_system_and_refuses_a_mount() {
     assert!(claim.signatures.is_empty());
     drop(claim);
     mkfs_ext4(&lo.dev);
-    let again = reclaim(&lo.dev).unwrap_or_else(|e| panic!("{e}"));
+    let mut exec = Exec::default();
+    let again = reclaim(&lo.dev, &mut exec).unwrap_or_else(|e| panic!("{e}"));
     assert!(again.signatures.is_empty());
+    let probes: Vec<&str> = exec.log.iter().map(|c| c.argv[0].as_str()).collect();
+    assert!(
+        !probes.contains(&"blkid"),
+        "a reclaim looks at no signatures: {probes:?}"
+    );
     // Held: nobody (not even mkfs) gets the device while the claim lives.
     let out = Command::new("mkfs.ext4")
         .args(["-q", "-F", lo.dev.to_str().unwrap()])
@@ -492,7 +506,7 @@ fn a_reclaim_accepts_our_own_file_system_and_refuses_a_mount() {
     assert!(!out.status.success(), "mkfs.ext4 got a claimed device");
     drop(again);
     let _mnt = Mount::new(&lo.dev);
-    match reclaim(&lo.dev) {
+    match reclaim(&lo.dev, &mut exec) {
         Err(StackError::Refused { reason, .. }) => assert!(reason.contains("mounted"), "{reason}"),
         other => panic!("a mounted device was reclaimed: {other:?}"),
     }

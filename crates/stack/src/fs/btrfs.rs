@@ -1,8 +1,8 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
-use super::{kernel_fs, mount, Built};
-use crate::backing::{hand_over, Backing, Ctx};
+use super::{kernel_fs, mkfs, mount, Built};
+use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -34,14 +34,20 @@ pub fn build(
     }
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.extend(devs.iter().map(String::as_str));
-    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.btrfs", &args))?;
+    mkfs(ctx, backing, "mkfs.btrfs", &args)?;
     // A multi-device btrfs mounts once the kernel knows all members.
     ctx.exec.try_run("btrfs", &["device", "scan"]);
     let mnt = mount(ctx, backing, &devs[0], "btrfs", spec.mount.as_deref())?;
     let m = mnt.to_string_lossy().to_string();
     let mut properties = profiles(&ctx.exec.run("btrfs", &["filesystem", "df", &m])?);
     properties.insert("devices".into(), devs.len().to_string());
-    Ok(kernel_fs(mnt, properties, "mkfs.btrfs", "--version"))
+    Ok(kernel_fs(
+        ctx.exec,
+        mnt,
+        properties,
+        "mkfs.btrfs",
+        "--version",
+    ))
 }
 
 #[cfg(test)]

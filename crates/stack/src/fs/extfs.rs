@@ -1,8 +1,8 @@
 //! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
 //! `tune2fs -l` read back.
 
-use super::{colon_pairs, kernel_fs, mount, Built};
-use crate::backing::{hand_over, Backing, Ctx};
+use super::{colon_pairs, kernel_fs, mkfs, mount, Built};
+use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
@@ -16,7 +16,7 @@ pub fn build(
     let mut args = vec!["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.push(&dev);
-    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.ext4", &args))?;
+    mkfs(ctx, backing, "mkfs.ext4", &args)?;
     let mnt = mount(ctx, backing, &dev, "ext4", spec.mount.as_deref())?;
     let tune = colon_pairs(&ctx.exec.run("tune2fs", &["-l", &dev])?);
     let mut properties = std::collections::BTreeMap::new();
@@ -31,5 +31,5 @@ pub fn build(
             properties.insert(key.to_string(), v.clone());
         }
     }
-    Ok(kernel_fs(mnt, properties, "mkfs.ext4", "-V"))
+    Ok(kernel_fs(ctx.exec, mnt, properties, "mkfs.ext4", "-V"))
 }

@@ -7,8 +7,9 @@ mod simple;
 mod xfs;
 pub mod zfs;
 
-use crate::backing::{Backing, Ctx};
+use crate::backing::{hand_over, Backing, Ctx};
 use crate::error::StackError;
+use crate::exec::{Cmd, Exec, MKFS_TIMEOUT};
 use crate::ledger::Undo;
 use crate::spec::{StackKind, StackSpec};
 use std::collections::BTreeMap;
@@ -73,6 +74,19 @@ pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
         .copied()
 }
 
+/// Runs mkfs (`tool args`) on the devices among `backing`, handing our claims on the user's
+/// devices over to it (see [`hand_over`]), within [`MKFS_TIMEOUT`].
+pub(crate) fn mkfs(
+    ctx: &mut Ctx,
+    backing: &mut [Backing],
+    tool: &str,
+    args: &[&str],
+) -> Result<(), StackError> {
+    let cmd = Cmd::new(tool, args).timeout(MKFS_TIMEOUT);
+    hand_over(backing, ctx.exec, |exec| exec.run_cmd(&cmd))?;
+    Ok(())
+}
+
 /// Creates `dir/mnt` and mounts `source` there, recording both undos first. The user's devices
 /// among `backing` are released to the mount, which claims them itself.
 pub(crate) fn mount(
@@ -100,6 +114,7 @@ pub(crate) fn mount(
 /// A kernel file system mounted at `mnt`: adds the mount options the kernel reports and the
 /// version of the mkfs `tool` (printed by `tool version_arg`) to what the driver read back.
 pub(crate) fn kernel_fs(
+    exec: &mut Exec,
     mnt: PathBuf,
     mut properties: BTreeMap<String, String>,
     tool: &str,
@@ -108,7 +123,8 @@ pub(crate) fn kernel_fs(
     if let Some(o) = mount_options(&mnt) {
         properties.insert("mount_options".into(), o);
     }
-    let versions = crate::exec::version_of(tool, &[version_arg])
+    let versions = exec
+        .version_of(tool, &[version_arg])
         .map(|v| (tool.to_string(), v))
         .into_iter()
         .collect();

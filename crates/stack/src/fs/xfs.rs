@@ -1,7 +1,7 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
-use super::{kernel_fs, mount, Built};
-use crate::backing::{hand_over, Backing, Ctx};
+use super::{kernel_fs, mkfs, mount, Built};
+use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ pub fn build(
     let mut args = vec!["-q", "-f"];
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.push(&dev);
-    hand_over(backing, ctx.exec, |exec| exec.run("mkfs.xfs", &args))?;
+    mkfs(ctx, backing, "mkfs.xfs", &args)?;
     let mnt = mount(ctx, backing, &dev, "xfs", spec.mount.as_deref())?;
     let info = ctx.exec.run("xfs_info", &[&mnt.to_string_lossy()])?;
     let mut properties = BTreeMap::new();
@@ -50,7 +50,7 @@ pub fn build(
             properties.insert(name.to_string(), v);
         }
     }
-    Ok(kernel_fs(mnt, properties, "mkfs.xfs", "-V"))
+    Ok(kernel_fs(ctx.exec, mnt, properties, "mkfs.xfs", "-V"))
 }
 
 #[cfg(test)]

@@ -371,7 +371,8 @@ fn openzfs_setup(spec: &StackSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
         let v = param(name).map_or("absent".into(), |v| v.trim().to_string());
         rec.insert(key.into(), format!("{name}={v}"));
     }
-    let version = crate::exec::version_of("zfs", &["version"])
+    let version = (ctx.exec)
+        .version_of("zfs", &["version"])
         .or_else(|| param("../version").map(|v| v.trim().to_string()))
         .unwrap_or_else(|| "(version unknown)".into());
     let backend = format!("OpenZFS {}", version.trim_start_matches("zfs-"));

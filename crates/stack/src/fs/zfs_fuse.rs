@@ -11,7 +11,7 @@
 
 use crate::backing::Ctx;
 use crate::error::StackError;
-use crate::exec::Exec;
+use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
 use crate::ledger::Undo;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
@@ -85,7 +85,8 @@ pub fn health(properties: &BTreeMap<String, String>, exec: &mut Exec) -> Result<
             "the zfs-fuse daemon of pool {pool} (pid {pid}) died or is stopped: results are invalid"
         )));
     }
-    let health = exec.run("zpool", &["list", "-H", "-o", "health", pool])?;
+    let list = Cmd::new("zpool", &["list", "-H", "-o", "health", pool]).timeout(PROBE_TIMEOUT);
+    let health = exec.run_cmd(&list)?;
     match health.trim() {
         "ONLINE" => Ok(()),
         h => Err(StackError::Environment(format!("pool {pool} is {h}"))),
@@ -249,7 +250,7 @@ pub(super) fn start(
     wait_ready(pid, ctx)?;
     s.set("zfs_fuse_pid", pid.to_string());
     s.set("daemon_args", format!("{exe_s} {}", args.join(" ")));
-    let version = package_version();
+    let version = package_version(ctx.exec);
     let upstream = version.as_deref().map(|v| v.split('-').next().unwrap_or(v));
     let backend = format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"));
     let versions = version.map(|v| ("zfs-fuse".to_string(), v));
@@ -287,7 +288,8 @@ fn wait_ready(pid: i32, ctx: &mut Ctx) -> Result<(), StackError> {
                  /var/lock/zfs/zfs_lock? /dev/fuse missing?); it logs to syslog only"
             )));
         }
-        if ctx.exec.try_run("zpool", &["list", "-H"]) {
+        let list = Cmd::new("zpool", &["list", "-H"]).timeout(PROBE_TIMEOUT);
+        if ctx.exec.run_cmd(&list).is_ok() {
             return Ok(());
         }
         if start.elapsed() > READY_TIMEOUT {
@@ -301,8 +303,8 @@ fn wait_ready(pid: i32, ctx: &mut Ctx) -> Result<(), StackError> {
 }
 
 /// The zfs-fuse package version (`0.7.0-25+b1`): the daemon has no `--version`.
-pub fn package_version() -> Option<String> {
-    crate::exec::version_of("dpkg-query", &["-W", "-f=${Version}", "zfs-fuse"])
+pub fn package_version(exec: &mut Exec) -> Option<String> {
+    exec.version_of("dpkg-query", &["-W", "-f=${Version}", "zfs-fuse"])
         .filter(|v| !v.is_empty() && !v.contains("no packages"))
 }
 
