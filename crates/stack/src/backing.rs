@@ -3,8 +3,9 @@
 
 use crate::error::StackError;
 use crate::exec::Exec;
-use crate::ledger::{Ledger, Undo};
+use crate::ledger::Ledger;
 use crate::spec::{StackKind, StackSpec};
+use crate::undo::Undo;
 use bakeoff_core::record::BackingInfo;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,8 @@
 //! at teardown.
 
 use crate::error::StackError;
-use crate::ledger::{Ledger, Undo};
+use crate::ledger::Ledger;
+use crate::undo::Undo;
 use std::path::{Path, PathBuf};
 
 /// Where our memory cgroup lives and how its limit file is called.
@@ -53,20 +54,4 @@ pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathB
     std::fs::write(&procs, std::process::id().to_string())
         .map_err(StackError::io("joining", &procs))?;
     Ok(dir)
-}
-
-/// Moves every process out of the cgroup at `path` (to its parent) and removes it.
-pub fn remove(path: &Path) -> Result<(), String> {
-    if !path.exists() {
-        return Ok(());
-    }
-    let parent_procs = path
-        .parent()
-        .map(|p| p.join("cgroup.procs"))
-        .ok_or("cgroup has no parent")?;
-    let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
-    for pid in procs.split_whitespace() {
-        let _ = std::fs::write(&parent_procs, pid);
-    }
-    std::fs::remove_dir(path).map_err(|e| format!("removing cgroup {}: {e}", path.display()))
 }

@@ -1,5 +1,5 @@
-//! The ledger: every side effect is appended (and fsynced) to a JSON-lines file *before* it
-//! happens, with its undo. Teardown undoes in reverse order; after a crash, `bakeoff cleanup`
+//! The ledger, a journal: every side effect is appended (and fsynced) to a JSON-lines file
+//! *before* it happens, with its undo ([`crate::undo`] holds the undo actions). Teardown undoes in reverse order; after a crash, `bakeoff cleanup`
 //! replays the ledgers whose owner is gone. The owner holds an exclusive `flock` on its ledger
 //! for its whole life, so a ledger whose lock can be taken belongs to a dead process.
 //!
@@ -9,38 +9,11 @@
 
 use crate::error::StackError;
 use crate::exec::Exec;
+use crate::undo::Undo;
 use rustix::fs::{flock, FlockOperation};
-use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-
-/// How to undo one side effect. Every undo is idempotent: undoing what is already gone succeeds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "undo", rename_all = "snake_case")]
-pub enum Undo {
-    /// Remove a file (an image).
-    RemoveFile { path: PathBuf },
-    /// Remove an empty directory (a mount point, the stack's directory).
-    RemoveDir { path: PathBuf },
-    /// Detach every loop device backed by this file, clearing its read-only flag first.
-    DetachLoop { backing: PathBuf },
-    /// Unmount this path (lazily if it is busy).
-    Unmount { path: PathBuf },
-    /// Destroy this ZFS pool.
-    DestroyPool { name: String },
-    /// Stop this daemon: SIGTERM, then SIGKILL after 5 s; only if its executable still matches.
-    StopDaemon { pid: i32, exe: String },
-    /// Stop the daemon whose pid is in this file (recorded before it starts, so a crash between
-    /// its start and the pid being known still stops it).
-    StopDaemonByPidfile { pidfile: PathBuf, exe: String },
-    /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
-    KillIfStopped { pid: i32, exe: String },
-    /// Write `value` back into a sysfs/procfs file.
-    RestoreFile { path: PathBuf, value: String },
-    /// Move our processes out of this cgroup and remove it.
-    RemoveCgroup { path: PathBuf },
-}
 
 /// The state directory.
 pub fn state_dir() -> PathBuf {
@@ -140,23 +113,13 @@ pub fn replay(undos: &[Undo], exec: &mut Exec) -> Vec<String> {
     let mut failures = Vec::new();
     for (i, u) in undos.iter().rev().enumerate() {
         if i == 1 {
-            fault_point("teardown");
+            crate::faults::fault_point("teardown");
         }
-        if let Err(e) = perform(u, exec) {
+        if let Err(e) = crate::undo::perform(u, exec) {
             failures.push(format!("{u:?}: {e}"));
         }
     }
     failures
-}
-
-/// Test hook for fault injection: if `BAKEOFF_FAULT_AT` names this phase, the process kills
-/// itself with SIGKILL here, as a crash or `kill -9` would (reliability plan F1).
-pub fn fault_point(phase: &str) {
-    if std::env::var("BAKEOFF_FAULT_AT").as_deref() == Ok(phase) {
-        let me = rustix::process::getpid();
-        let _ = rustix::process::kill_process(me, rustix::process::Signal::KILL);
-        std::thread::sleep(std::time::Duration::from_secs(60));
-    }
 }
 
 /// Ledgers under `state/ledger` whose owner is gone (their lock can be taken).
@@ -207,129 +170,6 @@ pub fn replay_file(path: &Path, exec: &mut Exec) -> Result<Vec<String>, StackErr
     Ok(failures)
 }
 
-/// Carries out one undo.
-pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
-    match undo {
-        Undo::RemoveFile { path } => remove(std::fs::remove_file(path), path),
-        Undo::RemoveDir { path } => remove(std::fs::remove_dir(path), path),
-        Undo::DetachLoop { backing } => detach_loops(backing, exec),
-        Undo::Unmount { path } => unmount(path, exec),
-        Undo::DestroyPool { name } => destroy_pool(name, exec),
-        Undo::StopDaemon { pid, exe } => crate::daemon::stop(*pid, exe),
-        Undo::StopDaemonByPidfile { pidfile, exe } => match std::fs::read_to_string(pidfile) {
-            Ok(t) => t
-                .trim()
-                .parse()
-                .map_or(Ok(()), |pid| crate::daemon::stop(pid, exe)),
-            Err(_) => Ok(()),
-        },
-        Undo::KillIfStopped { pid, exe } => {
-            crate::daemon::kill_if_stopped(*pid, exe);
-            Ok(())
-        }
-        Undo::RestoreFile { path, value } => {
-            std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
-        }
-        Undo::RemoveCgroup { path } => crate::cgroup::remove(path),
-    }
-}
-
-fn remove(r: std::io::Result<()>, path: &Path) -> Result<(), String> {
-    match r {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("{}: {e}", path.display()))
-        }
-        _ => Ok(()),
-    }
-}
-
-/// Loop devices whose backing file is `backing` (from sysfs, so a deleted image still matches).
-pub fn loops_backed_by(backing: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let want = backing.to_string_lossy().to_string();
-    entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("loop"))
-        .filter(|n| {
-            std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"))
-                .is_ok_and(|b| b.trim().trim_end_matches(" (deleted)") == want)
-        })
-        .collect()
-}
-
-fn detach_loops(backing: &Path, exec: &mut Exec) -> Result<(), String> {
-    for name in loops_backed_by(backing) {
-        let dev = format!("/dev/{name}");
-        // A read-only flag survives detach and would poison the next user of this loop device.
-        exec.try_run("blockdev", &["--setrw", &dev]);
-        exec.run("losetup", &["-d", &dev])
-            .map_err(|e| e.to_string())?;
-    }
-    // A loop device still held for a moment (a just-unmounted file system) is only marked for
-    // auto-clear by `losetup -d`: wait until it is really gone, so teardown means gone.
-    let start = std::time::Instant::now();
-    while !loops_backed_by(backing).is_empty() {
-        if start.elapsed() > std::time::Duration::from_secs(10) {
-            return Err(format!(
-                "{} is still attached: {:?}",
-                backing.display(),
-                loops_backed_by(backing)
-            ));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    Ok(())
-}
-
-fn is_mounted(path: &Path) -> bool {
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let p = path.to_string_lossy();
-    bakeoff_probe::parse_mountinfo(&mounts)
-        .iter()
-        .any(|m| m.mount_point == p)
-}
-
-fn unmount(path: &Path, exec: &mut Exec) -> Result<(), String> {
-    while is_mounted(path) {
-        let p = path.to_string_lossy();
-        if !exec.try_run("umount", &[&p]) {
-            // Busy (a killed run's files still open) or a dead FUSE daemon: detach it lazily.
-            exec.run("umount", &["-l", &p]).map_err(|e| e.to_string())?;
-        }
-    }
-    Ok(())
-}
-
-fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
-    if !crate::exec::installed("zpool") {
-        return Ok(());
-    }
-    let listed = exec
-        .run("zpool", &["list", "-H", "-o", "name"])
-        .unwrap_or_default();
-    if !listed.lines().any(|l| l.trim() == name) {
-        return Ok(());
-    }
-    // zfs-fuse releases a dataset a moment after its unmount (later still after O_DIRECT
-    // opens through FUSE): retry "busy" for a while.
-    let start = std::time::Instant::now();
-    loop {
-        match exec.run("zpool", &["destroy", "-f", name]) {
-            Ok(_) => return Ok(()),
-            Err(e)
-                if e.to_string().contains("busy")
-                    && start.elapsed() < std::time::Duration::from_secs(20) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(250))
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,27 +217,5 @@ mod tests {
         assert_eq!(stale_ledgers(state.path()), vec![path.clone()]);
         let failures = replay_file(&path, &mut Exec::default()).unwrap();
         assert!(failures.is_empty() && !gone.exists() && !path.exists());
-    }
-
-    #[test]
-    fn undoing_what_is_gone_succeeds() {
-        let mut exec = Exec::default();
-        let nothing = PathBuf::from("/nonexistent/bakeoff-undo-test");
-        for u in [
-            Undo::RemoveFile {
-                path: nothing.clone(),
-            },
-            Undo::RemoveDir {
-                path: nothing.clone(),
-            },
-            Undo::DetachLoop {
-                backing: nothing.clone(),
-            },
-            Undo::Unmount {
-                path: nothing.clone(),
-            },
-        ] {
-            assert!(perform(&u, &mut exec).is_ok(), "{u:?}");
-        }
     }
 }

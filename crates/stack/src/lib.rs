@@ -7,11 +7,13 @@ pub mod cgroup;
 pub mod daemon;
 pub mod error;
 pub mod exec;
+pub mod faults;
 pub mod fs;
 pub mod gate;
 pub mod ledger;
 pub mod spec;
 pub mod stack;
+pub mod undo;
 
 pub use error::StackError;
 pub use spec::{StackKind, StackSpec};

@@ -77,7 +77,7 @@ impl Stack {
         // The images directory is shared by stacks; remove it at the end only if we made it.
         let made_images = !opts.images.exists();
         let built = (|| {
-            ledger.record(crate::ledger::Undo::RemoveDir { path: dir.clone() })?;
+            ledger.record(crate::undo::Undo::RemoveDir { path: dir.clone() })?;
             std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
             let mut ctx = Ctx {
                 ledger: &mut ledger,

@@ -35,7 +35,7 @@ fn scratch() -> (&'static Path, tempfile::TempDir) {
 fn assert_gone(stack_images: &[String], mnt: &Path) {
     for img in stack_images {
         assert!(
-            bakeoff_stack::ledger::loops_backed_by(Path::new(img)).is_empty(),
+            bakeoff_stack::undo::loops_backed_by(Path::new(img)).is_empty(),
             "{img} still attached"
         );
         assert!(!Path::new(img).exists(), "{img} not removed");

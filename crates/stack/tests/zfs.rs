@@ -88,7 +88,7 @@ fn residue(stack: &Stack) -> Residue {
 
 fn assert_gone(r: &Residue) {
     for img in &r.images {
-        let loops = bakeoff_stack::ledger::loops_backed_by(Path::new(img));
+        let loops = bakeoff_stack::undo::loops_backed_by(Path::new(img));
         assert!(loops.is_empty(), "{img} still attached to {loops:?}");
         assert!(!Path::new(img).exists(), "{img} not removed");
     }
@@ -311,7 +311,7 @@ fn a_daemon_started_elsewhere_is_refused() {
     };
     o.backing.size = 128 << 20;
     let err = Stack::create(&StackSpec::parse("zfs").unwrap(), &o).err();
-    bakeoff_stack::daemon::stop(pid, &exe.to_string_lossy()).unwrap();
+    bakeoff_stack::undo::stop_daemon(pid, &exe.to_string_lossy()).unwrap();
     let err = err.expect("a foreign daemon must be refused").to_string();
     assert!(
         err.contains("already running") && err.contains(&pid.to_string()),

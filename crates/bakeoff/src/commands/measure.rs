@@ -73,7 +73,7 @@ pub fn measure_with_devices(
     );
     let dataset = lay_out(plan, target, &|done, _| {
         if done > 0 {
-            bakeoff_stack::ledger::fault_point("layout");
+            bakeoff_stack::faults::fault_point("layout");
         }
         layout_bar.set_position(done);
         !interrupt.load(Ordering::Relaxed)

@@ -10,8 +10,8 @@ pub mod zfs;
 use crate::backing::{hand_over, Backing, Ctx};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, MKFS_TIMEOUT};
-use crate::ledger::Undo;
 use crate::spec::{StackKind, StackSpec};
+use crate::undo::Undo;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

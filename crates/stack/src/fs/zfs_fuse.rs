@@ -12,8 +12,8 @@
 use crate::backing::Ctx;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::ledger::Undo;
 use crate::spec::StackSpec;
+use crate::undo::Undo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

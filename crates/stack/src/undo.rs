@@ -1,0 +1,236 @@
+//! Every undo action in one place: how each side effect bakeoff records in the ledger is undone
+//! (image files, loop devices, mounts, pools, daemons, sysfs knobs, cgroups). Every undo is
+//! idempotent: undoing what is already gone succeeds, so a ledger can be replayed after a crash
+//! at any point, and again.
+
+use crate::exec::Exec;
+use rustix::process::{kill_process, Pid, Signal};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How to undo one side effect. Every undo is idempotent: undoing what is already gone succeeds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "undo", rename_all = "snake_case")]
+pub enum Undo {
+    /// Remove a file (an image).
+    RemoveFile { path: PathBuf },
+    /// Remove an empty directory (a mount point, the stack's directory).
+    RemoveDir { path: PathBuf },
+    /// Detach every loop device backed by this file, clearing its read-only flag first.
+    DetachLoop { backing: PathBuf },
+    /// Unmount this path (lazily if it is busy).
+    Unmount { path: PathBuf },
+    /// Destroy this ZFS pool.
+    DestroyPool { name: String },
+    /// Stop this daemon: SIGTERM, then SIGKILL after 5 s; only if its executable still matches.
+    StopDaemon { pid: i32, exe: String },
+    /// Stop the daemon whose pid is in this file (recorded before it starts, so a crash between
+    /// its start and the pid being known still stops it).
+    StopDaemonByPidfile { pidfile: PathBuf, exe: String },
+    /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
+    KillIfStopped { pid: i32, exe: String },
+    /// Write `value` back into a sysfs/procfs file.
+    RestoreFile { path: PathBuf, value: String },
+    /// Move our processes out of this cgroup and remove it.
+    RemoveCgroup { path: PathBuf },
+}
+
+/// Carries out one undo.
+pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
+    match undo {
+        Undo::RemoveFile { path } => remove(std::fs::remove_file(path), path),
+        Undo::RemoveDir { path } => remove(std::fs::remove_dir(path), path),
+        Undo::DetachLoop { backing } => detach_loops(backing, exec),
+        Undo::Unmount { path } => unmount(path, exec),
+        Undo::DestroyPool { name } => destroy_pool(name, exec),
+        Undo::StopDaemon { pid, exe } => stop_daemon(*pid, exe),
+        Undo::StopDaemonByPidfile { pidfile, exe } => match std::fs::read_to_string(pidfile) {
+            Ok(t) => t.trim().parse().map_or(Ok(()), |pid| stop_daemon(pid, exe)),
+            Err(_) => Ok(()),
+        },
+        Undo::KillIfStopped { pid, exe } => {
+            kill_if_stopped(*pid, exe);
+            Ok(())
+        }
+        Undo::RestoreFile { path, value } => {
+            std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        Undo::RemoveCgroup { path } => remove_cgroup(path),
+    }
+}
+
+fn remove(r: std::io::Result<()>, path: &Path) -> Result<(), String> {
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("{}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Loop devices whose backing file is `backing` (from sysfs, so a deleted image still matches).
+pub fn loops_backed_by(backing: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    let want = backing.to_string_lossy().to_string();
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .filter(|n| {
+            std::fs::read_to_string(format!("/sys/block/{n}/loop/backing_file"))
+                .is_ok_and(|b| b.trim().trim_end_matches(" (deleted)") == want)
+        })
+        .collect()
+}
+
+fn detach_loops(backing: &Path, exec: &mut Exec) -> Result<(), String> {
+    for name in loops_backed_by(backing) {
+        let dev = format!("/dev/{name}");
+        // A read-only flag survives detach and would poison the next user of this loop device.
+        exec.try_run("blockdev", &["--setrw", &dev]);
+        exec.run("losetup", &["-d", &dev])
+            .map_err(|e| e.to_string())?;
+    }
+    // A loop device still held for a moment (a just-unmounted file system) is only marked for
+    // auto-clear by `losetup -d`: wait until it is really gone, so teardown means gone.
+    let start = Instant::now();
+    while !loops_backed_by(backing).is_empty() {
+        if start.elapsed() > Duration::from_secs(10) {
+            return Err(format!(
+                "{} is still attached: {:?}",
+                backing.display(),
+                loops_backed_by(backing)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+fn is_mounted(path: &Path) -> bool {
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let p = path.to_string_lossy();
+    bakeoff_probe::parse_mountinfo(&mounts)
+        .iter()
+        .any(|m| m.mount_point == p)
+}
+
+fn unmount(path: &Path, exec: &mut Exec) -> Result<(), String> {
+    while is_mounted(path) {
+        let p = path.to_string_lossy();
+        if !exec.try_run("umount", &[&p]) {
+            // Busy (a killed run's files still open) or a dead FUSE daemon: detach it lazily.
+            exec.run("umount", &["-l", &p]).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
+    if !crate::exec::installed("zpool") {
+        return Ok(());
+    }
+    let listed = exec
+        .run("zpool", &["list", "-H", "-o", "name"])
+        .unwrap_or_default();
+    if !listed.lines().any(|l| l.trim() == name) {
+        return Ok(());
+    }
+    // zfs-fuse releases a dataset a moment after its unmount (later still after O_DIRECT
+    // opens through FUSE): retry "busy" for a while.
+    let start = Instant::now();
+    loop {
+        match exec.run("zpool", &["destroy", "-f", name]) {
+            Ok(_) => return Ok(()),
+            Err(e)
+                if e.to_string().contains("busy") && start.elapsed() < Duration::from_secs(20) =>
+            {
+                std::thread::sleep(Duration::from_millis(250))
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// Stops `pid` if it still runs `exe`; a pid that is gone or reused by another program is left alone.
+pub fn stop_daemon(pid: i32, exe: &str) -> Result<(), String> {
+    if crate::daemon::exe_of(pid).as_deref() != Some(exe) {
+        return Ok(());
+    }
+    let Some(p) = Pid::from_raw(pid) else {
+        return Ok(());
+    };
+    let _ = kill_process(p, Signal::TERM);
+    let start = Instant::now();
+    while crate::daemon::alive(pid) && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if crate::daemon::alive(pid) {
+        let _ = kill_process(p, Signal::KILL);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    if crate::daemon::alive(pid) && crate::daemon::exe_of(pid).as_deref() == Some(exe) {
+        return Err(format!("process {pid} ({exe}) did not stop"));
+    }
+    Ok(())
+}
+
+/// SIGKILLs `pid` if it is stopped (state T) and still runs `exe`.
+pub fn kill_if_stopped(pid: i32, exe: &str) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .and_then(|r| r.split_whitespace().next());
+    if matches!(state, Some("T" | "t")) && crate::daemon::exe_of(pid).as_deref() == Some(exe) {
+        if let Some(p) = Pid::from_raw(pid) {
+            let _ = kill_process(p, Signal::KILL);
+        }
+    }
+}
+
+/// Moves every process out of the cgroup at `path` (to its parent) and removes it.
+pub fn remove_cgroup(path: &Path) -> Result<(), String> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let parent_procs = path
+        .parent()
+        .map(|p| p.join("cgroup.procs"))
+        .ok_or("cgroup has no parent")?;
+    let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
+    for pid in procs.split_whitespace() {
+        let _ = std::fs::write(&parent_procs, pid);
+    }
+    std::fs::remove_dir(path).map_err(|e| format!("removing cgroup {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undoing_what_is_gone_succeeds() {
+        let mut exec = Exec::default();
+        let nothing = PathBuf::from("/nonexistent/bakeoff-undo-test");
+        for u in [
+            Undo::RemoveFile {
+                path: nothing.clone(),
+            },
+            Undo::RemoveDir {
+                path: nothing.clone(),
+            },
+            Undo::DetachLoop {
+                backing: nothing.clone(),
+            },
+            Undo::Unmount {
+                path: nothing.clone(),
+            },
+        ] {
+            assert!(perform(&u, &mut exec).is_ok(), "{u:?}");
+        }
+    }
+}
