@@ -278,6 +278,19 @@ pub struct BackingInfo {
     pub wiped_signatures: Vec<String>,
 }
 
+/// A daemon a stack owns (zfs-fuse; a database server): its CPU is the stack's daemons' CPU.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonInfo {
+    /// What it is (`zfs-fuse`, `postgres`).
+    pub name: String,
+    /// Process id.
+    pub pid: i32,
+    /// Executable, as `/proc/PID/exe` shows it.
+    pub exe: String,
+    /// Command line it was started with (program first).
+    pub args: Vec<String>,
+}
+
 /// How a stack was built: enough to rebuild it and to know what was measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StackInfo {
@@ -303,6 +316,9 @@ pub struct StackInfo {
     pub cold: Option<bool>,
     /// The memory limit the run had, if any.
     pub mem_limit_bytes: Option<u64>,
+    /// Daemons the stack owns (zfs-fuse), with their pids.
+    #[serde(default)]
+    pub daemons: Vec<DaemonInfo>,
 }
 
 /// The full run record.

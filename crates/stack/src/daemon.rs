@@ -1,5 +1,148 @@
-//! The processes of daemons bakeoff started (zfs-fuse): which executable a pid runs, whether it
-//! is alive. Stopping them is an undo action ([`crate::undo`]).
+//! Daemons a stack owns: zfs-fuse, started by the ZFS driver, and (later) database servers,
+//! started by callers on a live stack ([`crate::Stack::start_daemon`]). Each is typed (name,
+//! pid, executable, command line), started through the ledger (its stop recorded before it
+//! starts), checked ([`Daemon::check`]: the stack's health and a run's failure cause cover it)
+//! and stopped at teardown by its undo ([`crate::undo`]).
+
+use crate::error::StackError;
+use crate::exec::{Cmd, Exec, RunAs};
+use crate::ledger::Ledger;
+use crate::undo::Undo;
+pub use bakeoff_core::record::DaemonInfo;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How a daemon is stopped at teardown.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "snake_case")]
+pub enum StopBy {
+    /// SIGTERM, then SIGKILL after a grace period.
+    #[default]
+    Signal,
+    /// This command first (`pg_ctl stop -D DIR -m fast`, as `user`); signals if the daemon
+    /// still runs after it.
+    Command {
+        /// Program and arguments.
+        argv: Vec<String>,
+        /// Who runs it.
+        user: Option<RunAs>,
+    },
+}
+
+/// A daemon a stack owns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Daemon {
+    /// Name, pid, executable and command line (what the run record shows).
+    pub info: DaemonInfo,
+    /// How teardown stops it.
+    pub stop: StopBy,
+}
+
+impl Daemon {
+    /// Process id.
+    pub fn pid(&self) -> i32 {
+        self.info.pid
+    }
+
+    /// What it is (`zfs-fuse`).
+    pub fn name(&self) -> &str {
+        &self.info.name
+    }
+
+    /// Ok while the process runs its executable and is neither stopped (`kill -STOP`: a stopped
+    /// FUSE daemon hangs every access) nor a zombie; else what happened (`died`, `was stopped`).
+    pub fn check(&self) -> Result<(), String> {
+        let pid = self.pid();
+        if exe_of(pid).as_deref() != Some(self.info.exe.as_str()) || !alive(pid) {
+            return Err("died".into());
+        }
+        match state(pid) {
+            Some('T' | 't') => Err("was stopped".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// How to start a daemon that detaches itself and writes its pid into a file.
+#[derive(Clone, Debug)]
+pub struct DaemonStart {
+    /// What it is (`zfs-fuse`, `postgres`).
+    pub name: String,
+    /// Its executable, canonical (as `/proc/PID/exe` shows it): a pid found running another
+    /// program is never signalled.
+    pub exe: PathBuf,
+    /// The command that starts it (the daemon itself, or `pg_ctl start`).
+    pub command: Cmd,
+    /// Where it writes its pid (the first line: `postmaster.pid` has more after it).
+    pub pidfile: PathBuf,
+    /// How to stop it.
+    pub stop: StopBy,
+    /// How long it may take to write its pid.
+    pub ready_within: Duration,
+}
+
+/// Starts a daemon: records its stop first (by pid file, so a crash between its start and its
+/// pid being known still stops it), runs the start command, waits for the pid, and records the
+/// stop by pid.
+pub fn start(
+    spec: DaemonStart,
+    ledger: &mut Ledger,
+    exec: &mut Exec,
+) -> Result<Daemon, StackError> {
+    let exe = spec.exe.to_string_lossy().into_owned();
+    ledger.record(Undo::RemoveFile {
+        path: spec.pidfile.clone(),
+    })?;
+    ledger.record(Undo::StopDaemonByPidfile {
+        pidfile: spec.pidfile.clone(),
+        exe: exe.clone(),
+        stop: spec.stop.clone(),
+    })?;
+    exec.run_cmd(&spec.command).map_err(|e| {
+        StackError::Environment(format!("{e}: the {} daemon did not start", spec.name))
+    })?;
+    let pid = wait_for_pid(&spec)?;
+    ledger.record(Undo::StopDaemon {
+        pid,
+        exe: exe.clone(),
+        stop: spec.stop.clone(),
+    })?;
+    Ok(Daemon {
+        info: DaemonInfo {
+            name: spec.name,
+            pid,
+            exe,
+            args: spec.command.argv(),
+        },
+        stop: spec.stop,
+    })
+}
+
+/// The pid in the first line of `pidfile`, once that line is complete.
+pub fn pid_in(pidfile: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(pidfile).ok()?;
+    let (first, _) = text.split_once('\n')?;
+    first.trim().parse().ok()
+}
+
+fn wait_for_pid(spec: &DaemonStart) -> Result<i32, StackError> {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = pid_in(&spec.pidfile) {
+            return Ok(pid);
+        }
+        if start.elapsed() > spec.ready_within {
+            return Err(StackError::Environment(format!(
+                "{} started but wrote no pid to {} within {} s",
+                spec.name,
+                spec.pidfile.display(),
+                spec.ready_within.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
 
 /// The executable of `pid`, if it runs.
 pub fn exe_of(pid: i32) -> Option<String> {
@@ -12,12 +155,73 @@ pub fn exe_of(pid: i32) -> Option<String> {
         })
 }
 
+/// The state letter of `pid` (`R`, `S`, `T` stopped, `Z` zombie...), if it exists.
+pub fn state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name in parentheses may hold spaces: the state follows the last ')'.
+    stat.rsplit(')')
+        .next()?
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
+}
+
 /// True while `pid` exists and is not a zombie.
 pub fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().next())
-            != Some("Z")
-    })
+    state(pid).is_some_and(|s| s != 'Z')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_daemon_is_checked_by_its_process() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let exe = exe_of(pid).unwrap();
+        let daemon = Daemon {
+            info: DaemonInfo {
+                name: "sleep".into(),
+                pid,
+                exe: exe.clone(),
+                args: vec![exe.clone(), "30".into()],
+            },
+            stop: StopBy::Signal,
+        };
+        assert_eq!(daemon.check(), Ok(()));
+        let other = Daemon {
+            info: DaemonInfo {
+                exe: "/usr/sbin/zfs-fuse".into(),
+                ..daemon.info.clone()
+            },
+            stop: StopBy::Signal,
+        };
+        assert!(other.check().is_err(), "a pid running another program");
+        let p = rustix::process::Pid::from_raw(pid).unwrap();
+        rustix::process::kill_process(p, rustix::process::Signal::STOP).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while state(pid) != Some('T') && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(daemon.check(), Err("was stopped".into()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(daemon.check(), Err("died".into()));
+    }
+
+    #[test]
+    fn the_pid_is_the_first_complete_line_of_the_pid_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("postmaster.pid");
+        assert_eq!(pid_in(&file), None);
+        std::fs::write(&file, "123").unwrap();
+        assert_eq!(pid_in(&file), None, "a line still being written");
+        std::fs::write(&file, "123\n/var/lib/pg/data\n").unwrap();
+        assert_eq!(pid_in(&file), Some(123));
+    }
 }

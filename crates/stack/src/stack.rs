@@ -2,6 +2,7 @@
 //! fair runs, and torn down in reverse whatever happens (on drop too).
 
 use crate::backing::{provide, Backing, BackingOptions, Ctx};
+use crate::daemon::{Daemon, DaemonStart};
 use crate::error::StackError;
 use crate::exec::Exec;
 use crate::fs::{self, Built};
@@ -49,6 +50,7 @@ pub struct Stack {
     pub info: StackInfo,
     images: Option<PathBuf>,
     backing: Vec<Backing>,
+    daemons: Vec<Daemon>,
     ledger: Option<Ledger>,
     exec: Exec,
 }
@@ -142,6 +144,7 @@ impl Stack {
             commands: exec.log.clone(),
             cold: None,
             mem_limit_bytes: None,
+            daemons: built.daemons.iter().map(|d| d.info.clone()).collect(),
         };
         Stack {
             spec: spec.clone(),
@@ -151,6 +154,7 @@ impl Stack {
             info,
             images: None,
             backing,
+            daemons: built.daemons,
             ledger: Some(ledger),
             exec,
         }
@@ -192,19 +196,51 @@ impl Stack {
         ledger.keep_as(&state_dir(), &self.info.name)
     }
 
-    /// Prepares a fair run: `sync`, drop the page cache, and for ZFS export and re-import the
-    /// pool so the ARC starts cold. With `warm`, nothing is dropped (and the record says so).
+    /// Prepares a fair run: what the driver needs to start cold (ZFS: export and re-import the
+    /// pool, so the ARC starts cold), then `sync` and drop the page cache. With `warm`, nothing
+    /// is dropped (and the record says so).
     pub fn prepare_run(&mut self, warm: bool) -> Result<(), StackError> {
         self.info.cold = Some(!warm);
         if warm {
             return Ok(());
         }
-        if self.spec.kind == StackKind::Zfs {
-            crate::fs::zfs::make_cold(&self.info, &mut self.exec)?;
-        }
-        drop_caches()?;
+        let prepared = (fs::driver(self.spec.kind).prepare_cold)(&self.info, &mut self.exec);
         self.info.commands = self.exec.log.clone();
-        Ok(())
+        prepared?;
+        drop_caches()
+    }
+
+    /// The daemons the stack owns (zfs-fuse, and any started with [`Stack::start_daemon`]):
+    /// their CPU is the stack's daemons' CPU.
+    pub fn daemons(&self) -> &[Daemon] {
+        &self.daemons
+    }
+
+    /// Starts a daemon on the live stack (a database server on its file system): its stop is
+    /// in the ledger before it starts, its health is part of [`Stack::health`] and
+    /// [`Stack::failure_cause`], teardown stops it (before unmounting what it runs on), and the
+    /// run record lists it.
+    pub fn start_daemon(&mut self, start: DaemonStart) -> Result<&Daemon, StackError> {
+        let ledger = self.ledger.as_mut().expect("a live stack has its ledger");
+        let started = crate::daemon::start(start, ledger, &mut self.exec);
+        self.info.commands = self.exec.log.clone();
+        let daemon = started?;
+        self.info.daemons.push(daemon.info.clone());
+        self.daemons.push(daemon);
+        Ok(self.daemons.last().expect("just pushed"))
+    }
+
+    /// An error naming the problem unless every daemon runs (checked first: a stopped FUSE
+    /// daemon would hang the driver's own check) and the driver finds the stack healthy.
+    pub fn health(&mut self) -> Result<(), StackError> {
+        if let Some(cause) = self.failure_cause() {
+            return Err(StackError::Environment(format!(
+                "{cause}: results are invalid"
+            )));
+        }
+        let healthy = (fs::driver(self.spec.kind).health)(&self.info, &mut self.exec);
+        self.info.commands = self.exec.log.clone();
+        healthy
     }
 
     /// Runs this process in a memory cgroup limited to `bytes` until the stack is torn down.
@@ -215,14 +251,17 @@ impl Stack {
         Ok(())
     }
 
-    /// Why the stack itself failed during a run, if it did (a ZFS daemon that died).
+    /// Why the stack itself failed during a run, if it did: a daemon of its own that died or
+    /// was stopped.
     pub fn failure_cause(&self) -> Option<String> {
-        let pid = self.info.properties.get("zfs_fuse_pid")?;
-        (!crate::fs::zfs::daemon_alive(&self.info.properties)).then(|| {
-            format!(
-                "the zfs-fuse daemon (pid {pid}) of stack {} died or was stopped during the run",
+        self.daemons.iter().find_map(|d| {
+            let what = d.check().err()?;
+            Some(format!(
+                "the {} daemon (pid {}) of stack {} {what} during the run",
+                d.name(),
+                d.pid(),
                 self.info.name
-            )
+            ))
         })
     }
 

@@ -3,7 +3,8 @@
 //! idempotent: undoing what is already gone succeeds, so a ledger can be replayed after a crash
 //! at any point, and again.
 
-use crate::exec::Exec;
+use crate::daemon::{alive, exe_of, pid_in, state, StopBy};
+use crate::exec::{Cmd, Exec};
 use rustix::process::{kill_process, Pid, Signal};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -23,11 +24,22 @@ pub enum Undo {
     Unmount { path: PathBuf },
     /// Destroy this ZFS pool.
     DestroyPool { name: String },
-    /// Stop this daemon: SIGTERM, then SIGKILL after 5 s; only if its executable still matches.
-    StopDaemon { pid: i32, exe: String },
+    /// Stop this daemon as `stop` says (signals by default: SIGTERM, then SIGKILL after 5 s);
+    /// only if its executable still matches.
+    StopDaemon {
+        pid: i32,
+        exe: String,
+        #[serde(default)]
+        stop: StopBy,
+    },
     /// Stop the daemon whose pid is in this file (recorded before it starts, so a crash between
     /// its start and the pid being known still stops it).
-    StopDaemonByPidfile { pidfile: PathBuf, exe: String },
+    StopDaemonByPidfile {
+        pidfile: PathBuf,
+        exe: String,
+        #[serde(default)]
+        stop: StopBy,
+    },
     /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
     KillIfStopped { pid: i32, exe: String },
     /// Write `value` back into a sysfs/procfs file.
@@ -44,10 +56,10 @@ pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
         Undo::DetachLoop { backing } => detach_loops(backing, exec),
         Undo::Unmount { path } => unmount(path, exec),
         Undo::DestroyPool { name } => destroy_pool(name, exec),
-        Undo::StopDaemon { pid, exe } => stop_daemon(*pid, exe),
-        Undo::StopDaemonByPidfile { pidfile, exe } => match std::fs::read_to_string(pidfile) {
-            Ok(t) => t.trim().parse().map_or(Ok(()), |pid| stop_daemon(pid, exe)),
-            Err(_) => Ok(()),
+        Undo::StopDaemon { pid, exe, stop } => stop_daemon(*pid, exe, stop, exec),
+        Undo::StopDaemonByPidfile { pidfile, exe, stop } => match pid_in(pidfile) {
+            Some(pid) => stop_daemon(pid, exe, stop, exec),
+            None => Ok(()),
         },
         Undo::KillIfStopped { pid, exe } => {
             kill_if_stopped(*pid, exe);
@@ -155,37 +167,52 @@ fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
     }
 }
 
-/// Stops `pid` if it still runs `exe`; a pid that is gone or reused by another program is left alone.
-pub fn stop_daemon(pid: i32, exe: &str) -> Result<(), String> {
-    if crate::daemon::exe_of(pid).as_deref() != Some(exe) {
+/// Stops `pid` if it still runs `exe`: by its stop command first if it has one, then SIGTERM,
+/// then SIGKILL after a grace period. A pid that is gone or reused by another program is left
+/// alone.
+pub fn stop_daemon(pid: i32, exe: &str, stop: &StopBy, exec: &mut Exec) -> Result<(), String> {
+    let ours = || exe_of(pid).as_deref() == Some(exe) && alive(pid);
+    if !ours() {
         return Ok(());
+    }
+    if let StopBy::Command { argv, user } = stop {
+        if let Some((program, args)) = argv.split_first() {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            // Its failure is not final: the signals below still stop the daemon.
+            let _ = exec.run_cmd(&Cmd::new(program, &args).user(*user));
+            wait_while(ours, STOP_GRACE);
+        }
     }
     let Some(p) = Pid::from_raw(pid) else {
         return Ok(());
     };
-    let _ = kill_process(p, Signal::TERM);
+    for signal in [Signal::TERM, Signal::KILL] {
+        if !ours() {
+            return Ok(());
+        }
+        let _ = kill_process(p, signal);
+        wait_while(ours, STOP_GRACE);
+    }
+    match ours() {
+        true => Err(format!("process {pid} ({exe}) did not stop")),
+        false => Ok(()),
+    }
+}
+
+/// How long a daemon gets to exit after each way of stopping it.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+fn wait_while(condition: impl Fn() -> bool, limit: Duration) {
     let start = Instant::now();
-    while crate::daemon::alive(pid) && start.elapsed() < Duration::from_secs(5) {
+    while condition() && start.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(50));
     }
-    if crate::daemon::alive(pid) {
-        let _ = kill_process(p, Signal::KILL);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    if crate::daemon::alive(pid) && crate::daemon::exe_of(pid).as_deref() == Some(exe) {
-        return Err(format!("process {pid} ({exe}) did not stop"));
-    }
-    Ok(())
 }
 
 /// SIGKILLs `pid` if it is stopped (state T) and still runs `exe`.
 pub fn kill_if_stopped(pid: i32, exe: &str) {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit(')')
-        .next()
-        .and_then(|r| r.split_whitespace().next());
-    if matches!(state, Some("T" | "t")) && crate::daemon::exe_of(pid).as_deref() == Some(exe) {
+    let stopped = matches!(state(pid), Some('T' | 't'));
+    if stopped && exe_of(pid).as_deref() == Some(exe) {
         if let Some(p) = Pid::from_raw(pid) {
             let _ = kill_process(p, Signal::KILL);
         }

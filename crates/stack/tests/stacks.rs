@@ -144,3 +144,103 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default()
 }
+
+/// A daemon started on a live stack by a caller (as a database server will be): run as
+/// another user, its stop in the ledger, its health and death seen by the stack, stopped by
+/// its own command at teardown.
+#[test]
+fn a_daemon_started_on_a_live_stack_is_checked_and_stopped() {
+    use bakeoff_stack::daemon::{DaemonStart, StopBy};
+    use bakeoff_stack::exec::{Cmd, RunAs};
+    if !privileged() {
+        return;
+    }
+    let (_state, images) = scratch();
+    let mut stack = Stack::create(
+        &StackSpec::parse("tmpfs:size=16m").unwrap(),
+        &options(images.path()),
+    )
+    .unwrap();
+    let run = stack.target.join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::os::unix::fs::chown(&run, Some(65534), Some(65534)).unwrap();
+    let nobody = Some(RunAs {
+        uid: 65534,
+        gid: 65534,
+    });
+    let (pidfile, stopped) = (run.join("pid"), run.join("stopped"));
+    let script = format!(
+        "sleep 600 >/dev/null 2>&1 & echo $! > {}",
+        pidfile.display()
+    );
+    let stop = format!(
+        "touch {}; kill $(cat {})",
+        stopped.display(),
+        pidfile.display()
+    );
+    let start = DaemonStart {
+        name: "sleeper".into(),
+        exe: std::fs::canonicalize(which("sleep")).unwrap(),
+        command: Cmd::new("sh", &["-c", &script]).user(nobody),
+        pidfile: pidfile.clone(),
+        stop: StopBy::Command {
+            argv: vec!["sh".into(), "-c".into(), stop],
+            user: nobody,
+        },
+        ready_within: std::time::Duration::from_secs(10),
+    };
+    let pid = stack.start_daemon(start).unwrap().pid();
+    let owner = std::fs::metadata(format!("/proc/{pid}")).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&owner), 65534);
+    assert_eq!(stack.daemons().len(), 1);
+    assert_eq!(stack.info.daemons[0].name, "sleeper");
+    assert_eq!(stack.info.daemons[0].pid, pid);
+    assert_eq!(stack.failure_cause(), None);
+    stack.health().unwrap();
+    signal(pid, rustix::process::Signal::STOP);
+    let cause = wait_for_cause(&stack);
+    assert!(
+        cause.contains("sleeper daemon") && cause.contains("was stopped"),
+        "{cause}"
+    );
+    assert!(stack.health().is_err());
+    signal(pid, rustix::process::Signal::CONT);
+    let cont = std::time::Instant::now();
+    while stack.failure_cause().is_some() && cont.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(stack.failure_cause(), None);
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("stopped");
+    // Teardown removes the tmpfs: keep the stop command's mark somewhere that stays.
+    std::os::unix::fs::chown(marker_dir.path(), Some(65534), Some(65534)).unwrap();
+    std::os::unix::fs::symlink(&marker, &stopped).unwrap();
+    stack.destroy().unwrap();
+    assert!(!bakeoff_stack::daemon::alive(pid), "the daemon still runs");
+    let mark = std::fs::metadata(&marker).expect("the stop command did not run");
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&mark), 65534);
+}
+
+fn which(program: &str) -> std::path::PathBuf {
+    ["/usr/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file())
+        .unwrap()
+}
+
+fn signal(pid: i32, signal: rustix::process::Signal) {
+    let p = rustix::process::Pid::from_raw(pid).unwrap();
+    rustix::process::kill_process(p, signal).unwrap();
+}
+
+fn wait_for_cause(stack: &Stack) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(cause) = stack.failure_cause() {
+            return cause;
+        }
+        assert!(start.elapsed().as_secs() < 5, "no failure cause");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -73,11 +73,7 @@ struct Residue {
 fn residue(stack: &Stack) -> Residue {
     let images = common::images_of(stack);
     let dir = Path::new(&images[0]).parent().unwrap().to_path_buf();
-    let pid = stack
-        .info
-        .properties
-        .get("zfs_fuse_pid")
-        .map(|p| p.parse().unwrap());
+    let pid = stack.daemons().first().map(|d| d.pid());
     Residue {
         images,
         mnt: stack.target.clone(),
@@ -154,7 +150,7 @@ fn properties_are_read_back_and_teardown_leaves_nothing() {
     let _turn = serial();
     let images = scratch();
     let spec = "zfs:recordsize=8k,primarycache=metadata,atime=off,arc=100m";
-    let stack = create(spec, images.path(), 512 << 20);
+    let mut stack = create(spec, images.path(), 512 << 20);
     assert_eq!(prop(&stack, "recordsize"), "8K");
     assert_eq!(prop(&stack, "recordsize_bytes"), "8192");
     assert_eq!(prop(&stack, "primarycache"), "metadata");
@@ -173,8 +169,22 @@ fn properties_are_read_back_and_teardown_leaves_nothing() {
         );
         assert!(stack.info.tool_versions.contains_key("zfs-fuse"));
     }
-    assert!(zfs::daemon_alive(&stack.info.properties));
-    zfs::health(&stack.info.properties, &mut Exec::default()).unwrap();
+    if !zfs::openzfs_loaded() {
+        // The daemon is typed data, not properties.
+        let d = &stack.info.daemons;
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].name.as_str(), d[0].pid),
+            ("zfs-fuse", stack.daemons()[0].pid())
+        );
+        assert!(d[0].exe.ends_with("/zfs-fuse"), "{d:?}");
+        assert_eq!(d[0].args[0], d[0].exe);
+        assert!(d[0].args.contains(&"--disable-block-cache".to_string()));
+        let props = &stack.info.properties;
+        assert!(!props.contains_key("zfs_fuse_pid") && !props.contains_key("daemon_args"));
+    }
+    assert_eq!(stack.failure_cause(), None);
+    stack.health().unwrap();
     std::fs::write(stack.target.join("probe"), b"x").unwrap();
     assert_eq!(std::fs::read(stack.target.join("probe")).unwrap(), b"x");
     let r = residue(&stack);
@@ -213,18 +223,24 @@ fn a_killed_daemon_is_torn_down_without_leftovers() {
     }
     let _turn = serial();
     let images = scratch();
-    let stack = create("zfs:recordsize=8k", images.path(), 256 << 20);
+    let mut stack = create("zfs:recordsize=8k", images.path(), 256 << 20);
     std::fs::write(stack.target.join("f"), vec![7u8; 1 << 20]).unwrap();
     let r = residue(&stack);
     let pid = r.pid.expect("zfs-fuse pid recorded");
     let p = rustix::process::Pid::from_raw(pid).unwrap();
     rustix::process::kill_process(p, rustix::process::Signal::KILL).unwrap();
     let start = Instant::now();
-    while zfs::daemon_alive(&stack.info.properties) && start.elapsed() < Duration::from_secs(5) {
+    while stack.failure_cause().is_none() && start.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!zfs::daemon_alive(&stack.info.properties));
-    let e = zfs::health(&stack.info.properties, &mut Exec::default()).unwrap_err();
+    let cause = stack
+        .failure_cause()
+        .expect("a killed daemon is a failure cause");
+    assert!(
+        cause.contains(&format!("zfs-fuse daemon (pid {pid})")) && cause.contains("died"),
+        "{cause}"
+    );
+    let e = stack.health().unwrap_err();
     assert!(e.to_string().contains("died"), "{e}");
     assert!(
         std::fs::read(stack.target.join("f")).is_err(),
@@ -311,7 +327,9 @@ fn a_daemon_started_elsewhere_is_refused() {
     };
     o.backing.size = 128 << 20;
     let err = Stack::create(&StackSpec::parse("zfs").unwrap(), &o).err();
-    bakeoff_stack::undo::stop_daemon(pid, &exe.to_string_lossy()).unwrap();
+    let signal = bakeoff_stack::daemon::StopBy::Signal;
+    bakeoff_stack::undo::stop_daemon(pid, &exe.to_string_lossy(), &signal, &mut Exec::default())
+        .unwrap();
     let err = err.expect("a foreign daemon must be refused").to_string();
     assert!(
         err.contains("already running") && err.contains(&pid.to_string()),

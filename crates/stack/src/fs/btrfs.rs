@@ -1,11 +1,25 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
-use super::{kernel_fs, mkfs, mount, Built};
+use super::{first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
+
+/// btrfs's hooks.
+pub const DRIVER: Driver = Driver {
+    missing_tool: || {
+        first_missing(&[
+            ("mkfs.btrfs", "btrfs-progs"),
+            ("btrfs", "btrfs-progs"),
+            ("losetup", "util-linux"),
+        ])
+    },
+    build,
+    prepare_cold: nothing,
+    health: nothing,
+};
 
 /// `Data, RAID10: total=...` → ("data", "raid10").
 fn profiles(df: &str) -> BTreeMap<String, String> {
@@ -19,11 +33,7 @@ fn profiles(df: &str) -> BTreeMap<String, String> {
 }
 
 /// Builds btrfs across every data backing device.
-pub fn build(
-    spec: &StackSpec,
-    backing: &mut [Backing],
-    ctx: &mut Ctx,
-) -> Result<Built, StackError> {
+fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let devs: Vec<String> = backing.iter().map(|b| b.device().to_string()).collect();
     let mut args: Vec<&str> = vec!["-q", "-f"];
     if let Some(p) = &spec.profile {

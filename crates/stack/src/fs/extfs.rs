@@ -1,17 +1,27 @@
 //! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
 //! `tune2fs -l` read back.
 
-use super::{colon_pairs, kernel_fs, mkfs, mount, Built};
+use super::{colon_pairs, first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
+/// ext4's hooks.
+pub const DRIVER: Driver = Driver {
+    missing_tool: || {
+        first_missing(&[
+            ("mkfs.ext4", "e2fsprogs"),
+            ("tune2fs", "e2fsprogs"),
+            ("losetup", "util-linux"),
+        ])
+    },
+    build,
+    prepare_cold: nothing,
+    health: nothing,
+};
+
 /// Builds ext4 on the first backing device.
-pub fn build(
-    spec: &StackSpec,
-    backing: &mut [Backing],
-    ctx: &mut Ctx,
-) -> Result<Built, StackError> {
+fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let dev = backing[0].device().to_string();
     let mut args = vec!["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"];
     args.extend(spec.mkfs.iter().map(String::as_str));

@@ -1,5 +1,6 @@
 //! One driver per stack kind: make the file system or pool on the backing devices, mount it,
-//! and read back what was built. Adding a file system is a file here and an arm in [`build`].
+//! read back what was built, make it cold before a run, check its health. Adding a file system
+//! is a file here with its [`Driver`] and an arm in [`driver`].
 
 mod btrfs;
 mod extfs;
@@ -8,10 +9,12 @@ mod xfs;
 pub mod zfs;
 
 use crate::backing::{hand_over, Backing, Ctx};
+use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, MKFS_TIMEOUT};
 use crate::spec::{StackKind, StackSpec};
 use crate::undo::Undo;
+use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -28,6 +31,51 @@ pub struct Built {
     pub properties: BTreeMap<String, String>,
     /// Tool versions.
     pub versions: BTreeMap<String, String>,
+    /// Daemons started for the stack (zfs-fuse).
+    pub daemons: Vec<Daemon>,
+}
+
+/// A stack type's hooks, fio style: how it is built on its backing devices, made cold before a
+/// run and checked for health. [`crate::Stack`] calls them and has no per-type branches.
+pub struct Driver {
+    /// The tool it lacks here and the Debian package that has it; `None` if it can be built.
+    pub missing_tool: fn() -> Option<(&'static str, &'static str)>,
+    /// Makes the file system or pool on the backing devices, mounts it, reads back what was
+    /// built.
+    pub build: fn(&StackSpec, &mut [Backing], &mut Ctx) -> Result<Built, StackError>,
+    /// What the next run needs to start cold besides the page-cache drop every stack gets
+    /// (ZFS: export and re-import the pool, so the ARC starts cold).
+    pub prepare_cold: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
+    /// Whether the stack can serve I/O, besides its daemons running (ZFS: the pool is ONLINE).
+    pub health: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
+}
+
+/// For the hooks of types that have nothing to do there.
+pub(crate) fn nothing(_: &StackInfo, _: &mut Exec) -> Result<(), StackError> {
+    Ok(())
+}
+
+/// The first of `tools` (tool, package) that is not installed.
+pub(crate) fn first_missing(
+    tools: &[(&'static str, &'static str)],
+) -> Option<(&'static str, &'static str)> {
+    tools
+        .iter()
+        .find(|(tool, _)| !crate::exec::installed(tool))
+        .copied()
+}
+
+/// The driver of a stack kind.
+pub fn driver(kind: StackKind) -> &'static Driver {
+    match kind {
+        StackKind::Ext4 => &extfs::DRIVER,
+        StackKind::Xfs => &xfs::DRIVER,
+        StackKind::Btrfs => &btrfs::DRIVER,
+        StackKind::Zfs => &zfs::DRIVER,
+        StackKind::Tmpfs => &simple::TMPFS,
+        StackKind::Raw => &simple::RAW,
+        StackKind::Dir => &simple::DIR,
+    }
 }
 
 /// Builds `spec` on `backing`.
@@ -36,42 +84,12 @@ pub fn build(
     backing: &mut [Backing],
     ctx: &mut Ctx,
 ) -> Result<Built, StackError> {
-    match spec.kind {
-        StackKind::Ext4 => extfs::build(spec, backing, ctx),
-        StackKind::Xfs => xfs::build(spec, backing, ctx),
-        StackKind::Btrfs => btrfs::build(spec, backing, ctx),
-        StackKind::Zfs => zfs::build(spec, backing, ctx),
-        StackKind::Tmpfs => simple::tmpfs(spec, ctx),
-        StackKind::Raw => simple::raw(backing),
-        StackKind::Dir => simple::dir(spec),
-    }
+    (driver(spec.kind).build)(spec, backing, ctx)
 }
 
-/// The tools a kind needs and the Debian package that has them; `None` if it can be built here.
+/// The tool `kind` lacks here and the Debian package that has it; `None` if it can be built.
 pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
-    let need: &[(&str, &str)] = match kind {
-        StackKind::Ext4 => &[
-            ("mkfs.ext4", "e2fsprogs"),
-            ("tune2fs", "e2fsprogs"),
-            ("losetup", "util-linux"),
-        ],
-        StackKind::Xfs => &[
-            ("mkfs.xfs", "xfsprogs"),
-            ("xfs_info", "xfsprogs"),
-            ("losetup", "util-linux"),
-        ],
-        StackKind::Btrfs => &[
-            ("mkfs.btrfs", "btrfs-progs"),
-            ("btrfs", "btrfs-progs"),
-            ("losetup", "util-linux"),
-        ],
-        StackKind::Zfs => return zfs::missing_tool(),
-        StackKind::Raw => &[("losetup", "util-linux")],
-        StackKind::Tmpfs | StackKind::Dir => &[],
-    };
-    need.iter()
-        .find(|(tool, _)| !crate::exec::installed(tool))
-        .copied()
+    (driver(kind).missing_tool)()
 }
 
 /// Runs mkfs (`tool args`) on the devices among `backing`, handing our claims on the user's
@@ -134,6 +152,7 @@ pub(crate) fn kernel_fs(
         backend: "kernel".into(),
         properties,
         versions,
+        daemons: Vec::new(),
     }
 }
 

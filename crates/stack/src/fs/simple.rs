@@ -1,13 +1,37 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
-use super::{mount, mount_options, Built};
+use super::{first_missing, mount, mount_options, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
+/// tmpfs's hooks.
+pub const TMPFS: Driver = Driver {
+    missing_tool: || None,
+    build: tmpfs,
+    prepare_cold: nothing,
+    health: nothing,
+};
+
+/// raw's hooks.
+pub const RAW: Driver = Driver {
+    missing_tool: || first_missing(&[("losetup", "util-linux")]),
+    build: raw,
+    prepare_cold: nothing,
+    health: nothing,
+};
+
+/// dir's hooks.
+pub const DIR: Driver = Driver {
+    missing_tool: || None,
+    build: dir,
+    prepare_cold: nothing,
+    health: nothing,
+};
+
 /// A tmpfs of the spec's size (default 1 GiB).
-pub fn tmpfs(spec: &StackSpec, ctx: &mut Ctx) -> Result<Built, StackError> {
+fn tmpfs(spec: &StackSpec, _: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let mut options = format!("size={}", spec.size.unwrap_or(1 << 30));
     if let Some(o) = &spec.mount {
         options = format!("{options},{o}");
@@ -25,7 +49,7 @@ pub fn tmpfs(spec: &StackSpec, ctx: &mut Ctx) -> Result<Built, StackError> {
 }
 
 /// The backing device itself, for the workload to own (the Oracle ASM analogue).
-pub fn raw(backing: &[Backing]) -> Result<Built, StackError> {
+fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
     let mut built = Built {
         target: backing[0].device().into(),
         is_device: true,
@@ -39,7 +63,7 @@ pub fn raw(backing: &[Backing]) -> Result<Built, StackError> {
 }
 
 /// An existing directory; nothing is provisioned or torn down.
-pub fn dir(spec: &StackSpec) -> Result<Built, StackError> {
+fn dir(spec: &StackSpec, _: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
     let path = spec.path.clone().expect("spec checked: dir has a path");
     if !path.is_dir() {
         return Err(StackError::Environment(format!(

@@ -1,10 +1,24 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
-use super::{kernel_fs, mkfs, mount, Built};
+use super::{first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use std::collections::BTreeMap;
+
+/// xfs's hooks.
+pub const DRIVER: Driver = Driver {
+    missing_tool: || {
+        first_missing(&[
+            ("mkfs.xfs", "xfsprogs"),
+            ("xfs_info", "xfsprogs"),
+            ("losetup", "util-linux"),
+        ])
+    },
+    build,
+    prepare_cold: nothing,
+    health: nothing,
+};
 
 /// `bsize=4096` style pairs of one `xfs_info` section (`data`, `log`, `naming`, ...).
 fn section_value(info: &str, section: &str, key: &str) -> Option<String> {
@@ -27,11 +41,7 @@ fn section_value(info: &str, section: &str, key: &str) -> Option<String> {
 }
 
 /// Builds xfs on the first backing device.
-pub fn build(
-    spec: &StackSpec,
-    backing: &mut [Backing],
-    ctx: &mut Ctx,
-) -> Result<Built, StackError> {
+fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let dev = backing[0].device().to_string();
     let mut args = vec!["-q", "-f"];
     args.extend(spec.mkfs.iter().map(String::as_str));

@@ -13,12 +13,12 @@
 
 #[path = "zfs_fuse.rs"]
 pub mod zfs_fuse;
-pub use zfs_fuse::{daemon_alive, health};
 
-use super::{mount_options, Built};
+use super::{mount_options, Built, Driver};
 use crate::backing::{Backing, Ctx};
+use crate::daemon::Daemon;
 use crate::error::StackError;
-use crate::exec::Exec;
+use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
 use crate::spec::{PoolLayout, StackSpec};
 use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
@@ -34,11 +34,28 @@ const MOUNT_AS_PROPERTY: &str = "noatime=atime:off atime=atime:on strictatime=at
     ro=readonly:on rw=readonly:off noexec=exec:off exec=exec:on nosuid=setuid:off \
     suid=setuid:on nodev=devices:off dev=devices:on";
 
-/// Backend, the cache settings in force, tool versions.
-pub(crate) type Setup = (String, BTreeMap<String, String>, BTreeMap<String, String>);
+/// What the ZFS implementation was set up with.
+pub(crate) struct Setup {
+    /// `zfs-fuse 0.7.0`, `OpenZFS 2.2.0`.
+    pub backend: String,
+    /// The cache settings in force.
+    pub settings: Props,
+    /// Tool versions.
+    pub versions: Props,
+    /// The zfs-fuse daemon started for the stack (none with OpenZFS).
+    pub daemon: Option<Daemon>,
+}
 
 /// String properties.
 type Props = BTreeMap<String, String>;
+
+/// ZFS's hooks.
+pub const DRIVER: Driver = Driver {
+    missing_tool,
+    build,
+    prepare_cold: make_cold,
+    health,
+};
 
 /// True if the OpenZFS kernel module is loaded (then it is used rather than zfs-fuse).
 pub fn openzfs_loaded() -> bool {
@@ -63,14 +80,10 @@ pub fn dataset(pool: &str) -> String {
 
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
-pub fn build(
-    spec: &StackSpec,
-    backing: &mut [Backing],
-    ctx: &mut Ctx,
-) -> Result<Built, StackError> {
+fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let openzfs = openzfs_loaded();
     let (mount_props, fuse_opts) = split_mount_options(spec, openzfs)?;
-    let (backend, mut properties, versions) = if openzfs {
+    let setup = if openzfs {
         openzfs_setup(spec, ctx)?
     } else {
         zfs_fuse::start(spec, ctx, &fuse_opts)?
@@ -89,16 +102,13 @@ pub fn build(
     // its own unmount often finds a zfs-fuse pool still busy.
     ctx.ledger.record(Undo::Unmount { path: mnt.clone() })?;
     // Runs first at teardown: a stopped (SIGSTOP) FUSE daemon would hang umount and zpool.
-    let pid = properties.get("zfs_fuse_pid").and_then(|p| p.parse().ok());
-    let exe = properties
-        .get("daemon_args")
-        .and_then(|a| a.split_whitespace().next())
-        .map(str::to_string);
-    if let (Some(pid), Some(exe)) = (pid, exe) {
+    if let Some(d) = &setup.daemon {
+        let (pid, exe) = (d.pid(), d.info.exe.clone());
         ctx.ledger.record(Undo::KillIfStopped { pid, exe })?;
     }
     create_dataset(spec, &pool, &mnt, mount_props, &fuse_opts, ctx)?;
     let fstype = wait_mounted(&mnt)?;
+    let (backend, mut properties) = (setup.backend, setup.settings);
     properties.extend(read_back(&pool, ctx.exec)?);
     if let Some(o) = mount_options(&mnt) {
         properties.insert("mount_options".into(), o);
@@ -110,7 +120,8 @@ pub fn build(
         is_device: false,
         backend,
         properties,
-        versions,
+        versions: setup.versions,
+        daemons: setup.daemon.into_iter().collect(),
     })
 }
 
@@ -375,8 +386,12 @@ fn openzfs_setup(spec: &StackSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
         .version_of("zfs", &["version"])
         .or_else(|| param("../version").map(|v| v.trim().to_string()))
         .unwrap_or_else(|| "(version unknown)".into());
-    let backend = format!("OpenZFS {}", version.trim_start_matches("zfs-"));
-    Ok((backend, rec, Props::from([("zfs".into(), version)])))
+    Ok(Setup {
+        backend: format!("OpenZFS {}", version.trim_start_matches("zfs-")),
+        settings: rec,
+        versions: Props::from([("zfs".into(), version)]),
+        daemon: None,
+    })
 }
 
 /// Writes an OpenZFS module parameter, recording the old value first; checks it took.
@@ -409,6 +424,20 @@ pub fn make_cold(info: &StackInfo, exec: &mut Exec) -> Result<(), StackError> {
         StackError::Environment(format!("stack {} records no ZFS pool", info.name))
     })?;
     make_pool_cold(pool, exec)
+}
+
+/// The stack's health as far as ZFS goes (its daemon, if any, is checked before): the pool is
+/// `ONLINE`.
+pub fn health(info: &StackInfo, exec: &mut Exec) -> Result<(), StackError> {
+    let pool = info.properties.get("pool").map_or("", String::as_str);
+    let list = Cmd::new("zpool", &["list", "-H", "-o", "health", pool]).timeout(PROBE_TIMEOUT);
+    match exec.run_cmd(&list)?.trim() {
+        "ONLINE" => Ok(()),
+        h => Err(StackError::Environment(format!(
+            "pool {pool} of stack {} is {h}",
+            info.name
+        ))),
+    }
 }
 
 /// [`make_cold`] for a pool by name.

@@ -10,17 +10,17 @@
 //! turns prefetch off.
 
 use crate::backing::Ctx;
+use crate::daemon::{self, Daemon, DaemonStart, StopBy};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
 use crate::spec::StackSpec;
-use crate::undo::Undo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The configuration file zfs-fuse reads before its command line.
 const ZFSRC: &str = "/etc/zfs/zfsrc";
-/// How long the daemon may take to write its pid file and answer `zpool list`.
+/// How long the daemon may take to write its pid file, and then to answer `zpool list`.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where `zfs-fuse` is installed (canonical, as `/proc/PID/exe` shows it).
@@ -48,49 +48,6 @@ pub fn running(exe: &Path) -> Vec<(i32, String)> {
             (pid, cmd.trim().to_string())
         })
         .collect()
-}
-
-/// True while the daemon `pid` runs zfs-fuse and is not stopped (`kill -STOP`) or a zombie.
-pub fn alive(pid: i32) -> bool {
-    let is_zfs_fuse = crate::daemon::exe_of(pid)
-        .is_some_and(|e| Path::new(&e).file_name().is_some_and(|n| n == "zfs-fuse"));
-    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = state
-        .rsplit(')')
-        .next()
-        .and_then(|r| r.split_whitespace().next());
-    is_zfs_fuse && crate::daemon::alive(pid) && !matches!(state, Some("T" | "t"))
-}
-
-/// True while the stack's ZFS can serve I/O as far as its process goes: for zfs-fuse, the
-/// daemon (`zfs_fuse_pid` among the stack's properties) runs and is neither stopped nor a
-/// zombie; for OpenZFS (no daemon) always. A run whose daemon died is invalid; teardown
-/// still completes.
-pub fn daemon_alive(properties: &BTreeMap<String, String>) -> bool {
-    match properties.get("zfs_fuse_pid").and_then(|p| p.parse().ok()) {
-        Some(pid) => alive(pid),
-        None => properties
-            .get("backend")
-            .is_some_and(|b| b.starts_with("OpenZFS")),
-    }
-}
-
-/// A heartbeat for watchdogs: an error naming the problem unless the daemon is alive (checked
-/// first, so a stopped daemon cannot hang `zpool`) and the pool is `ONLINE`.
-pub fn health(properties: &BTreeMap<String, String>, exec: &mut Exec) -> Result<(), StackError> {
-    let pool = properties.get("pool").map_or("", String::as_str);
-    if !daemon_alive(properties) {
-        let pid = properties.get("zfs_fuse_pid").map_or("?", String::as_str);
-        return Err(StackError::Environment(format!(
-            "the zfs-fuse daemon of pool {pool} (pid {pid}) died or is stopped: results are invalid"
-        )));
-    }
-    let list = Cmd::new("zpool", &["list", "-H", "-o", "health", pool]).timeout(PROBE_TIMEOUT);
-    let health = exec.run_cmd(&list)?;
-    match health.trim() {
-        "ONLINE" => Ok(()),
-        h => Err(StackError::Environment(format!("pool {pool} is {h}"))),
-    }
 }
 
 /// `/etc/zfs/zfsrc` as zfs-fuse parses it: `name = value` lines and bare flags; `#` comments.
@@ -206,8 +163,8 @@ fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
 }
 
 /// Starts the daemon for this stack with the spec's cache settings (`fuse_opts` are FUSE mount
-/// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`zfs_fuse_pid`,
-/// `arc_max`, `vdev_cache`, `prefetch`, ...) and the package version.
+/// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`arc_max`,
+/// `vdev_cache`, `prefetch`, ...), the package version and the daemon.
 pub(super) fn start(
     spec: &StackSpec,
     ctx: &mut Ctx,
@@ -222,69 +179,47 @@ pub(super) fn start(
     let rc = std::fs::read_to_string(ZFSRC).unwrap_or_default();
     let mut s = settings(spec, &rc, fuse_opts)?;
     let pidfile = ctx.dir.join("zfs-fuse.pid");
-    ctx.ledger.record(Undo::RemoveFile {
-        path: pidfile.clone(),
-    })?;
-    ctx.ledger.record(Undo::StopDaemonByPidfile {
-        pidfile: pidfile.clone(),
-        exe: exe.to_string_lossy().into_owned(),
-    })?;
     let mut args = vec![
         "--pidfile".to_string(),
         pidfile.to_string_lossy().into_owned(),
     ];
     args.append(&mut s.args);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let exe_s = exe.to_string_lossy().into_owned();
-    ctx.exec.run(&exe_s, &argv).map_err(|e| {
+    let start = DaemonStart {
+        name: "zfs-fuse".into(),
+        command: Cmd::new(&exe.to_string_lossy(), &argv),
+        exe: exe.clone(),
+        pidfile,
+        stop: StopBy::Signal,
+        ready_within: READY_TIMEOUT,
+    };
+    let daemon = daemon::start(start, ctx.ledger, ctx.exec).map_err(|e| {
         let others = running(&exe);
         StackError::Environment(format!(
-            "{e}: zfs-fuse did not start (it logs to syslog only; zfs-fuse running: {others:?})"
+            "{e} (zfs-fuse logs to syslog only; zfs-fuse running: {others:?})"
         ))
     })?;
-    let pid = wait_for_pid(&pidfile, &exe)?;
-    ctx.ledger.record(Undo::StopDaemon {
-        pid,
-        exe: exe_s.clone(),
-    })?;
-    wait_ready(pid, ctx)?;
-    s.set("zfs_fuse_pid", pid.to_string());
-    s.set("daemon_args", format!("{exe_s} {}", args.join(" ")));
+    wait_ready(&daemon, ctx)?;
     let version = package_version(ctx.exec);
     let upstream = version.as_deref().map(|v| v.split('-').next().unwrap_or(v));
     let backend = format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"));
     let versions = version.map(|v| ("zfs-fuse".to_string(), v));
-    Ok((backend, s.record, versions.into_iter().collect()))
+    Ok(super::Setup {
+        backend,
+        settings: s.record,
+        versions: versions.into_iter().collect(),
+        daemon: Some(daemon),
+    })
 }
 
-/// The pid the daemonised zfs-fuse writes into `pidfile`.
-fn wait_for_pid(pidfile: &Path, exe: &Path) -> Result<i32, StackError> {
+/// Waits until the daemon answers `zpool list`.
+fn wait_ready(daemon: &Daemon, ctx: &mut Ctx) -> Result<(), StackError> {
     let start = Instant::now();
+    let pid = daemon.pid();
     loop {
-        let text = std::fs::read_to_string(pidfile).unwrap_or_default();
-        if let Some(pid) = text.strip_suffix('\n').and_then(|t| t.trim().parse().ok()) {
-            return Ok(pid);
-        }
-        if start.elapsed() > READY_TIMEOUT {
-            let others = running(exe);
+        if let Err(what) = daemon.check() {
             return Err(StackError::Environment(format!(
-                "zfs-fuse started but wrote no pid to {} within {} s (running zfs-fuse: {others:?}); \
-                 it logs to syslog only",
-                pidfile.display(),
-                READY_TIMEOUT.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits until the daemon `pid` answers `zpool list`.
-fn wait_ready(pid: i32, ctx: &mut Ctx) -> Result<(), StackError> {
-    let start = Instant::now();
-    loop {
-        if !alive(pid) {
-            return Err(StackError::Environment(format!(
-                "zfs-fuse (pid {pid}) exited during start-up (another daemon holding \
+                "zfs-fuse (pid {pid}) {what} during start-up (another daemon holding \
                  /var/lock/zfs/zfs_lock? /dev/fuse missing?); it logs to syslog only"
             )));
         }
