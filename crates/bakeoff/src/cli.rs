@@ -60,7 +60,11 @@ pub struct StackArgs {
 #[derive(Subcommand, Debug)]
 pub enum StackAction {
     /// Every stack type: whether it can be built here, or what to install.
-    List,
+    List {
+        /// Print the keys a type's specs take instead, with defaults and meaning.
+        #[arg(long, value_name = "TYPE")]
+        keys: Option<String>,
+    },
     /// Build a stack and print what was built; with --keep it stays until `stack destroy`.
     Create {
         /// The spec, e.g. 'zfs:recordsize=8k,primarycache=metadata'.

@@ -4,7 +4,8 @@
 //! on the same devices (so the second build meets the first one's signatures), and after each
 //! teardown the devices are still attached, unmounted and carry what was built: teardown never
 //! wipes or detaches a user's device. A device with ambiguous signatures (blkid "ambivalent")
-//! is refused unless confirmed, and wiped once confirmed (root; in CI for real).
+//! is refused unless confirmed, and wiped once confirmed (root; in CI for real). And
+//! `stack list --keys TYPE` prints the keys a type's specs take.
 
 mod common;
 use common::{privileged, sh};
@@ -303,4 +304,43 @@ fn a_device_with_ambiguous_signatures_is_refused_unless_confirmed_then_wiped() {
     );
     disk.assert_attached_and_unmounted("raw on an ambivalent device");
     scene.assert_clean("raw on an ambivalent device");
+}
+
+#[test]
+fn stack_list_keys_prints_the_keys_a_type_takes() {
+    let keys = |t: &str| {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+            .args(["stack", "list", "--keys", t])
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let (code, zfs) = keys("zfs");
+    assert_eq!(code, Some(0), "{zfs}");
+    for key in [
+        "size",
+        "devices",
+        "layout",
+        "arc",
+        "recordsize",
+        "primarycache",
+    ] {
+        assert!(
+            zfs.contains(&format!("\n  {key} ")),
+            "zfs lacks {key}: {zfs}"
+        );
+    }
+    assert!(zfs.contains("128k") && !zfs.contains("\n  mkfs "), "{zfs}");
+    let (_, btrfs) = keys("btrfs");
+    assert!(
+        btrfs.contains("\n  profile ") && btrfs.contains("\n  mkfs "),
+        "{btrfs}"
+    );
+    assert!(!btrfs.contains("recordsize"), "{btrfs}");
+    let (code, err) = keys("ntfs");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("allowed: raw, ext4, xfs, btrfs, zfs, tmpfs, dir"),
+        "{err}"
+    );
 }

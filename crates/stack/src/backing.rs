@@ -4,7 +4,7 @@
 use crate::error::StackError;
 use crate::exec::Exec;
 use crate::ledger::Ledger;
-use crate::spec::{StackKind, StackSpec};
+use crate::spec::StackSpec;
 use crate::undo::Undo;
 use bakeoff_core::record::BackingInfo;
 use std::path::{Path, PathBuf};
@@ -175,15 +175,9 @@ pub fn provide(
     opts: &BackingOptions,
     ctx: &mut Ctx,
 ) -> Result<Vec<Backing>, StackError> {
-    let n = spec.backing_devices() as usize;
-    let role = |i: usize| {
-        if spec.log && i + 1 == n {
-            "log"
-        } else {
-            "data"
-        }
-    };
-    if matches!(spec.kind, StackKind::Dir | StackKind::Tmpfs) {
+    let roles = spec.roles();
+    let (n, role) = (roles.len(), |i: usize| roles[i]);
+    if n == 0 {
         return Ok(Vec::new());
     }
     if !opts.devices.is_empty() {

@@ -2,115 +2,111 @@
 //! `xfs:mkfs=-b size=4096,mount=noatime`, `dir=/srv/data`), validated into a [`StackSpec`].
 //! `mount=` and `mkfs=` values may themselves contain commas: a following piece that is not a
 //! key of the stack type belongs to them (`mount=noatime,nodiratime`).
+//!
+//! The grammar and the keys common to many types ([`COMMON_KEYS`]: size, devices, offset, mount,
+//! mkfs) live here; each type's own keys are documented, parsed and checked by its driver
+//! ([`crate::fs::Driver`]), and kept here as written in [`StackSpec::options`].
 
-use bakeoff_core::units::{parse_bool, parse_size};
-use serde::{Deserialize, Serialize};
+use crate::fs::{Driver, DRIVERS};
+use bakeoff_core::job::KeyDoc;
+use bakeoff_core::units::parse_size;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
 
-/// A kind of stack.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StackKind {
-    /// ext4 on loop devices (or named devices).
-    Ext4,
-    /// xfs.
-    Xfs,
-    /// btrfs, possibly over several devices.
-    Btrfs,
-    /// ZFS: OpenZFS if its module is loaded, else zfs-fuse.
-    Zfs,
-    /// tmpfs (memory).
-    Tmpfs,
-    /// A block device handed to the workload (the Oracle ASM analogue).
-    Raw,
-    /// An existing directory; nothing provisioned.
-    Dir,
-}
+/// Keys a type may take from this common set (its driver says which).
+pub const COMMON_KEYS: &[KeyDoc] = &[
+    KeyDoc {
+        key: "size",
+        default: "--size",
+        help: "bytes per backing device (tmpfs: its size); --size (1g) if not given",
+    },
+    KeyDoc {
+        key: "devices",
+        default: "1",
+        help: "number of backing devices, 1 to 16",
+    },
+    KeyDoc {
+        key: "offset",
+        default: "0",
+        help: "the file system starts this many bytes into each loop device (a misaligned \
+               partition); a multiple of 512",
+    },
+    KeyDoc {
+        key: "mount",
+        default: "-",
+        help: "mount options; may contain commas (mount=noatime,nodiratime)",
+    },
+    KeyDoc {
+        key: "mkfs",
+        default: "-",
+        help: "extra mkfs arguments; may contain commas and spaces (mkfs=-b size=4096)",
+    },
+];
+
+/// A kind of stack: a registered driver ([`DRIVERS`]), named in specs by its type name.
+#[derive(Clone, Copy)]
+pub struct StackKind(&'static Driver);
 
 impl StackKind {
     /// Every kind, in the order `bakeoff stack list` shows them.
-    pub const ALL: [StackKind; 7] = [
-        StackKind::Raw,
-        StackKind::Ext4,
-        StackKind::Xfs,
-        StackKind::Btrfs,
-        StackKind::Zfs,
-        StackKind::Tmpfs,
-        StackKind::Dir,
-    ];
+    pub fn all() -> impl Iterator<Item = StackKind> {
+        DRIVERS.iter().map(|d| StackKind(d))
+    }
+
+    /// The kind named `name` in specs.
+    pub fn named(name: &str) -> Option<StackKind> {
+        StackKind::all().find(|k| k.name() == name)
+    }
 
     /// The name in specs.
     pub fn name(self) -> &'static str {
-        match self {
-            StackKind::Ext4 => "ext4",
-            StackKind::Xfs => "xfs",
-            StackKind::Btrfs => "btrfs",
-            StackKind::Zfs => "zfs",
-            StackKind::Tmpfs => "tmpfs",
-            StackKind::Raw => "raw",
-            StackKind::Dir => "dir",
-        }
+        self.0.name
     }
 
-    /// Keys this kind accepts besides ZFS dataset properties.
-    pub fn keys(self) -> &'static [&'static str] {
-        match self {
-            StackKind::Ext4 | StackKind::Xfs => &["size", "devices", "mkfs", "mount", "offset"],
-            StackKind::Btrfs => &[
-                "size", "devices", "mkfs", "mount", "offset", "profile", "metadata",
-            ],
-            StackKind::Zfs => &[
-                "size",
-                "devices",
-                "offset",
-                "layout",
-                "log",
-                "arc",
-                "vdev_cache",
-                "prefetch",
-                "mount",
-            ],
-            StackKind::Tmpfs => &["size", "mount"],
-            StackKind::Raw => &["size", "offset"],
-            StackKind::Dir => &["path"],
-        }
+    /// Its driver.
+    pub fn driver(self) -> &'static Driver {
+        self.0
+    }
+
+    /// Building it needs root (loop devices, mkfs, mount): every kind but `dir`.
+    pub fn needs_root(self) -> bool {
+        self.0.needs_root
+    }
+
+    /// Every key it accepts, documented: the common ones it takes, then its own.
+    pub fn keys(self) -> Vec<&'static KeyDoc> {
+        let common = COMMON_KEYS
+            .iter()
+            .filter(|k| self.0.common.contains(&k.key));
+        common.chain(self.0.keys).collect()
+    }
+
+    fn accepts(self, key: &str) -> bool {
+        self.0.common.contains(&key) || self.0.keys.iter().any(|k| k.key == key)
+    }
+
+    fn names() -> String {
+        let names: Vec<&str> = StackKind::all().map(StackKind::name).collect();
+        names.join(", ")
     }
 }
 
-/// ZFS dataset properties bakeoff passes to `zfs create -o` (and reads back).
-pub const ZFS_PROPERTIES: &[&str] = &[
-    "recordsize",
-    "primarycache",
-    "secondarycache",
-    "compression",
-    "checksum",
-    "atime",
-    "logbias",
-    "sync",
-    "dedup",
-    "copies",
-    "redundant_metadata",
-    "xattr",
-];
+impl PartialEq for StackKind {
+    fn eq(&self, other: &StackKind) -> bool {
+        self.name() == other.name()
+    }
+}
 
-/// How a ZFS pool arranges its devices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PoolLayout {
-    /// All devices striped.
-    Stripe,
-    /// One mirror of all devices.
-    Mirror,
-    /// One raidz of all devices.
-    Raidz,
-    /// Stripe of two-way mirrors (RAID 1+0).
-    MirrorStripe,
+impl Eq for StackKind {}
+
+impl fmt::Debug for StackKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A validated stack spec.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StackSpec {
     /// The spec as given.
     pub text: String,
@@ -118,7 +114,7 @@ pub struct StackSpec {
     pub kind: StackKind,
     /// Bytes per backing device (`None`: the command's `--size` or the default).
     pub size: Option<u64>,
-    /// Number of backing devices.
+    /// Number of backing devices (data devices; a type may add others, such as a ZFS log).
     pub devices: u32,
     /// Extra mkfs arguments, split on white space.
     pub mkfs: Vec<String>,
@@ -126,24 +122,8 @@ pub struct StackSpec {
     pub mount: Option<String>,
     /// Byte offset of the file system inside each device (a misaligned partition).
     pub offset: u64,
-    /// ZFS dataset properties, as given.
-    pub zfs_props: BTreeMap<String, String>,
-    /// ZFS pool layout.
-    pub layout: PoolLayout,
-    /// ZFS: a separate log device.
-    pub log: bool,
-    /// ZFS ARC cap in bytes.
-    pub arc: Option<u64>,
-    /// ZFS (zfs-fuse) vdev cache size in bytes.
-    pub vdev_cache: Option<u64>,
-    /// ZFS prefetch on or off.
-    pub prefetch: Option<bool>,
-    /// btrfs data profile.
-    pub profile: Option<String>,
-    /// btrfs metadata profile.
-    pub metadata: Option<String>,
-    /// `dir`: the existing directory.
-    pub path: Option<PathBuf>,
+    /// The type's own keys as written (`recordsize` = `8k`), checked by its driver.
+    pub options: BTreeMap<String, String>,
 }
 
 /// A spec that cannot be built as written.
@@ -165,15 +145,12 @@ impl fmt::Display for StackSpec {
 /// Splits `key=value` pieces, gluing pieces that are not keys of `kind` onto a preceding
 /// `mount=`/`mkfs=` value.
 fn pieces(kind: StackKind, body: &str) -> Vec<(String, String)> {
-    let is_key = |k: &str| {
-        kind.keys().contains(&k) || (kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k))
-    };
     let mut out: Vec<(String, String)> = Vec::new();
     for piece in body.split(',') {
         let key = piece.split_once('=').map(|(k, _)| k.trim());
         let glue = matches!(out.last(), Some((k, _)) if k == "mount" || k == "mkfs");
         match key {
-            Some(k) if is_key(k) || !glue => {
+            Some(k) if kind.accepts(k) || !glue => {
                 let (k, v) = piece.split_once('=').expect("has =");
                 out.push((k.trim().to_string(), v.trim().to_string()));
             }
@@ -186,6 +163,17 @@ fn pieces(kind: StackKind, body: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// An error unless `spec` has at least `n` devices; `what` is the key that needs them.
+pub fn need_devices(spec: &StackSpec, n: u32, what: &str) -> Result<(), String> {
+    if spec.devices < n {
+        return Err(format!(
+            "{what} needs devices={n} or more (have {})",
+            spec.devices
+        ));
+    }
+    Ok(())
 }
 
 impl StackSpec {
@@ -206,16 +194,12 @@ impl StackSpec {
         } else {
             body.to_string()
         };
-        let kind = StackKind::ALL
-            .into_iter()
-            .find(|k| k.name() == type_name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = StackKind::ALL.iter().map(|k| k.name()).collect();
-                err(format!(
-                    "unknown stack type '{type_name}' (allowed: {})",
-                    names.join(", ")
-                ))
-            })?;
+        let kind = StackKind::named(type_name).ok_or_else(|| {
+            let names = StackKind::names();
+            err(format!(
+                "unknown stack type '{type_name}' (allowed: {names})"
+            ))
+        })?;
         let mut spec = StackSpec {
             text: text_t.to_string(),
             kind,
@@ -224,15 +208,7 @@ impl StackSpec {
             mkfs: Vec::new(),
             mount: None,
             offset: 0,
-            zfs_props: BTreeMap::new(),
-            layout: PoolLayout::Stripe,
-            log: false,
-            arc: None,
-            vdev_cache: None,
-            prefetch: None,
-            profile: None,
-            metadata: None,
-            path: None,
+            options: BTreeMap::new(),
         };
         for (key, value) in pieces(kind, &body)
             .into_iter()
@@ -245,125 +221,42 @@ impl StackSpec {
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let allowed = || {
-            let mut all: Vec<&str> = self.kind.keys().to_vec();
-            if self.kind == StackKind::Zfs {
-                all.extend(ZFS_PROPERTIES);
-            }
-            format!(
+        if !self.kind.accepts(key) {
+            let keys: Vec<&str> = self.kind.keys().iter().map(|k| k.key).collect();
+            return Err(format!(
                 "unknown key '{key}' for {} (allowed: {})",
                 self.kind.name(),
-                all.join(", ")
-            )
-        };
+                keys.join(", ")
+            ));
+        }
         let size = |v: &str| parse_size(v).map_err(|m| format!("{key}: {m}"));
         match key {
-            k if !(self.kind.keys().contains(&k)
-                || self.kind == StackKind::Zfs && ZFS_PROPERTIES.contains(&k)) =>
-            {
-                return Err(allowed())
-            }
             "size" => self.size = Some(size(value)?),
             "devices" => {
-                self.devices =
-                    value
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=16).contains(n))
-                        .ok_or(format!(
-                            "devices: '{value}' is out of range (allowed 1 to 16)"
-                        ))?
+                let n = value.parse().ok().filter(|n| (1..=16).contains(n));
+                self.devices = n.ok_or(format!(
+                    "devices: '{value}' is out of range (allowed 1 to 16)"
+                ))?
             }
             "mkfs" => self.mkfs = value.split_whitespace().map(str::to_string).collect(),
             "mount" => self.mount = Some(value.to_string()),
             "offset" => self.offset = size(value)?,
-            "layout" => {
-                self.layout = match value {
-                    "stripe" => PoolLayout::Stripe,
-                    "mirror" => PoolLayout::Mirror,
-                    "raidz" => PoolLayout::Raidz,
-                    "mirror-stripe" | "raid10" => PoolLayout::MirrorStripe,
-                    _ => {
-                        return Err(format!(
-                            "layout: '{value}' (allowed: stripe, mirror, raidz, mirror-stripe)"
-                        ))
-                    }
-                }
-            }
-            "log" => self.log = parse_bool(value).map_err(|m| format!("log: {m}"))?,
-            "arc" => self.arc = Some(size(value)?),
-            "vdev_cache" => self.vdev_cache = Some(size(value)?),
-            "prefetch" => {
-                self.prefetch = Some(parse_bool(value).map_err(|m| format!("prefetch: {m}"))?)
-            }
-            "profile" | "metadata" => {
-                let profiles = ["single", "dup", "raid0", "raid1", "raid10"];
-                if !profiles.contains(&value) {
-                    return Err(format!(
-                        "{key}: '{value}' (allowed: {})",
-                        profiles.join(", ")
-                    ));
-                }
-                let slot = if key == "profile" {
-                    &mut self.profile
-                } else {
-                    &mut self.metadata
-                };
-                *slot = Some(value.to_string());
-            }
-            "path" => self.path = Some(PathBuf::from(value)),
-            prop => {
-                check_zfs_property(prop, value)?;
-                self.zfs_props.insert(prop.to_string(), value.to_string());
+            own => {
+                self.options.insert(own.to_string(), value.to_string());
             }
         }
         Ok(())
     }
 
-    /// Cross-key rules: device counts per layout, sizes, required keys.
+    /// The common rules, then the type's own (values, device counts, required keys).
     fn check(&self) -> Result<(), String> {
-        let need = |n: u32, what: &str| {
-            if self.devices < n {
-                Err(format!(
-                    "{what} needs devices={n} or more (have {})",
-                    self.devices
-                ))
-            } else {
-                Ok(())
-            }
-        };
-        match self.layout {
-            PoolLayout::Mirror => need(2, "layout=mirror")?,
-            PoolLayout::Raidz => need(3, "layout=raidz")?,
-            PoolLayout::MirrorStripe => {
-                need(4, "layout=mirror-stripe")?;
-                if self.devices % 2 != 0 {
-                    return Err(format!(
-                        "layout=mirror-stripe needs an even number of devices (have {})",
-                        self.devices
-                    ));
-                }
-            }
-            PoolLayout::Stripe => {}
-        }
-        match self.profile.as_deref() {
-            Some("raid1") => need(2, "profile=raid1")?,
-            Some("raid10") => need(4, "profile=raid10")?,
-            _ => {}
-        }
-        if self.kind == StackKind::Dir && self.path.is_none() {
-            return Err("dir needs a path: dir=/srv/data".into());
-        }
-        if self.kind == StackKind::Raw && self.devices != 1 {
-            return Err("raw hands one device to the workload: devices=1".into());
-        }
         if self.offset % 512 != 0 {
             return Err(format!(
                 "offset {} must be a multiple of 512 (a sector)",
                 self.offset
             ));
         }
-        Ok(())
+        (self.kind.driver().check)(self)
     }
 
     /// Parses a TOML table: `type = "zfs"` plus the same keys as the command-line form, e.g.
@@ -373,10 +266,10 @@ impl StackSpec {
             spec: format!("{table}").trim().replace('\n', ", "),
             message: m.to_string(),
         };
-        let kind = table
-            .get("type")
-            .and_then(|t| t.as_str())
-            .ok_or_else(|| err("needs type = \"ext4\" (or xfs, btrfs, zfs, tmpfs, raw, dir)"))?;
+        let kind = table.get("type").and_then(|t| t.as_str()).ok_or_else(|| {
+            let names = StackKind::names();
+            err(&format!("needs type = \"ext4\" (allowed: {names})"))
+        })?;
         let mut pieces = Vec::new();
         for (k, v) in table.iter().filter(|(k, _)| *k != "type") {
             let text = match v {
@@ -414,42 +307,14 @@ impl StackSpec {
         StackSpec::from_table(table)
     }
 
+    /// The role of each backing device to provision (`data`, a ZFS `log`), in order.
+    pub fn roles(&self) -> Vec<&'static str> {
+        (self.kind.driver().roles)(self)
+    }
+
     /// Number of backing devices to provision, including a ZFS log device.
     pub fn backing_devices(&self) -> u32 {
-        match self.kind {
-            StackKind::Dir | StackKind::Tmpfs => 0,
-            _ => self.devices + u32::from(self.log),
-        }
-    }
-}
-
-fn check_zfs_property(prop: &str, value: &str) -> Result<(), String> {
-    let one_of = |allowed: &[&str]| {
-        if allowed.contains(&value) {
-            Ok(())
-        } else {
-            Err(format!(
-                "{prop}: '{value}' (allowed: {})",
-                allowed.join(", ")
-            ))
-        }
-    };
-    match prop {
-        "recordsize" => {
-            let v = parse_size(value).map_err(|m| format!("recordsize: {m}"))?;
-            if !(512..=(128 << 10)).contains(&v) || !v.is_power_of_two() {
-                return Err(format!(
-                    "recordsize: '{value}' must be a power of two from 512 to 128k"
-                ));
-            }
-            Ok(())
-        }
-        "primarycache" | "secondarycache" => one_of(&["all", "metadata", "none"]),
-        "atime" | "dedup" | "xattr" => one_of(&["on", "off"]),
-        "logbias" => one_of(&["latency", "throughput"]),
-        "sync" => one_of(&["standard", "always", "disabled"]),
-        "copies" => one_of(&["1", "2", "3"]),
-        _ => Ok(()), // compression, checksum, ...: zfs itself validates, and its message is shown
+        self.roles().len() as u32
     }
 }
 
@@ -458,18 +323,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn zfs_properties_and_pool_keys() {
+    fn common_keys_and_a_types_own() {
         let s =
             StackSpec::parse("zfs:recordsize=8k,primarycache=metadata,atime=off,arc=100m").unwrap();
-        assert_eq!(s.kind, StackKind::Zfs);
-        assert_eq!(s.zfs_props["recordsize"], "8k");
-        assert_eq!(s.zfs_props["primarycache"], "metadata");
-        assert_eq!(s.arc, Some(100 << 20));
-        let s = StackSpec::parse("zfs:devices=4,layout=mirror-stripe,log=1").unwrap();
+        assert_eq!(s.kind, StackKind::named("zfs").unwrap());
+        assert_eq!(s.options["recordsize"], "8k");
+        assert_eq!(s.options["primarycache"], "metadata");
+        assert_eq!(s.options["arc"], "100m");
+        let s = StackSpec::parse("zfs:devices=4,layout=mirror-stripe,log=1,size=64m").unwrap();
         assert_eq!(
-            (s.layout, s.backing_devices()),
-            (PoolLayout::MirrorStripe, 5)
+            (s.devices, s.size, s.backing_devices()),
+            (4, Some(64 << 20), 5)
         );
+        assert!(!s.options.contains_key("devices"), "common keys are fields");
     }
 
     #[test]
@@ -479,6 +345,9 @@ mod tests {
         assert_eq!(s.mount.as_deref(), Some("noatime,nodiratime"));
         let s = StackSpec::parse("ext4:mount=noatime,commit=60,devices=1").unwrap();
         assert_eq!(s.mount.as_deref(), Some("noatime,commit=60"));
+        let s = StackSpec::parse("zfs:mount=noatime,ro,recordsize=8k").unwrap();
+        assert_eq!(s.mount.as_deref(), Some("noatime,ro"));
+        assert_eq!(s.options["recordsize"], "8k");
     }
 
     #[test]
@@ -489,25 +358,24 @@ mod tests {
         .unwrap();
         let a = StackSpec::from_table(&t).unwrap();
         let b = StackSpec::parse("zfs:arc=100m,primarycache=metadata,recordsize=8k").unwrap();
-        assert_eq!((a.zfs_props, a.arc), (b.zfs_props, b.arc));
+        assert_eq!(a.options, b.options);
         let t: toml::Table =
             toml::from_str("type = \"btrfs\"\ndevices = 4\nprofile = \"raid10\"").unwrap();
         assert_eq!(StackSpec::from_table(&t).unwrap().devices, 4);
         let t: toml::Table = toml::from_str("recordsize = \"8k\"").unwrap();
-        assert!(StackSpec::from_table(&t)
-            .unwrap_err()
-            .to_string()
-            .contains("needs type"));
+        let e = StackSpec::from_table(&t).unwrap_err().to_string();
+        assert!(e.contains("needs type") && e.contains("btrfs, zfs"), "{e}");
     }
 
     #[test]
     fn dir_and_raw() {
         let s = StackSpec::parse("dir=/srv/data").unwrap();
-        assert_eq!(
-            (s.kind, s.path.clone()),
-            (StackKind::Dir, Some(PathBuf::from("/srv/data")))
-        );
+        assert_eq!(s.kind.name(), "dir");
+        assert_eq!(s.options["path"], "/srv/data");
+        assert_eq!(s.backing_devices(), 0);
+        assert!(!s.kind.needs_root());
         assert_eq!(StackSpec::parse("raw").unwrap().backing_devices(), 1);
+        assert_eq!(StackSpec::parse("tmpfs").unwrap().backing_devices(), 0);
     }
 
     #[test]
@@ -533,6 +401,37 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("all, metadata, none"), "{e}");
+        let e = StackSpec::parse("zfs:bogus=1").unwrap_err().to_string();
+        assert!(e.contains("recordsize") && e.contains("layout"), "{e}");
+        let e = StackSpec::parse("raw:offset=100").unwrap_err().to_string();
+        assert!(e.contains("multiple of 512"), "{e}");
         assert!(StackSpec::parse("dir").is_err());
+        assert!(StackSpec::parse("xfs:devices=17").is_err());
+    }
+
+    #[test]
+    fn every_type_documents_every_key_it_takes() {
+        let names: Vec<&str> = StackKind::all().map(StackKind::name).collect();
+        for name in &names {
+            assert_eq!(
+                names.iter().filter(|n| *n == name).count(),
+                1,
+                "{name} twice"
+            );
+            assert_eq!(StackKind::named(name).unwrap().name(), *name);
+        }
+        for kind in StackKind::all() {
+            let keys = kind.keys();
+            assert!(!keys.is_empty(), "{kind:?}");
+            for k in &keys {
+                assert!(!k.help.is_empty(), "{kind:?}.{}", k.key);
+                assert!(kind.accepts(k.key));
+                let same = keys.iter().filter(|o| o.key == k.key).count();
+                assert_eq!(same, 1, "{kind:?}.{} twice", k.key);
+            }
+            for c in kind.driver().common {
+                assert!(COMMON_KEYS.iter().any(|k| k.key == *c), "{kind:?}: {c}");
+            }
+        }
     }
 }

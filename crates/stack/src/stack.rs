@@ -204,7 +204,7 @@ impl Stack {
         if warm {
             return Ok(());
         }
-        let prepared = (fs::driver(self.spec.kind).prepare_cold)(&self.info, &mut self.exec);
+        let prepared = (self.spec.kind.driver().prepare_cold)(&self.info, &mut self.exec);
         self.info.commands = self.exec.log.clone();
         prepared?;
         drop_caches()
@@ -238,7 +238,7 @@ impl Stack {
                 "{cause}: results are invalid"
             )));
         }
-        let healthy = (fs::driver(self.spec.kind).health)(&self.info, &mut self.exec);
+        let healthy = (self.spec.kind.driver().health)(&self.info, &mut self.exec);
         self.info.commands = self.exec.log.clone();
         healthy
     }

@@ -66,7 +66,7 @@ fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)]) {
         stack.info.backing.iter().all(|b| b.loop_dio == Some(true)),
         "{spec}: loop dio off"
     );
-    let memory = stack.spec.kind == bakeoff_stack::StackKind::Tmpfs;
+    let memory = stack.spec.kind.name() == "tmpfs";
     assert_eq!(
         stack.devices.is_empty(),
         memory,

@@ -26,7 +26,7 @@ pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failur
 pub fn build(spec: &str, opts: &StackOpts, name: Option<String>) -> Result<Stack, Failure> {
     let spec = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
     let options = options(opts, name)?;
-    if !rustix::process::geteuid().is_root() && spec.kind != StackKind::Dir {
+    if !rustix::process::geteuid().is_root() && spec.kind.needs_root() {
         return Err(failure(
             Code::Environment,
             format!(
@@ -75,8 +75,22 @@ pub fn describe(stack: &Stack) -> String {
 /// Runs the command.
 pub fn run(args: StackArgs) -> Result<Code, Failure> {
     match args.action {
-        StackAction::List => {
-            for kind in StackKind::ALL {
+        StackAction::List { keys: Some(name) } => {
+            let kind = StackKind::named(&name).ok_or_else(|| {
+                let names: Vec<&str> = StackKind::all().map(StackKind::name).collect();
+                let names = names.join(", ");
+                failure(
+                    Code::Usage,
+                    format!("--keys: unknown stack type '{name}' (allowed: {names})"),
+                )
+            })?;
+            println!("Keys of {name} specs ({name}:key=value,...):");
+            for k in kind.keys() {
+                println!("  {:<19} default {:<8} {}", k.key, k.default, k.help);
+            }
+        }
+        StackAction::List { keys: None } => {
+            for kind in StackKind::all() {
                 let status = match missing_tool(kind) {
                     None => "available".to_string(),
                     Some((tool, package)) => format!("missing {tool}: apt-get install {package}"),

@@ -2,12 +2,19 @@
 //! `tune2fs -l` read back.
 
 use super::{colon_pairs, first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
+use super::{data_devices, no_rules};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
 /// ext4's hooks.
 pub const DRIVER: Driver = Driver {
+    name: "ext4",
+    needs_root: true,
+    common: &["size", "devices", "mkfs", "mount", "offset"],
+    keys: &[],
+    check: no_rules,
+    roles: data_devices,
     missing_tool: || {
         first_missing(&[
             ("mkfs.ext4", "e2fsprogs"),

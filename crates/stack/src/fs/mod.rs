@@ -1,6 +1,6 @@
 //! One driver per stack kind: make the file system or pool on the backing devices, mount it,
-//! read back what was built, make it cold before a run, check its health. Adding a file system
-//! is a file here with its [`Driver`] and an arm in [`driver`].
+//! read back what was built, make it cold before a run, check its health; its own spec keys.
+//! Adding a file system is a file here with its [`Driver`] and a line in [`DRIVERS`].
 
 mod btrfs;
 mod extfs;
@@ -14,6 +14,7 @@ use crate::error::StackError;
 use crate::exec::{Cmd, Exec, MKFS_TIMEOUT};
 use crate::spec::{StackKind, StackSpec};
 use crate::undo::Undo;
+use bakeoff_core::job::KeyDoc;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,9 +36,23 @@ pub struct Built {
     pub daemons: Vec<Daemon>,
 }
 
-/// A stack type's hooks, fio style: how it is built on its backing devices, made cold before a
-/// run and checked for health. [`crate::Stack`] calls them and has no per-type branches.
+/// A stack type, fio style: a table of what it is and its hooks: its keys, how it is built on
+/// its backing devices, made cold before a run and checked for health. [`crate::Stack`] and
+/// [`crate::spec`] call them and have no per-type branches.
 pub struct Driver {
+    /// The type's name in specs (`ext4`).
+    pub name: &'static str,
+    /// Building it needs root (loop devices, mkfs, mount).
+    pub needs_root: bool,
+    /// Which of the common keys ([`crate::spec::COMMON_KEYS`]) it takes.
+    pub common: &'static [&'static str],
+    /// Its own keys, documented; kept as written in [`StackSpec::options`].
+    pub keys: &'static [KeyDoc],
+    /// Checks its own keys' values and the rules between keys (`layout=mirror` needs two
+    /// devices): the reason if the spec cannot be built.
+    pub check: fn(&StackSpec) -> Result<(), String>,
+    /// The role of each backing device (`data`, `log`); none for types without devices.
+    pub roles: fn(&StackSpec) -> Vec<&'static str>,
     /// The tool it lacks here and the Debian package that has it; `None` if it can be built.
     pub missing_tool: fn() -> Option<(&'static str, &'static str)>,
     /// Makes the file system or pool on the backing devices, mounts it, reads back what was
@@ -50,9 +65,35 @@ pub struct Driver {
     pub health: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
 }
 
+/// Every stack type, in the order `bakeoff stack list` shows them: one line per type.
+pub static DRIVERS: [&Driver; 7] = [
+    &simple::RAW,
+    &extfs::DRIVER,
+    &xfs::DRIVER,
+    &btrfs::DRIVER,
+    &zfs::DRIVER,
+    &simple::TMPFS,
+    &simple::DIR,
+];
+
 /// For the hooks of types that have nothing to do there.
 pub(crate) fn nothing(_: &StackInfo, _: &mut Exec) -> Result<(), StackError> {
     Ok(())
+}
+
+/// The check of types whose only keys are common ones (checked by the spec itself).
+pub(crate) fn no_rules(_: &StackSpec) -> Result<(), String> {
+    Ok(())
+}
+
+/// One data device per `devices=`.
+pub(crate) fn data_devices(spec: &StackSpec) -> Vec<&'static str> {
+    vec!["data"; spec.devices as usize]
+}
+
+/// No backing devices (tmpfs, dir).
+pub(crate) fn no_devices(_: &StackSpec) -> Vec<&'static str> {
+    Vec::new()
 }
 
 /// The first of `tools` (tool, package) that is not installed.
@@ -65,31 +106,18 @@ pub(crate) fn first_missing(
         .copied()
 }
 
-/// The driver of a stack kind.
-pub fn driver(kind: StackKind) -> &'static Driver {
-    match kind {
-        StackKind::Ext4 => &extfs::DRIVER,
-        StackKind::Xfs => &xfs::DRIVER,
-        StackKind::Btrfs => &btrfs::DRIVER,
-        StackKind::Zfs => &zfs::DRIVER,
-        StackKind::Tmpfs => &simple::TMPFS,
-        StackKind::Raw => &simple::RAW,
-        StackKind::Dir => &simple::DIR,
-    }
-}
-
 /// Builds `spec` on `backing`.
 pub fn build(
     spec: &StackSpec,
     backing: &mut [Backing],
     ctx: &mut Ctx,
 ) -> Result<Built, StackError> {
-    (driver(spec.kind).build)(spec, backing, ctx)
+    (spec.kind.driver().build)(spec, backing, ctx)
 }
 
 /// The tool `kind` lacks here and the Debian package that has it; `None` if it can be built.
 pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
-    (driver(kind).missing_tool)()
+    (kind.driver().missing_tool)()
 }
 
 /// Runs mkfs (`tool args`) on the devices among `backing`, handing our claims on the user's

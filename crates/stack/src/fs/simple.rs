@@ -1,13 +1,21 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
+use super::{data_devices, no_devices, no_rules};
 use super::{first_missing, mount, mount_options, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
+use bakeoff_core::job::KeyDoc;
 
 /// tmpfs's hooks.
 pub const TMPFS: Driver = Driver {
+    name: "tmpfs",
+    needs_root: true,
+    common: &["size", "mount"],
+    keys: &[],
+    check: no_rules,
+    roles: no_devices,
     missing_tool: || None,
     build: tmpfs,
     prepare_cold: nothing,
@@ -16,6 +24,12 @@ pub const TMPFS: Driver = Driver {
 
 /// raw's hooks.
 pub const RAW: Driver = Driver {
+    name: "raw",
+    needs_root: true,
+    common: &["size", "offset"],
+    keys: &[],
+    check: no_rules,
+    roles: data_devices,
     missing_tool: || first_missing(&[("losetup", "util-linux")]),
     build: raw,
     prepare_cold: nothing,
@@ -24,6 +38,19 @@ pub const RAW: Driver = Driver {
 
 /// dir's hooks.
 pub const DIR: Driver = Driver {
+    name: "dir",
+    needs_root: false,
+    common: &[],
+    keys: &[KeyDoc {
+        key: "path",
+        default: "-",
+        help: "the existing directory to run in (also written dir=/srv/data)",
+    }],
+    check: |spec| match spec.options.get("path") {
+        Some(p) if !p.is_empty() => Ok(()),
+        _ => Err("dir needs a path: dir=/srv/data".into()),
+    },
+    roles: no_devices,
     missing_tool: || None,
     build: dir,
     prepare_cold: nothing,
@@ -64,7 +91,7 @@ fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, Sta
 
 /// An existing directory; nothing is provisioned or torn down.
 fn dir(spec: &StackSpec, _: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
-    let path = spec.path.clone().expect("spec checked: dir has a path");
+    let path = std::path::PathBuf::from(spec.options.get("path").map_or("", String::as_str));
     if !path.is_dir() {
         return Err(StackError::Environment(format!(
             "dir={} is not an existing directory",

@@ -1,5 +1,6 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
+use super::{data_devices, no_rules};
 use super::{first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
@@ -8,6 +9,12 @@ use std::collections::BTreeMap;
 
 /// xfs's hooks.
 pub const DRIVER: Driver = Driver {
+    name: "xfs",
+    needs_root: true,
+    common: &["size", "devices", "mkfs", "mount", "offset"],
+    keys: &[],
+    check: no_rules,
+    roles: data_devices,
     missing_tool: || {
         first_missing(&[
             ("mkfs.xfs", "xfsprogs"),

@@ -13,18 +13,21 @@
 
 #[path = "zfs_fuse.rs"]
 pub mod zfs_fuse;
+#[path = "zfs_spec.rs"]
+pub mod zfs_spec;
 
 use super::{mount_options, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::spec::{PoolLayout, StackSpec};
+use crate::spec::{SpecError, StackSpec};
 use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use zfs_spec::{PoolLayout, ZfsSpec};
 
 /// OpenZFS module parameters.
 const PARAMS: &str = "/sys/module/zfs/parameters";
@@ -51,6 +54,12 @@ type Props = BTreeMap<String, String>;
 
 /// ZFS's hooks.
 pub const DRIVER: Driver = Driver {
+    name: "zfs",
+    needs_root: true,
+    common: &["size", "devices", "offset", "mount"],
+    keys: zfs_spec::KEYS,
+    check: zfs_spec::check,
+    roles: zfs_spec::roles,
     missing_tool,
     build,
     prepare_cold: make_cold,
@@ -81,12 +90,16 @@ pub fn dataset(pool: &str) -> String {
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
 fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
+    let z = ZfsSpec::of(spec).map_err(|message| SpecError {
+        spec: spec.text.clone(),
+        message,
+    })?;
     let openzfs = openzfs_loaded();
-    let (mount_props, fuse_opts) = split_mount_options(spec, openzfs)?;
+    let (mount_props, fuse_opts) = split_mount_options(spec, &z, openzfs)?;
     let setup = if openzfs {
-        openzfs_setup(spec, ctx)?
+        openzfs_setup(&z, ctx)?
     } else {
-        zfs_fuse::start(spec, ctx, &fuse_opts)?
+        zfs_fuse::start(&z, ctx, &fuse_opts)?
     };
     let mnt = ctx.dir.join("mnt");
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
@@ -97,7 +110,7 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
         // so there our claims stay for the life of the stack.
         crate::backing::release(backing);
     }
-    create_pool(spec, backing, &pool, ctx)?;
+    create_pool(z.layout, backing, &pool, ctx)?;
     // Recorded after the pool, so teardown unmounts first: `zpool destroy` straight after
     // its own unmount often finds a zfs-fuse pool still busy.
     ctx.ledger.record(Undo::Unmount { path: mnt.clone() })?;
@@ -106,7 +119,9 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
         let (pid, exe) = (d.pid(), d.info.exe.clone());
         ctx.ledger.record(Undo::KillIfStopped { pid, exe })?;
     }
-    create_dataset(spec, &pool, &mnt, mount_props, &fuse_opts, ctx)?;
+    let props = z.props.iter().map(|(k, v)| format!("{k}={v}"));
+    let props = mount_props.into_iter().chain(props).collect();
+    create_dataset(spec, &pool, &mnt, props, &fuse_opts, ctx)?;
     let fstype = wait_mounted(&mnt)?;
     let (backend, mut properties) = (setup.backend, setup.settings);
     properties.extend(read_back(&pool, ctx.exec)?);
@@ -125,7 +140,7 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
     })
 }
 
-/// `zfs create` of the stack's dataset with the spec's properties, mounted at `mnt`.
+/// `zfs create` of the stack's dataset with `props` (`recordsize=8k`), mounted at `mnt`.
 fn create_dataset(
     spec: &StackSpec,
     pool: &str,
@@ -134,7 +149,6 @@ fn create_dataset(
     fuse_opts: &[String],
     ctx: &mut Ctx,
 ) -> Result<(), StackError> {
-    props.extend(spec.zfs_props.iter().map(|(k, v)| format!("{k}={v}")));
     props.push(format!("mountpoint={}", mnt.display()));
     let ds = dataset(pool);
     let mut args = vec!["create"];
@@ -158,6 +172,7 @@ fn create_dataset(
 /// options for zfs-fuse, and refused on OpenZFS.
 fn split_mount_options(
     spec: &StackSpec,
+    z: &ZfsSpec,
     openzfs: bool,
 ) -> Result<(Vec<String>, Vec<String>), StackError> {
     let table: Vec<(&str, &str, &str)> = MOUNT_AS_PROPERTY
@@ -172,7 +187,7 @@ fn split_mount_options(
     for opt in spec.mount.iter().flat_map(|m| m.split(',')).map(str::trim) {
         let err = |why: String| StackError::Environment(format!("mount={opt}: {why}"));
         match table.iter().find(|(o, _, _)| *o == opt) {
-            Some((_, k, v)) => match spec.zfs_props.get(*k) {
+            Some((_, k, v)) => match z.props.get(*k) {
                 Some(given) if given != v => return Err(err(format!("contradicts {k}={given}"))),
                 _ => props.push(format!("{k}={v}")),
             },
@@ -215,7 +230,7 @@ fn vdev_args(layout: PoolLayout, backing: &[Backing]) -> Vec<String> {
 
 /// Creates the pool (recording its destruction first), with no cache file and no mount.
 fn create_pool(
-    spec: &StackSpec,
+    layout: PoolLayout,
     backing: &[Backing],
     pool: &str,
     ctx: &mut Ctx,
@@ -223,7 +238,7 @@ fn create_pool(
     ctx.ledger.record(Undo::DestroyPool {
         name: pool.to_string(),
     })?;
-    let vdevs = vdev_args(spec.layout, backing);
+    let vdevs = vdev_args(layout, backing);
     let mut args = vec!["create", "-f", "-o", "cachefile=none", "-m", "none", pool];
     args.extend(vdevs.iter().map(String::as_str));
     ctx.exec.run("zpool", &args)?;
@@ -354,7 +369,7 @@ pub fn layout(status: &str, pool: &str) -> Props {
 /// OpenZFS: applies `arc=` (`zfs_arc_max`), `prefetch=` (`zfs_prefetch_disable`) and
 /// `vdev_cache=` (`zfs_vdev_cache_size`, gone since OpenZFS 2.2) as module parameters, each
 /// restored at teardown. They are host-wide: other pools see them while the stack lives.
-fn openzfs_setup(spec: &StackSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
+fn openzfs_setup(spec: &ZfsSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
     let param = |n: &str| std::fs::read_to_string(Path::new(PARAMS).join(n)).ok();
     if let Some(arc) = spec.arc {
         set_param(ctx, "zfs_arc_max", &arc.to_string())?;
@@ -480,11 +495,13 @@ mod tests {
     fn pool_names_and_mount_options() {
         assert_eq!(pool_name("zfs-12:3 x"), "bk_zfs-12_3_x");
         let spec = StackSpec::parse("zfs:atime=on,mount=noatime").unwrap();
-        assert!(split_mount_options(&spec, false).is_err());
+        let z = ZfsSpec::of(&spec).unwrap();
+        assert!(split_mount_options(&spec, &z, false).is_err());
         let spec = StackSpec::parse("zfs:mount=noatime,ro,max_read=65536").unwrap();
-        let (props, fuse) = split_mount_options(&spec, false).unwrap();
+        let z = ZfsSpec::of(&spec).unwrap();
+        let (props, fuse) = split_mount_options(&spec, &z, false).unwrap();
         assert_eq!(props, vec!["atime=off", "readonly=on"]);
         assert_eq!(fuse, vec!["max_read=65536"]);
-        assert!(split_mount_options(&spec, true).is_err());
+        assert!(split_mount_options(&spec, &z, true).is_err());
     }
 }

@@ -9,11 +9,11 @@
 //! line: bakeoff reads them from zfsrc and records them, and refuses `prefetch=on` if zfsrc
 //! turns prefetch off.
 
+use super::zfs_spec::ZfsSpec;
 use crate::backing::Ctx;
 use crate::daemon::{self, Daemon, DaemonStart, StopBy};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::spec::StackSpec;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -92,7 +92,7 @@ impl Settings {
 }
 
 /// Computes the daemon's command line; `fuse_opts` are extra FUSE mount options.
-fn settings(spec: &StackSpec, rc: &str, fuse_opts: &[String]) -> Result<Settings, StackError> {
+fn settings(spec: &ZfsSpec, rc: &str, fuse_opts: &[String]) -> Result<Settings, StackError> {
     let rc = zfsrc(rc);
     let value = |k: &str| {
         rc.iter()
@@ -166,7 +166,7 @@ fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
 /// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`arc_max`,
 /// `vdev_cache`, `prefetch`, ...), the package version and the daemon.
 pub(super) fn start(
-    spec: &StackSpec,
+    spec: &ZfsSpec,
     ctx: &mut Ctx,
     fuse_opts: &[String],
 ) -> Result<super::Setup, StackError> {
@@ -251,8 +251,8 @@ mod tests {
         zfs-prefetch-disable\n# disable-block-cache\nfuse-attr-timeout = 3600\n\
         fuse-mount-options = default_permissions\n";
 
-    fn spec(text: &str) -> StackSpec {
-        StackSpec::parse(text).unwrap()
+    fn spec(text: &str) -> ZfsSpec {
+        ZfsSpec::of(&crate::spec::StackSpec::parse(text).unwrap()).unwrap()
     }
 
     #[test]
