@@ -124,7 +124,13 @@ fn text(out: &Output) -> String {
 /// `stack create SPEC` on `disks` (the first carrying an xfs file system, as a disk a user
 /// hands over might), then `run randrw` on the same disks; after each, the disks are attached,
 /// unmounted and carry `built` (the signature the stack leaves; `None` for raw).
-fn create_then_run(scene: &Scene, spec: &str, disks: &[&Disk], built: Option<&str>) {
+fn create_then_run(
+    scene: &Scene,
+    spec: &str,
+    disks: &[&Disk],
+    built: Option<&str>,
+    redundancy: f64,
+) {
     sh("mkfs.xfs", &["-q", "-f", &disks[0].dev]);
     let out = scene.bakeoff(&["stack", "create", spec], disks);
     assert!(out.status.success(), "stack create {spec}: {}", text(&out));
@@ -174,6 +180,11 @@ fn create_then_run(scene: &Scene, spec: &str, disks: &[&Disk], built: Option<&st
         .collect();
     let ours: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
     assert_eq!(devices, ours, "{spec}");
+    assert_eq!(
+        v["stack"]["redundancy"].as_f64(),
+        Some(redundancy),
+        "{spec}"
+    );
     if let Some(t) = built {
         // The second build met the first one's signatures, wiped them and says so.
         let wiped = backing[0]["wiped_signatures"].to_string();
@@ -197,16 +208,12 @@ fn kernel_file_systems_and_raw_build_and_run_on_confirmed_devices() {
     let _serial = common::serial();
     let scene = Scene::new();
     let (a, b) = (Disk::new(512), Disk::new(512));
-    create_then_run(&scene, "ext4", &[&a], Some("ext4"));
-    create_then_run(&scene, "xfs", &[&a], Some("xfs"));
-    create_then_run(&scene, "btrfs", &[&a], Some("btrfs"));
-    create_then_run(
-        &scene,
-        "btrfs:devices=2,profile=raid1",
-        &[&a, &b],
-        Some("btrfs"),
-    );
-    create_then_run(&scene, "raw", &[&a], None);
+    create_then_run(&scene, "ext4", &[&a], Some("ext4"), 1.0);
+    create_then_run(&scene, "xfs", &[&a], Some("xfs"), 1.0);
+    create_then_run(&scene, "btrfs", &[&a], Some("btrfs"), 1.0);
+    let raid1 = "btrfs:devices=2,profile=raid1";
+    create_then_run(&scene, raid1, &[&a, &b], Some("btrfs"), 2.0);
+    create_then_run(&scene, "raw", &[&a], None, 1.0);
 }
 
 #[test]
@@ -217,13 +224,9 @@ fn zfs_builds_and_runs_on_confirmed_devices() {
     let _serial = common::serial();
     let scene = Scene::new();
     let (a, b) = (Disk::new(512), Disk::new(512));
-    create_then_run(&scene, "zfs", &[&a], Some("zfs_member"));
-    create_then_run(
-        &scene,
-        "zfs:devices=2,layout=mirror",
-        &[&a, &b],
-        Some("zfs_member"),
-    );
+    create_then_run(&scene, "zfs", &[&a], Some("zfs_member"), 1.0);
+    let mirror = "zfs:devices=2,layout=mirror";
+    create_then_run(&scene, mirror, &[&a, &b], Some("zfs_member"), 2.0);
 }
 
 #[test]

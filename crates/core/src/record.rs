@@ -319,6 +319,12 @@ pub struct StackInfo {
     /// Daemons the stack owns (zfs-fuse), with their pids.
     #[serde(default)]
     pub daemons: Vec<DaemonInfo>,
+    /// Bytes the devices store per byte of data because of the layout's mirroring or parity,
+    /// read back from the built stack (`zpool status`, `btrfs filesystem df`): 1 for a single
+    /// device or a stripe, n for a mirror of n, 2 for RAID 1+0 and btrfs raid1/raid10/dup,
+    /// n/(n-1) for raidz of n; `None` where unknown (tmpfs, an existing directory, mixed vdevs).
+    #[serde(default)]
+    pub redundancy: Option<f64>,
 }
 
 /// The full run record.

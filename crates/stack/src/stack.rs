@@ -145,6 +145,7 @@ impl Stack {
             cold: None,
             mem_limit_bytes: None,
             daemons: built.daemons.iter().map(|d| d.info.clone()).collect(),
+            redundancy: built.redundancy,
         };
         Stack {
             spec: spec.clone(),

@@ -48,9 +48,11 @@ fn assert_gone(stack_images: &[String], mnt: &Path) {
     );
 }
 
-fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)]) {
+/// Builds `spec`, checks the properties read back and the layout's redundancy, destroys it.
+fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)], redundancy: Option<f64>) {
     let stack = Stack::create(&StackSpec::parse(spec).unwrap(), &options(images))
         .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    assert_eq!(stack.info.redundancy, redundancy, "{spec}");
     for (key, value) in expect {
         let got = stack
             .info
@@ -93,23 +95,38 @@ fn kernel_file_systems_are_built_as_specified_and_removed() {
         "ext4:mount=noatime,mkfs=-b 4096",
         images.path(),
         &[("block_size", "4096"), ("mount_options", "noatime")],
+        Some(1.0),
     );
     build_and_check(
         "xfs:mkfs=-b size=4096,mount=noatime",
         images.path(),
         &[("block_size", "4096"), ("mount_options", "noatime")],
+        Some(1.0),
     );
     build_and_check(
         "btrfs:devices=4,profile=raid10",
         images.path(),
         &[("data_profile", "raid10"), ("devices", "4")],
+        Some(2.0),
+    );
+    build_and_check(
+        "btrfs:devices=2,profile=raid0",
+        images.path(),
+        &[("data_profile", "raid0"), ("devices", "2")],
+        Some(1.0),
     );
     build_and_check(
         "tmpfs:size=64m",
         images.path(),
         &[("mount_options", "size=65536k")],
+        None,
     );
-    build_and_check("raw", images.path(), &[("size_bytes", "314572800")]);
+    build_and_check(
+        "raw",
+        images.path(),
+        &[("size_bytes", "314572800")],
+        Some(1.0),
+    );
     let mine = format!("-{}-", std::process::id());
     let ledgers = walk(&state.join("ledger"));
     assert!(

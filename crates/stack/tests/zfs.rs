@@ -156,6 +156,7 @@ fn properties_are_read_back_and_teardown_leaves_nothing() {
     assert_eq!(prop(&stack, "primarycache"), "metadata");
     assert_eq!(prop(&stack, "atime"), "off");
     assert_eq!(prop(&stack, "layout"), "stripe");
+    assert_eq!(stack.info.redundancy, Some(1.0));
     assert_eq!(prop(&stack, "pool_cachefile"), "none");
     assert_eq!(prop(&stack, "mountpoint"), stack.target.to_string_lossy());
     if !zfs::openzfs_loaded() {
@@ -206,6 +207,11 @@ fn a_mirror_stripe_with_a_log_is_read_back() {
     );
     assert_eq!(stack.info.backing.len(), 5);
     assert_eq!(prop(&stack, "layout"), "mirror-stripe");
+    assert_eq!(
+        stack.info.redundancy,
+        Some(2.0),
+        "the log device holds no data copy"
+    );
     let vdevs = prop(&stack, "vdevs");
     assert_eq!(vdevs.matches("mirror").count(), 2, "{vdevs}");
     let log = stack.info.backing.iter().find(|b| b.role == "log").unwrap();

@@ -48,5 +48,13 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
             properties.insert(key.to_string(), v.clone());
         }
     }
-    Ok(kernel_fs(ctx.exec, mnt, properties, "mkfs.ext4", "-V"))
+    // On one device (the first, whatever `devices=` says): nothing stored twice.
+    Ok(kernel_fs(
+        ctx.exec,
+        mnt,
+        properties,
+        Some(1.0),
+        "mkfs.ext4",
+        "-V",
+    ))
 }

@@ -34,6 +34,9 @@ pub struct Built {
     pub versions: BTreeMap<String, String>,
     /// Daemons started for the stack (zfs-fuse).
     pub daemons: Vec<Daemon>,
+    /// Bytes the devices store per byte of data, from what was read back (see
+    /// [`StackInfo::redundancy`]).
+    pub redundancy: Option<f64>,
 }
 
 /// A stack type, fio style: a table of what it is and its hooks: its keys, how it is built on
@@ -158,11 +161,13 @@ pub(crate) fn mount(
 }
 
 /// A kernel file system mounted at `mnt`: adds the mount options the kernel reports and the
-/// version of the mkfs `tool` (printed by `tool version_arg`) to what the driver read back.
+/// version of the mkfs `tool` (printed by `tool version_arg`) to what the driver read back,
+/// `properties` and `redundancy`.
 pub(crate) fn kernel_fs(
     exec: &mut Exec,
     mnt: PathBuf,
     mut properties: BTreeMap<String, String>,
+    redundancy: Option<f64>,
     tool: &str,
     version_arg: &str,
 ) -> Built {
@@ -181,6 +186,7 @@ pub(crate) fn kernel_fs(
         properties,
         versions,
         daemons: Vec::new(),
+        redundancy,
     }
 }
 

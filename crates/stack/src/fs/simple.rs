@@ -81,6 +81,7 @@ fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, Sta
         target: backing[0].device().into(),
         is_device: true,
         backend: "block device".into(),
+        redundancy: Some(1.0),
         ..Built::default()
     };
     built

@@ -67,7 +67,15 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
             properties.insert(name.to_string(), v);
         }
     }
-    Ok(kernel_fs(ctx.exec, mnt, properties, "mkfs.xfs", "-V"))
+    // On one device (the first, whatever `devices=` says): nothing stored twice.
+    Ok(kernel_fs(
+        ctx.exec,
+        mnt,
+        properties,
+        Some(1.0),
+        "mkfs.xfs",
+        "-V",
+    ))
 }
 
 #[cfg(test)]

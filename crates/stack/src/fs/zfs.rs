@@ -13,8 +13,11 @@
 
 #[path = "zfs_fuse.rs"]
 pub mod zfs_fuse;
+#[path = "zfs_read.rs"]
+pub mod zfs_read;
 #[path = "zfs_spec.rs"]
 pub mod zfs_spec;
+pub use zfs_read::{layout, read_back, redundancy};
 
 use super::{mount_options, Built, Driver};
 use crate::backing::{Backing, Ctx};
@@ -124,7 +127,8 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
     create_dataset(spec, &pool, &mnt, props, &fuse_opts, ctx)?;
     let fstype = wait_mounted(&mnt)?;
     let (backend, mut properties) = (setup.backend, setup.settings);
-    properties.extend(read_back(&pool, ctx.exec)?);
+    let (read, redundancy) = read_back(&pool, ctx.exec)?;
+    properties.extend(read);
     if let Some(o) = mount_options(&mnt) {
         properties.insert("mount_options".into(), o);
     }
@@ -137,6 +141,7 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
         properties,
         versions: setup.versions,
         daemons: setup.daemon.into_iter().collect(),
+        redundancy,
     })
 }
 
@@ -263,107 +268,6 @@ fn wait_mounted(mnt: &Path) -> Result<String, StackError> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// `property<TAB>value` lines as a map.
-fn tab_pairs(text: &str) -> Props {
-    let pairs = text.lines().filter_map(|l| l.split_once('\t'));
-    pairs
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
-
-/// The dataset's properties as `zfs get` shows them (`recordsize` = `8K`), the exact byte
-/// counts where they differ (`recordsize_bytes` = `8192`), the layout read back from
-/// `zpool status` ([`layout`]), the pool's `pool_cachefile`, `pool_version`, `ashift`.
-pub fn read_back(pool: &str, exec: &mut Exec) -> Result<Props, StackError> {
-    let ds = dataset(pool);
-    let get = ["get", "-H", "-o", "property,value", "all", &ds];
-    let mut props = tab_pairs(&exec.run("zfs", &get)?);
-    let exact = ["get", "-H", "-p", "-o", "property,value", "all", &ds];
-    for (k, v) in tab_pairs(&exec.run("zfs", &exact)?) {
-        let number = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-        if number && k != "creation" && props.get(&k) != Some(&v) {
-            props.insert(format!("{k}_bytes"), v);
-        }
-    }
-    props.extend(layout(&exec.run("zpool", &["status", pool])?, pool));
-    // zfs-fuse's `zpool get` has no -H/-o: NAME PROPERTY VALUE SOURCE columns.
-    let pool_props = exec.run("zpool", &["get", "cachefile,version,ashift,size", pool])?;
-    for l in pool_props.lines().skip(1) {
-        if let [_, k, v, ..] = l.split_whitespace().collect::<Vec<_>>()[..] {
-            props.insert(format!("pool_{k}"), v.to_string());
-        }
-    }
-    // zfs-fuse picks an ashift and says so on stderr only ("Defaulting to 4K blocksize
-    // (ashift=12)"); OpenZFS reports it as the pool property.
-    let create = ["zpool".to_string(), "create".to_string()];
-    let created = exec.log.iter().rev().find(|c| c.argv.starts_with(&create));
-    let stderr = created.map_or("", |c| c.stderr.as_str());
-    if let Some((_, rest)) = stderr.split_once("ashift=") {
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        props.insert("ashift".into(), digits);
-    }
-    props.insert("pool".into(), pool.to_string());
-    props.insert("dataset".into(), ds);
-    Ok(props)
-}
-
-/// The layout from `zpool status POOL`: `layout` (stripe, mirror, raidz, mirror-stripe, or
-/// mixed), `vdevs` (`mirror-0(loop0,loop1) mirror-1(loop2,loop3)`) and `log_vdevs` (`loop4`).
-pub fn layout(status: &str, pool: &str) -> Props {
-    // (section, top-level vdev, members); `data` is the pool's own section.
-    let mut vdevs: Vec<(String, String, Vec<String>)> = Vec::new();
-    let mut section = String::new();
-    let mut lines = status
-        .lines()
-        .skip_while(|l| !l.trim_start().starts_with("NAME"));
-    lines.next();
-    for line in lines.take_while(|l| !l.trim_start().starts_with("errors:")) {
-        let body = line.trim_start_matches('\t');
-        let Some(name) = body.split_whitespace().next().map(str::to_string) else {
-            continue;
-        };
-        match (body.len() - body.trim_start().len()) / 2 {
-            0 if name == pool => section = "data".into(),
-            0 => section = name,
-            1 => vdevs.push((section.clone(), name, Vec::new())),
-            _ => vdevs
-                .iter_mut()
-                .last()
-                .into_iter()
-                .for_each(|v| v.2.push(name.clone())),
-        }
-    }
-    let show = |s: &str| -> String {
-        let of = vdevs.iter().filter(|v| v.0 == s);
-        let shown = of.map(|(_, n, m)| {
-            if m.is_empty() {
-                n.clone()
-            } else {
-                format!("{n}({})", m.join(","))
-            }
-        });
-        shown.collect::<Vec<_>>().join(" ")
-    };
-    let data: Vec<_> = vdevs.iter().filter(|v| v.0 == "data").collect();
-    let all = |p: &str| !data.is_empty() && data.iter().all(|v| v.1.starts_with(p));
-    let kind = match data.len() {
-        1 if all("mirror") => "mirror",
-        _ if all("mirror") => "mirror-stripe",
-        _ if all("raidz") => "raidz",
-        _ if data.iter().all(|v| v.2.is_empty()) => "stripe",
-        _ => "mixed",
-    };
-    let mut out = Props::from([
-        ("layout".into(), kind.into()),
-        ("vdevs".into(), show("data")),
-    ]);
-    let logs = show("logs");
-    if !logs.is_empty() {
-        out.insert("log_vdevs".into(), logs);
-    }
-    out
 }
 
 /// OpenZFS: applies `arc=` (`zfs_arc_max`), `prefetch=` (`zfs_prefetch_disable`) and
