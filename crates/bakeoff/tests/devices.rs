@@ -8,7 +8,7 @@
 //! `stack list --keys TYPE` prints the keys a type's specs take.
 
 mod common;
-use common::{privileged, sh};
+use common::{privileged, sh, Scene};
 use std::process::{Command, Output};
 
 /// A loop device over a sparse image in /var/tmp: the user's disk. Detached on drop.
@@ -73,26 +73,10 @@ impl Drop for Disk {
     }
 }
 
-/// A private state directory and images directory.
-struct Scene {
-    state: tempfile::TempDir,
-    images: tempfile::TempDir,
-}
-
 impl Scene {
-    fn new() -> Scene {
-        let images = tempfile::Builder::new()
-            .prefix("bakeoff-test-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        let state = tempfile::tempdir().unwrap();
-        Scene { state, images }
-    }
-
     /// Runs bakeoff with `args`, then `--device D --destroy-data-on D` for each of `disks`.
     fn bakeoff(&self, args: &[&str], disks: &[&Disk]) -> Output {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
-        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
+        let mut c = self.cmd(args);
         c.args(["--images", self.images.path().to_str().unwrap()]);
         for d in disks {
             c.args(["--device", &d.dev, "--destroy-data-on", &d.dev]);
@@ -245,9 +229,8 @@ fn a_kept_stack_on_a_device_is_destroyed_and_the_device_left_attached() {
     assert!(out.status.success(), "{}", text(&out));
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(mounts.contains(&disk.dev), "the kept stack is not mounted");
-    let out = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
-        .env("BAKEOFF_STATE_DIR", scene.state.path())
-        .args(["stack", "destroy", "on-device"])
+    let out = scene
+        .cmd(&["stack", "destroy", "on-device"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -285,10 +268,8 @@ fn a_device_with_ambiguous_signatures_is_refused_unless_confirmed_then_wiped() {
     let scene = Scene::new();
     let disk = Disk::new(512);
     ambivalent(&disk);
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
-    c.env("BAKEOFF_STATE_DIR", scene.state.path());
-    let out = c
-        .args(["stack", "create", "raw", "--device", &disk.dev])
+    let out = scene
+        .cmd(&["stack", "create", "raw", "--device", &disk.dev])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));

@@ -4,35 +4,12 @@
 //! no read-only loop device (root; in CI for real).
 
 mod common;
-use common::privileged;
+use common::{privileged, Scene};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// A private state directory and images directory for one test.
-struct Scene {
-    state: tempfile::TempDir,
-    images: tempfile::TempDir,
-}
-
 impl Scene {
-    fn new() -> Scene {
-        let images = tempfile::Builder::new()
-            .prefix("bakeoff-test-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        Scene {
-            state: tempfile::tempdir().unwrap(),
-            images,
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
-        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
-        c
-    }
-
     fn run_on(&self, stack: &str, set: &str, extra: &[&str]) -> Command {
         let images = self.images.path().to_str().unwrap().to_string();
         let mut c = self.cmd(&[

@@ -148,3 +148,29 @@ pub fn fig(v: &serde_json::Value, key: &str) -> f64 {
         .as_f64()
         .unwrap_or_else(|| panic!("summary.{key} is {}", v["summary"][key]))
 }
+
+/// A private state directory (`BAKEOFF_STATE_DIR`) and images directory for one test.
+pub struct Scene {
+    pub state: tempfile::TempDir,
+    pub images: tempfile::TempDir,
+}
+
+impl Scene {
+    pub fn new() -> Scene {
+        let images = tempfile::Builder::new()
+            .prefix("bakeoff-test-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        Scene {
+            state: tempfile::tempdir().unwrap(),
+            images,
+        }
+    }
+
+    /// bakeoff with `args`, keeping its state in ours.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
+        c
+    }
+}

@@ -1,8 +1,7 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
-use super::data_devices;
-use super::{first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
+use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::{need_devices, StackSpec};
@@ -11,9 +10,7 @@ use std::collections::BTreeMap;
 
 /// btrfs's hooks.
 pub const DRIVER: Driver = Driver {
-    name: "btrfs",
-    needs_root: true,
-    common: &["size", "devices", "mkfs", "mount", "offset"],
+    common: KERNEL_KEYS,
     keys: &[
         KeyDoc {
             key: "profile",
@@ -27,7 +24,6 @@ pub const DRIVER: Driver = Driver {
         },
     ],
     check,
-    roles: data_devices,
     missing_tool: || {
         first_missing(&[
             ("mkfs.btrfs", "btrfs-progs"),
@@ -35,9 +31,7 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
-    build,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("btrfs", build)
 };
 
 /// Profiles are among those bakeoff knows, with the devices they need.

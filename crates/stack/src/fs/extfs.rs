@@ -1,20 +1,14 @@
 //! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
 //! `tune2fs -l` read back.
 
-use super::{colon_pairs, first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
-use super::{data_devices, no_rules};
+use super::{colon_pairs, first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 
 /// ext4's hooks.
 pub const DRIVER: Driver = Driver {
-    name: "ext4",
-    needs_root: true,
-    common: &["size", "devices", "mkfs", "mount", "offset"],
-    keys: &[],
-    check: no_rules,
-    roles: data_devices,
+    common: KERNEL_KEYS,
     missing_tool: || {
         first_missing(&[
             ("mkfs.ext4", "e2fsprogs"),
@@ -22,9 +16,7 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
-    build,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("ext4", build)
 };
 
 /// Builds ext4 on the first backing device.

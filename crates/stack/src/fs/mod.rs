@@ -68,6 +68,33 @@ pub struct Driver {
     pub health: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
 }
 
+impl Driver {
+    /// The type `name` built by `build`, with what most types share: it needs root, takes none
+    /// of the common keys and no keys of its own, has a data device per `devices=`, needs no
+    /// tool, and has nothing to do before a cold run or for its health. A driver changes what
+    /// differs (`Driver { common: KERNEL_KEYS, ..Driver::basic("ext4", build) }`).
+    pub const fn basic(
+        name: &'static str,
+        build: fn(&StackSpec, &mut [Backing], &mut Ctx) -> Result<Built, StackError>,
+    ) -> Driver {
+        Driver {
+            name,
+            needs_root: true,
+            common: &[],
+            keys: &[],
+            check: no_rules,
+            roles: data_devices,
+            missing_tool: || None,
+            build,
+            prepare_cold: nothing,
+            health: nothing,
+        }
+    }
+}
+
+/// The common keys kernel file systems on loop or user devices take.
+pub(crate) const KERNEL_KEYS: &[&str] = &["size", "devices", "mkfs", "mount", "offset"];
+
 /// Every stack type, in the order `bakeoff stack list` shows them: one line per type.
 pub static DRIVERS: [&Driver; 7] = [
     &simple::RAW,

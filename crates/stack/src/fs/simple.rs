@@ -1,8 +1,7 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
-use super::{data_devices, no_devices, no_rules};
-use super::{first_missing, mount, mount_options, nothing, Built, Driver};
+use super::{first_missing, mount, mount_options, no_devices, Built, Driver};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
@@ -10,37 +9,21 @@ use bakeoff_core::job::KeyDoc;
 
 /// tmpfs's hooks.
 pub const TMPFS: Driver = Driver {
-    name: "tmpfs",
-    needs_root: true,
     common: &["size", "mount"],
-    keys: &[],
-    check: no_rules,
     roles: no_devices,
-    missing_tool: || None,
-    build: tmpfs,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("tmpfs", tmpfs)
 };
 
 /// raw's hooks.
 pub const RAW: Driver = Driver {
-    name: "raw",
-    needs_root: true,
     common: &["size", "offset"],
-    keys: &[],
-    check: no_rules,
-    roles: data_devices,
     missing_tool: || first_missing(&[("losetup", "util-linux")]),
-    build: raw,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("raw", raw)
 };
 
 /// dir's hooks.
 pub const DIR: Driver = Driver {
-    name: "dir",
     needs_root: false,
-    common: &[],
     keys: &[KeyDoc {
         key: "path",
         default: "-",
@@ -51,10 +34,7 @@ pub const DIR: Driver = Driver {
         _ => Err("dir needs a path: dir=/srv/data".into()),
     },
     roles: no_devices,
-    missing_tool: || None,
-    build: dir,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("dir", dir)
 };
 
 /// A tmpfs of the spec's size (default 1 GiB).

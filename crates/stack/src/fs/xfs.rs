@@ -1,7 +1,6 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
-use super::{data_devices, no_rules};
-use super::{first_missing, kernel_fs, mkfs, mount, nothing, Built, Driver};
+use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
@@ -9,12 +8,7 @@ use std::collections::BTreeMap;
 
 /// xfs's hooks.
 pub const DRIVER: Driver = Driver {
-    name: "xfs",
-    needs_root: true,
-    common: &["size", "devices", "mkfs", "mount", "offset"],
-    keys: &[],
-    check: no_rules,
-    roles: data_devices,
+    common: KERNEL_KEYS,
     missing_tool: || {
         first_missing(&[
             ("mkfs.xfs", "xfsprogs"),
@@ -22,9 +16,7 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
-    build,
-    prepare_cold: nothing,
-    health: nothing,
+    ..Driver::basic("xfs", build)
 };
 
 /// `bsize=4096` style pairs of one `xfs_info` section (`data`, `log`, `naming`, ...).

@@ -57,16 +57,14 @@ type Props = BTreeMap<String, String>;
 
 /// ZFS's hooks.
 pub const DRIVER: Driver = Driver {
-    name: "zfs",
-    needs_root: true,
     common: &["size", "devices", "offset", "mount"],
     keys: zfs_spec::KEYS,
     check: zfs_spec::check,
     roles: zfs_spec::roles,
     missing_tool,
-    build,
     prepare_cold: make_cold,
     health,
+    ..Driver::basic("zfs", build)
 };
 
 /// True if the OpenZFS kernel module is loaded (then it is used rather than zfs-fuse).
