@@ -177,15 +177,18 @@ pub fn provide(
 ) -> Result<Vec<Backing>, StackError> {
     let roles = spec.roles();
     let (n, role) = (roles.len(), |i: usize| roles[i]);
-    if n == 0 {
-        return Ok(Vec::new());
-    }
     if !opts.devices.is_empty() {
-        if opts.devices.len() != n {
+        let given = opts.devices.len();
+        if n == 0 {
             return Err(StackError::Environment(format!(
-                "{} needs {n} device(s), {} were given with --device",
-                spec.text,
-                opts.devices.len()
+                "{} sits on no device: drop --device",
+                spec.text
+            )));
+        }
+        if given != n {
+            return Err(StackError::Environment(format!(
+                "{} needs {n} device(s), {given} were given with --device",
+                spec.text
             )));
         }
         if spec.offset > 0 {

@@ -126,17 +126,24 @@ pub fn pid_in(pidfile: &Path) -> Option<i32> {
     first.trim().parse().ok()
 }
 
+/// The daemon's pid once its pid file names a process that runs its executable (a pid file
+/// written before an `exec` names a shell for a moment).
 fn wait_for_pid(spec: &DaemonStart) -> Result<i32, StackError> {
     let start = Instant::now();
+    let exe = spec.exe.to_string_lossy();
     loop {
-        if let Some(pid) = pid_in(&spec.pidfile) {
+        let pid = pid_in(&spec.pidfile);
+        if let Some(pid) = pid.filter(|&p| exe_of(p).as_deref() == Some(&*exe)) {
             return Ok(pid);
         }
         if start.elapsed() > spec.ready_within {
+            let what = match pid {
+                Some(pid) => format!("its pid file names pid {pid}, which does not run {exe}"),
+                None => format!("it wrote no pid to {}", spec.pidfile.display()),
+            };
             return Err(StackError::Environment(format!(
-                "{} started but wrote no pid to {} within {} s",
+                "{} did not start within {} s: {what}",
                 spec.name,
-                spec.pidfile.display(),
                 spec.ready_within.as_secs()
             )));
         }

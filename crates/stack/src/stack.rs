@@ -4,7 +4,7 @@
 use crate::backing::{provide, Backing, BackingOptions, Ctx};
 use crate::daemon::{Daemon, DaemonStart};
 use crate::error::StackError;
-use crate::exec::Exec;
+use crate::exec::{Cmd, Exec};
 use crate::fs::{self, Built};
 use crate::ledger::{state_dir, Ledger};
 use crate::spec::{StackKind, StackSpec};
@@ -229,6 +229,14 @@ impl Stack {
         self.info.daemons.push(daemon.info.clone());
         self.daemons.push(daemon);
         Ok(self.daemons.last().expect("just pushed"))
+    }
+
+    /// Runs `cmd` (`initdb` as `postgres` on the stack's file system) through the stack's
+    /// runner: its time limit applies and the run record lists it with the stack's commands.
+    pub fn run_command(&mut self, cmd: &Cmd) -> Result<String, StackError> {
+        let out = self.exec.run_cmd(cmd);
+        self.info.commands = self.exec.log.clone();
+        out
     }
 
     /// An error naming the problem unless every daemon runs (checked first: a stopped FUSE

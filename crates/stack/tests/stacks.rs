@@ -179,8 +179,11 @@ fn a_daemon_started_on_a_live_stack_is_checked_and_stopped() {
     )
     .unwrap();
     let run = stack.target.join("run");
-    std::fs::create_dir(&run).unwrap();
-    std::os::unix::fs::chown(&run, Some(65534), Some(65534)).unwrap();
+    let run_s = run.to_str().unwrap();
+    let mkdir = Cmd::new("install", &["-d", "-o", "65534", "-g", "65534", run_s]);
+    stack.run_command(&mkdir).unwrap();
+    let listed = stack.info.commands.iter().any(|c| c.argv[0] == "install");
+    assert!(listed, "a caller's command is in the stack's record");
     let nobody = Some(RunAs {
         uid: 65534,
         gid: 65534,
@@ -236,6 +239,21 @@ fn a_daemon_started_on_a_live_stack_is_checked_and_stopped() {
     assert!(!bakeoff_stack::daemon::alive(pid), "the daemon still runs");
     let mark = std::fs::metadata(&marker).expect("the stop command did not run");
     assert_eq!(std::os::unix::fs::MetadataExt::uid(&mark), 65534);
+}
+
+#[test]
+fn a_type_without_devices_refuses_a_device() {
+    if !privileged() {
+        return;
+    }
+    let (_state, images) = scratch();
+    let mut o = options(images.path());
+    o.backing.devices = vec!["/dev/loop-no-such".into()];
+    o.backing.destroy_data_on = o.backing.devices.clone();
+    let err = Stack::create(&StackSpec::parse("tmpfs").unwrap(), &o)
+        .err()
+        .expect("tmpfs on a --device");
+    assert!(err.to_string().contains("sits on no device"), "{err}");
 }
 
 fn which(program: &str) -> std::path::PathBuf {
