@@ -128,7 +128,9 @@ pub struct RunArgs {
     /// them, so the next run with the same layout reuses them).
     #[arg(long)]
     pub remove_data: bool,
-    /// Print the resolved plan and exit without touching the target.
+    /// Check everything the run needs (workload, sizes, target or stack and its tools,
+    /// devices, output files, disk space), print the resolved plan, and exit without touching
+    /// anything; "dry run: ok" only when the run would start, else the run's exit code.
     #[arg(long)]
     pub dry_run: bool,
     /// No progress output.
@@ -240,7 +242,10 @@ pub struct CompareArgs {
     /// Run only what the results directory is missing.
     #[arg(long)]
     pub resume: bool,
-    /// Print the expanded plan, estimated time and disk space; check every stack can be built.
+    /// Check everything the study needs (every cell's workload and stack, its tools, sizes,
+    /// devices, report options, output files, results directory, disk space), print the
+    /// expanded plan, estimated time and disk, and exit; "dry run: ok" only when the study
+    /// would start, else its exit code.
     #[arg(long)]
     pub dry_run: bool,
     /// Do not drop caches before each run.

@@ -241,11 +241,13 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
 #[test]
 fn compare_dry_run_prints_the_plan_estimate_and_disk() {
     let d = tmp();
+    // Two directory stacks: a dry run now checks what building needs, and tmpfs needs root.
+    let other = tmp();
     bakeoff()
         .args([
             "compare",
             "--stack",
-            "tmpfs:size=64m",
+            &format!("dir={}", other.path().display()),
             "--stack",
             &format!("dir={}", d.path().display()),
         ])

@@ -3,8 +3,10 @@
 pub mod cleanup;
 pub mod compare;
 pub mod demo;
+pub mod exports;
 pub mod measure;
 pub mod on_stack;
+pub mod preflight;
 pub mod report;
 pub mod run;
 pub mod stack;

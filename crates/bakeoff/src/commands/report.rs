@@ -2,14 +2,17 @@
 //! baseline measured last month against a study today), in table, Markdown, CSV or JSON.
 
 use crate::cli::{Format, ReportArgs, ReportOpts};
-use crate::exit::{failure, Code, Failure};
+use crate::exit::{bad_value, clip, failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
-use bakeoff_report::study::{build, figure, CellRuns, StudyReport, DEFAULT_COLUMNS};
+use bakeoff_report::study::{
+    build, figure, CellRuns, FigureDef, StudyReport, DEFAULT_COLUMNS, FIGURES,
+};
 use std::path::{Path, PathBuf};
 
-fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
+/// The study plan saved in a results directory.
+pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
     let path = dir.join("study.json");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         failure(
@@ -50,6 +53,61 @@ fn read_runs(dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
         .collect()
 }
 
+/// The figures `--columns` names (default: the slob headline figures).
+pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static FigureDef>, Failure> {
+    let keys: Vec<String> = match &opts.columns {
+        Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
+        None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
+    };
+    keys.iter()
+        .map(|k| {
+            figure(k).ok_or_else(|| {
+                let known: Vec<&str> = FIGURES.iter().map(|f| f.key).collect();
+                failure(
+                    Code::Usage,
+                    format!(
+                        "--columns: unknown figure '{}' (known: {})",
+                        clip(k),
+                        known.join(", ")
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `--min-effect`, or the study's.
+pub fn min_effect(opts: &ReportOpts, study: f64) -> Result<f64, Failure> {
+    match &opts.min_effect {
+        Some(m) => parse_fraction(m).map_err(|e| bad_value("--min-effect", m, &e)),
+        None => Ok(study),
+    }
+}
+
+/// `--against` must name one of the stacks compared (as written in the study).
+pub fn check_against(opts: &ReportOpts, known: &[String]) -> Result<(), Failure> {
+    let Some(against) = &opts.against else {
+        return Ok(());
+    };
+    if known.contains(against) {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for k in known {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    Err(failure(
+        Code::Usage,
+        format!(
+            "--against '{}' is not a stack of this study (its stacks: {})",
+            clip(against),
+            names.join(", ")
+        ),
+    ))
+}
+
 /// Loads and compares the studies in `dirs`.
 pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure> {
     // Cells merged by label across directories, each with the label of its planned baseline.
@@ -73,25 +131,15 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure>
         first.get_or_insert(plan);
     }
     let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
+    let known: Vec<String> = cells.iter().map(|(c, _, _)| c.base_stack.clone()).collect();
+    check_against(opts, &known)?;
     let baseline = opts
         .against
         .clone()
         .or(first.study.baseline.clone())
         .unwrap_or_else(|| first.study.stacks[0].clone());
-    let min_effect = match &opts.min_effect {
-        Some(m) => {
-            parse_fraction(m).map_err(|e| failure(Code::Usage, format!("--min-effect: {e}")))?
-        }
-        None => first.study.min_effect,
-    };
-    let keys: Vec<String> = match &opts.columns {
-        Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
-        None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
-    };
-    let columns = keys
-        .iter()
-        .map(|k| figure(k).ok_or_else(|| failure(Code::Usage, format!("--columns: unknown figure '{k}' (e.g. read_iops, write_iops, cpu_busy_pct)"))))
-        .collect::<Result<Vec<_>, _>>()?;
+    let min_effect = min_effect(opts, first.study.min_effect)?;
+    let columns = columns(opts)?;
     let runs: Vec<CellRuns> = cells
         .iter()
         .map(|(c, r, planned)| {
