@@ -7,8 +7,9 @@ use std::path::PathBuf;
 ///
 /// Exit codes: 0 ok; 2 usage or workload error (nothing was done); 3 environment refused
 /// (target missing or not allowed, missing tool or privilege, stack too small); 4 I/O error
-/// (figures are not results); 5 the safety gate refused a device; 130 interrupted (partial
-/// figures printed, marked interrupted; everything built was torn down).
+/// (figures are not results); 5 the safety gate refused a device; 6 a report was printed but
+/// some run records were unreadable and left out (named on stderr and in its notes); 130
+/// interrupted (partial figures printed, marked interrupted; everything built was torn down).
 #[derive(Parser, Debug)]
 #[command(name = "bakeoff", version, about, long_about)]
 pub struct Cli {

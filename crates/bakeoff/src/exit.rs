@@ -16,6 +16,9 @@ pub enum Code {
     Io = 4,
     /// 5: the safety gate refused a device; nothing was written to it.
     Refused = 5,
+    /// 6: a report was printed, but some run records could not be read: each was named on
+    /// stderr and in the report's notes, and left out (its cell shows one run fewer).
+    Unreadable = 6,
     /// 130: interrupted (Ctrl-C / SIGTERM); what was measured was printed and marked so.
     Interrupted = 130,
 }

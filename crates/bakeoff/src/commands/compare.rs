@@ -106,7 +106,7 @@ fn check(
     };
     preflight::size(&study_size, &plan.study.size)?;
     super::report::columns(&args.report)?;
-    super::report::min_effect(&args.report, plan.study.min_effect)?;
+    super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
     let exports = exports::open(&export_requests(args))?;
@@ -209,7 +209,7 @@ fn check_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failu
             ),
         ));
     }
-    let saved = super::report::read_plan(out)?;
+    let saved = super::results::read_plan(out)?;
     if saved.cells != plan.cells || saved.study.repeat != plan.study.repeat {
         return Err(failure(
             Code::Usage,
@@ -314,8 +314,9 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         );
         return Ok(Code::Interrupted);
     }
-    let report = super::report::load(std::slice::from_ref(&out), &args.report)?;
-    let table = super::report::render(&report, &args.report)?;
+    let loaded = super::report::load(std::slice::from_ref(&out), &args.report)?;
+    let report = &loaded.report;
+    let table = super::report::render(report, &args.report)?;
     if exports::any_to_stdout(&exports) {
         eprint!("{table}");
     } else {
@@ -323,13 +324,13 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     }
     for export in exports {
         let text = match export.kind {
-            Kind::Json => bakeoff_report::study_table::render_json(&report),
+            Kind::Json => bakeoff_report::study_table::render_json(report),
             Kind::Timeseries => unreachable!("compare offers no time series"),
         };
         export.finish(&text)?;
     }
     eprintln!("results: {}", out.display());
-    Ok(Code::Ok)
+    Ok(loaded.code())
 }
 
 fn report_progress(

@@ -8,6 +8,7 @@ pub mod measure;
 pub mod on_stack;
 pub mod preflight;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod stack;
 pub mod workloads;
