@@ -20,20 +20,75 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run one workload on one target and report what it achieved and what every operation cost.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
     Workloads(WorkloadsArgs),
     /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
     Demo(DemoArgs),
     /// Run a study: the same workload on several stacks and settings, repeated, compared.
+    #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// The comparison table of one or more `compare` results directories.
+    #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Build, list and destroy storage stacks.
     Stack(StackArgs),
     /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
     Cleanup(CleanupArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, or write every page into a directory.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man {
+        /// Write bakeoff.1 and one page per subcommand (bakeoff-run.1, ...) into DIR.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
+  bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
+  bakeoff run oltp --target /dev/loop3 --json r.json --timeseries per-second.csv
+  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --set direct=true --repeat 3
+  bakeoff compare --stack zfs --sweep zfs.recordsize=8k,128k --workload slob --out results/rs
+  bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --dry-run
+  bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --resume";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  bakeoff report results/seed000
+  bakeoff report results/seed000 --format markdown --columns read_iops,write_iops,cpu_busy_pct
+  bakeoff report results/last-month results/today --against raw
+  bakeoff report results/seed000 --format csv > seed000.csv";
+
+const STACK_CREATE_EXAMPLES: &str = "\
+Examples:
+  bakeoff stack create xfs:mount=noatime --keep      # then: bakeoff run ... --target MOUNT
+  bakeoff stack create 'zfs:recordsize=8k,arc=100m' --size 4g
+  bakeoff stack create 'btrfs:devices=4,profile=raid10' --keep --name r10
+  bakeoff stack create ext4 --device /dev/sdb --destroy-data-on /dev/sdb";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  bakeoff man | man -l -
+  bakeoff man --out-dir /usr/local/share/man/man1";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  bakeoff completions bash > /usr/share/bash-completion/completions/bakeoff
+  bakeoff completions zsh > /usr/local/share/zsh/site-functions/_bakeoff
+  bakeoff completions fish > ~/.config/fish/completions/bakeoff.fish";
 
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
 #[derive(Args, Debug, Clone)]
@@ -63,6 +118,7 @@ pub enum StackAction {
     /// Every stack type: whether it can be built here, or what to install.
     List,
     /// Build a stack and print what was built; with --keep it stays until `stack destroy`.
+    #[command(after_help = STACK_CREATE_EXAMPLES)]
     Create {
         /// The spec, e.g. 'zfs:recordsize=8k,primarycache=metadata'.
         spec: String,

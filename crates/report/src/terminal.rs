@@ -31,17 +31,26 @@ fn header(r: &RunRecord) -> String {
         None => r.target.path.clone(),
     };
     let mut s = format!(
-        "{} on {place}{fs}: {:.1} s measured, engine {}, {} threads, dataset {}{status}\n\n",
+        "{} on {place}{fs}: {:.1} s measured, engine {}, {}, dataset {}{status}\n\n",
         r.plan.workload,
         r.measured_ns as f64 / 1e9,
         r.plan.engine.name(),
-        r.plan.threads(),
+        count(r.plan.threads() as u64, "thread"),
         format_bytes(r.plan.dataset_bytes()),
     );
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}\n");
     }
     s
+}
+
+/// "1 thread", "7 threads".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn roles_table(r: &RunRecord) -> String {
@@ -185,8 +194,8 @@ fn system(r: &RunRecord) -> String {
     if let Some(c) = &r.cpu {
         let _ = writeln!(
             s,
-            "cpu      busy {:.1}% of {} CPUs (user {:.1}, sys {:.1}, iowait {:.1}, irq {:.1}, softirq {:.1}, steal {:.1})",
-            c.busy_pct, c.cpus, c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
+            "cpu      busy {:.1}% of {} (user {:.1}%, sys {:.1}%, iowait {:.1}%, irq {:.1}%, softirq {:.1}%, steal {:.1}%)",
+            c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
         );
         let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
             format!("; bakeoff itself {p:.1}% of busy CPU")
@@ -240,5 +249,19 @@ mod tests {
     #[test]
     fn summary_reads_like_a_report() {
         insta::assert_snapshot!(super::render(&crate::fixture::record()));
+    }
+
+    #[test]
+    fn one_thread_and_one_cpu_are_singular() {
+        let mut r = crate::fixture::record();
+        r.plan.roles.truncate(1);
+        r.plan.roles[0].threads = 1;
+        if let Some(c) = &mut r.cpu {
+            c.cpus = 1;
+        }
+        let text = super::render(&r);
+        assert!(text.contains(", 1 thread, "), "{text}");
+        assert!(text.contains("of 1 CPU (user"), "{text}");
+        assert_eq!(super::count(2, "CPU"), "2 CPUs");
     }
 }

@@ -309,7 +309,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     bar.finish_and_clear();
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
-            "interrupted: finished runs are in {}; `--resume` runs only what is missing",
+            "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
             out.display()
         );
         return Ok(Code::Interrupted);

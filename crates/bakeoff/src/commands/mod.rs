@@ -2,6 +2,7 @@
 
 pub mod cleanup;
 pub mod compare;
+pub mod completions;
 pub mod demo;
 pub mod exports;
 pub mod measure;

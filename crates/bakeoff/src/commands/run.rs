@@ -6,7 +6,7 @@ use super::on_stack::{run_on_stack, StackRun};
 use super::preflight;
 use crate::cli::RunArgs;
 use crate::exit::{failure, stack_failure, Code, Failure};
-use bakeoff_core::record::RunRecord;
+use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::settings::Settings;
 use bakeoff_core::workload::{builtin, builtins, Workload};
 use bakeoff_core::Plan;
@@ -184,6 +184,10 @@ fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
         eprint!("{summary}");
     } else {
         print!("{summary}");
+    }
+    // The summary shows the error in context; stderr gets it with the prefix of every failure.
+    if let (RunStatus::Failed, Some(e)) = (&record.status, &record.error) {
+        eprintln!("bakeoff: error: the run failed, its figures are not results: {e}");
     }
     for export in exports {
         let text = match export.kind {
