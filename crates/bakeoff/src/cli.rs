@@ -55,12 +55,12 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
   bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
-  bakeoff run oltp --target /dev/loop3 --json r.json --timeseries per-second.csv
+  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-markdown r.md
   bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
-  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --set direct=true --repeat 3
+  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-markdown cmp.md
   bakeoff compare --stack zfs --sweep zfs.recordsize=8k,128k --workload slob --out results/rs
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --dry-run
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --resume";
@@ -89,6 +89,23 @@ Examples:
   bakeoff completions bash > /usr/share/bash-completion/completions/bakeoff
   bakeoff completions zsh > /usr/local/share/zsh/site-functions/_bakeoff
   bakeoff completions fish > ~/.config/fish/completions/bakeoff.fish";
+
+/// Where `run` and `compare` export their result (hyperfine's convention). Each file is
+/// created before the run starts and written atomically at the end; "-" is stdout (the
+/// human-readable output then goes to stderr).
+#[derive(Args, Debug, Clone)]
+pub struct ExportOpts {
+    /// Export as JSON: a run's full record, or the comparison ("-" for stdout).
+    #[arg(long = "export-json", visible_alias = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Export as Markdown: a run's summary table, or the comparison table.
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Export as CSV: a run's headline figures in one row, or the comparison (a row per cell
+    /// and figure).
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+}
 
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
 #[derive(Args, Debug, Clone)]
@@ -175,11 +192,14 @@ pub struct RunArgs {
     /// Set workload keys: --set bs=8k,direct=true (repeatable; later wins).
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
-    /// Write the full run record as JSON ("-" for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write per-second samples as CSV ("-" for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[command(flatten)]
+    pub export: ExportOpts,
+    /// Export the per-second samples as CSV ("-" for stdout).
+    #[arg(
+        long = "export-timeseries",
+        visible_alias = "timeseries",
+        value_name = "FILE"
+    )]
     pub timeseries: Option<PathBuf>,
     /// Remove the laid-out data files from a directory target after the run (default: keep
     /// them, so the next run with the same layout reuses them).
@@ -312,6 +332,8 @@ pub struct CompareArgs {
     pub stack_opts: StackOpts,
     #[command(flatten)]
     pub report: ReportOpts,
+    #[command(flatten)]
+    pub export: ExportOpts,
 }
 
 #[derive(Args, Debug)]

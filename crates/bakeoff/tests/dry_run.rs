@@ -83,7 +83,7 @@ fn a_dry_run_fails_with_the_runs_exit_code_for_each_reason() {
         ),
         (
             &["--target", target, "--json", "-", "--timeseries", "-"],
-            "--json and --timeseries both write to stdout",
+            "--export-json and --export-timeseries both write to stdout",
         ),
         (&["--target", target, "--json", target], "is a directory"),
     ];
@@ -96,12 +96,12 @@ fn a_dry_run_fails_with_the_runs_exit_code_for_each_reason() {
     dry_run(t, &["--json", "/nonexistent/dir/x.json"])
         .code(3)
         .stderr(predicate::str::contains(
-            "cannot create --json /nonexistent/dir/x.json: there is no directory /nonexistent/dir",
+            "cannot create --export-json /nonexistent/dir/x.json: there is no directory /nonexistent/dir",
         ));
     dry_run(t, &["--timeseries", "/proc/x.csv"])
         .code(3)
         .stderr(predicate::str::contains(
-            "cannot create --timeseries /proc/x.csv",
+            "cannot create --export-timeseries /proc/x.csv",
         ));
     dry_run(t, &["--set", "size=100t"])
         .code(3)
@@ -134,7 +134,7 @@ fn an_uncreatable_json_fails_before_any_io() {
         .assert()
         .code(3)
         .stderr(predicate::str::starts_with(
-            "bakeoff: error: cannot create --json /nonexistent/dir/x.json",
+            "bakeoff: error: cannot create --export-json /nonexistent/dir/x.json",
         ))
         .stdout("");
     assert_eq!(entries(d.path()), 0, "no data files were laid out");

@@ -53,16 +53,16 @@ fn count(n: u64, noun: &str) -> String {
     }
 }
 
-fn roles_table(r: &RunRecord) -> String {
-    let mut t = Table::new();
-    t.load_preset(NOTHING);
+/// The per-role table: its headings and rows (one per role and operation kind, plus service
+/// time under a target rate).
+fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
     let open_loop = r
         .roles
         .iter()
         .flat_map(|x| &x.ops)
         .any(|o| o.service.is_some());
     let lat_label = if open_loop { " (from schedule)" } else { "" };
-    t.set_header(vec![
+    let header = vec![
         "role".to_string(),
         "thr".into(),
         "op".into(),
@@ -73,22 +73,18 @@ fn roles_table(r: &RunRecord) -> String {
         "p99".into(),
         "p99.9".into(),
         "max".into(),
-    ]);
+    ];
+    let mut rows = Vec::new();
     for role in &r.roles {
         for (i, op) in role.ops.iter().enumerate() {
             let l = op.lat.as_ref();
             let p = |q: f64| lat(l.and_then(|l| l.at(q)));
-            let name = if i == 0 {
-                role.name.clone()
+            let (name, threads) = if i == 0 {
+                (role.name.clone(), role.threads.to_string())
             } else {
-                String::new()
+                (String::new(), String::new())
             };
-            let threads = if i == 0 {
-                role.threads.to_string()
-            } else {
-                String::new()
-            };
-            t.add_row(vec![
+            rows.push(vec![
                 name,
                 threads,
                 op.kind.name().into(),
@@ -102,7 +98,7 @@ fn roles_table(r: &RunRecord) -> String {
             ]);
             if let Some(svc) = &op.service {
                 let q = |x: f64| lat(svc.at(x));
-                t.add_row(vec![
+                rows.push(vec![
                     String::new(),
                     String::new(),
                     "  service".into(),
@@ -117,6 +113,28 @@ fn roles_table(r: &RunRecord) -> String {
             }
         }
     }
+    (header, rows)
+}
+
+/// " lgwr: 3.0 commits per log write (group commit)" for each group-committing role.
+fn commit_lines(r: &RunRecord) -> Vec<String> {
+    r.roles
+        .iter()
+        .filter_map(|role| {
+            role.commits_per_write
+                .map(|c| format!("{}: {c:.1} commits per log write (group commit)", role.name))
+        })
+        .collect()
+}
+
+fn roles_table(r: &RunRecord) -> String {
+    let (header, rows) = role_rows(r);
+    let mut t = Table::new();
+    t.load_preset(NOTHING);
+    t.set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
     for i in 1..10 {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
@@ -130,14 +148,41 @@ fn roles_table(r: &RunRecord) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    for role in &r.roles {
-        if let Some(c) = role.commits_per_write {
-            let _ = writeln!(
-                out,
-                " {}: {c:.1} commits per log write (group commit)",
-                role.name
-            );
+    for line in commit_lines(r) {
+        let _ = writeln!(out, " {line}");
+    }
+    out
+}
+
+/// The same summary in Markdown (`run --export-markdown`): the header as a paragraph, the
+/// per-role table, then the system, device and memory lines as a list.
+pub fn render_markdown(r: &RunRecord) -> String {
+    let mut out = header(r);
+    let (header, rows) = role_rows(r);
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    out.push_str(&line(&header));
+    let align: Vec<String> = (0..header.len())
+        .map(|i| if i == 0 || i == 2 { "---" } else { "---:" }.to_string())
+        .collect();
+    out.push_str(&line(&align));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    out.push('\n');
+    let mut items = commit_lines(r);
+    // "cpu      busy ..." lines, spaces collapsed; an indented line continues the one above.
+    for text in system(r).lines() {
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match items.last_mut() {
+            Some(last) if text.starts_with(' ') => *last = format!("{last}; {words}"),
+            _ => items.push(words),
         }
+    }
+    for item in items {
+        let _ = writeln!(out, "- {item}");
     }
     out
 }
@@ -249,6 +294,11 @@ mod tests {
     #[test]
     fn summary_reads_like_a_report() {
         insta::assert_snapshot!(super::render(&crate::fixture::record()));
+    }
+
+    #[test]
+    fn markdown_summary_is_a_table_and_a_list() {
+        insta::assert_snapshot!(super::render_markdown(&crate::fixture::record()));
     }
 
     #[test]

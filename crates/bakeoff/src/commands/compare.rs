@@ -2,7 +2,7 @@
 //! run into a results directory, one atomically written record per run, resumable; then the
 //! comparison table.
 
-use super::exports::{self, Export, Kind, Request};
+use super::exports::{self, Export, Kind};
 use super::measure::interrupt_flag;
 use super::on_stack::{run_on_stack, StackRun};
 use super::preflight;
@@ -109,7 +109,7 @@ fn check(
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
-    let exports = exports::open(&export_requests(args))?;
+    let exports = exports::open(&exports::requests(&args.export))?;
     let mut opts = args.stack_opts.clone();
     opts.size = plan.study.size.clone();
     let mut checked: Vec<(&str, u64)> = Vec::new();
@@ -127,10 +127,6 @@ fn check(
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
     preflight::results_room(out, plan.order.len(), per_run)?;
     Ok(exports)
-}
-
-fn export_requests(_args: &CompareArgs) -> Vec<Request<'_>> {
-    Vec::new()
 }
 
 fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
@@ -325,6 +321,8 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     for export in exports {
         let text = match export.kind {
             Kind::Json => bakeoff_report::study_table::render_json(report),
+            Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
+            Kind::Csv => bakeoff_report::study_table::render_csv(report),
             Kind::Timeseries => unreachable!("compare offers no time series"),
         };
         export.finish(&text)?;

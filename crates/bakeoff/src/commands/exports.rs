@@ -14,6 +14,10 @@ use tempfile::NamedTempFile;
 pub enum Kind {
     /// A run record or the comparison as JSON.
     Json,
+    /// A run's summary table or the comparison as Markdown.
+    Markdown,
+    /// A run's headline figures in one row or the comparison as CSV.
+    Csv,
     /// A run's per-second samples as CSV.
     Timeseries,
 }
@@ -69,6 +73,27 @@ pub fn open(requests: &[Request]) -> Result<Vec<Export>, Failure> {
         .into_iter()
         .map(|(r, p)| Export::create(r.kind, r.flag, p))
         .collect()
+}
+
+/// The requests for `--export-json`, `--export-markdown` and `--export-csv`.
+pub fn requests(opts: &crate::cli::ExportOpts) -> Vec<Request<'_>> {
+    vec![
+        Request {
+            kind: Kind::Json,
+            flag: "--export-json",
+            path: opts.json.as_deref(),
+        },
+        Request {
+            kind: Kind::Markdown,
+            flag: "--export-markdown",
+            path: opts.markdown.as_deref(),
+        },
+        Request {
+            kind: Kind::Csv,
+            flag: "--export-csv",
+            path: opts.csv.as_deref(),
+        },
+    ]
 }
 
 /// True if one of `exports` goes to stdout (then the human summary goes to stderr).
@@ -201,7 +226,7 @@ mod tests {
         .unwrap();
         assert_eq!(err.code, Code::Environment);
         assert!(err.error.to_string().contains("/nonexistent"));
-        let dropped = open(&[req(Kind::Json, "--export-csv", &d.path().join("x.csv"))]);
+        let dropped = open(&[req(Kind::Csv, "--export-csv", &d.path().join("x.csv"))]);
         drop(dropped);
         assert_eq!(
             std::fs::read_dir(d.path()).unwrap().count(),

@@ -60,18 +60,13 @@ struct Checked {
 }
 
 fn export_requests(args: &RunArgs) -> Vec<Request<'_>> {
-    vec![
-        Request {
-            kind: Kind::Json,
-            flag: "--json",
-            path: args.json.as_deref(),
-        },
-        Request {
-            kind: Kind::Timeseries,
-            flag: "--timeseries",
-            path: args.timeseries.as_deref(),
-        },
-    ]
+    let mut requests = exports::requests(&args.export);
+    requests.push(Request {
+        kind: Kind::Timeseries,
+        flag: "--export-timeseries",
+        path: args.timeseries.as_deref(),
+    });
+    requests
 }
 
 /// Everything a run needs before it starts (and all a dry run does): usage first, then the
@@ -192,6 +187,8 @@ fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
     for export in exports {
         let text = match export.kind {
             Kind::Json => bakeoff_report::json::render(record),
+            Kind::Markdown => bakeoff_report::terminal::render_markdown(record),
+            Kind::Csv => bakeoff_report::csv::render_summary(record),
             Kind::Timeseries => bakeoff_report::csv::render_timeseries(&record.samples),
         };
         export.finish(&text)?;
