@@ -1,6 +1,8 @@
 //! One output convention for `run` and `compare`: `--export-json/-markdown/-csv FILE` (and
 //! `--export-timeseries` for a run), `-` for stdout, `--json`/`--timeseries` as aliases.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use std::path::Path;
@@ -112,24 +114,7 @@ fn compare_exports_the_comparison_in_each_format() {
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
     let f = |name: &str| d.path().join(name);
-    let compare = |extra: &[&str]| {
-        bakeoff()
-            .args([
-                "compare",
-                "--warm",
-                "--repeat",
-                "1",
-                "--workload",
-                "randread",
-            ])
-            .args(["--set", "engine=null,size=1m,runtime=200ms"])
-            .arg("--stack")
-            .arg(format!("dir={}", a.display()))
-            .arg("--stack")
-            .arg(format!("dir={}", b.display()))
-            .args(extra)
-            .assert()
-    };
+    let compare = |extra: &[&str]| common::quick_compare(&a, &b, 1, extra);
     // An export that cannot be created stops the study before its first run.
     compare(&[
         "--out",

@@ -2,6 +2,8 @@
 //! directory or run record named twice, unknown schema versions, a corrupt study.json, an
 //! unreadable run record.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
@@ -11,31 +13,13 @@ fn bakeoff() -> Command {
     Command::cargo_bin("bakeoff").unwrap()
 }
 
-/// A results directory of two cells with two runs each, made by a quick `compare` (null
-/// engine, warm, on two directories) whose read IOPS are then set by hand: the second cell
-/// twice as fast as the baseline. Returns the results directory.
+/// A results directory of two cells with two runs each, made by a quick `compare` whose read
+/// IOPS are then set by hand: the second cell twice as fast as the baseline.
 fn results(root: &Path) -> PathBuf {
     let (a, b, out) = (root.join("a"), root.join("b"), root.join("results"));
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
-    bakeoff()
-        .args([
-            "compare",
-            "--warm",
-            "--repeat",
-            "2",
-            "--workload",
-            "randread",
-        ])
-        .args(["--set", "engine=null,size=1m,runtime=200ms"])
-        .arg("--stack")
-        .arg(format!("dir={}", a.display()))
-        .arg("--stack")
-        .arg(format!("dir={}", b.display()))
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    common::quick_compare(&a, &b, 2, &["--out", out.to_str().unwrap()]).success();
     for (cell, iops) in [(0, [1000.0, 1010.0]), (1, [2000.0, 2020.0])] {
         for (rep, v) in iops.iter().enumerate() {
             edit(&record_path(&out, cell, rep as u32 + 1), |r| {

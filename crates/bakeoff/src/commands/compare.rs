@@ -313,20 +313,12 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let loaded = super::report::load(std::slice::from_ref(&out), &args.report)?;
     let report = &loaded.report;
     let table = super::report::render(report, &args.report)?;
-    if exports::any_to_stdout(&exports) {
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
-    for export in exports {
-        let text = match export.kind {
-            Kind::Json => bakeoff_report::study_table::render_json(report),
-            Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
-            Kind::Csv => bakeoff_report::study_table::render_csv(report),
-            Kind::Timeseries => unreachable!("compare offers no time series"),
-        };
-        export.finish(&text)?;
-    }
+    exports::deliver(&table, exports, |kind| match kind {
+        Kind::Json => bakeoff_report::study_table::render_json(report),
+        Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
+        Kind::Csv => bakeoff_report::study_table::render_csv(report),
+        Kind::Timeseries => unreachable!("compare never requests a time series"),
+    })?;
     eprintln!("results: {}", out.display());
     Ok(loaded.code())
 }

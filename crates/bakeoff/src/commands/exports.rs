@@ -96,9 +96,23 @@ pub fn requests(opts: &crate::cli::ExportOpts) -> Vec<Request<'_>> {
     ]
 }
 
-/// True if one of `exports` goes to stdout (then the human summary goes to stderr).
-pub fn any_to_stdout(exports: &[Export]) -> bool {
-    exports.iter().any(|e| e.temp.is_none())
+/// Prints `human` (to stderr when an export takes stdout, so the export stays clean), then
+/// writes each export as `render` gives it.
+pub fn deliver(
+    human: &str,
+    exports: Vec<Export>,
+    render: impl Fn(Kind) -> String,
+) -> Result<(), Failure> {
+    if exports.iter().any(|e| e.temp.is_none()) {
+        eprint!("{human}");
+    } else {
+        print!("{human}");
+    }
+    for export in exports {
+        let text = render(export.kind);
+        export.finish(&text)?;
+    }
+    Ok(())
 }
 
 impl Export {

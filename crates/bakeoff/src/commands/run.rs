@@ -172,26 +172,18 @@ fn run_on_target(
     record
 }
 
-/// Prints the summary (to stderr when an export goes to stdout) and writes the exports.
+/// Prints the summary and writes the exports.
 fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
     let summary = bakeoff_report::terminal::render(record);
-    if exports::any_to_stdout(&exports) {
-        eprint!("{summary}");
-    } else {
-        print!("{summary}");
-    }
+    exports::deliver(&summary, exports, |kind| match kind {
+        Kind::Json => bakeoff_report::json::render(record),
+        Kind::Markdown => bakeoff_report::terminal::render_markdown(record),
+        Kind::Csv => bakeoff_report::csv::render_summary(record),
+        Kind::Timeseries => bakeoff_report::csv::render_timeseries(&record.samples),
+    })?;
     // The summary shows the error in context; stderr gets it with the prefix of every failure.
     if let (RunStatus::Failed, Some(e)) = (&record.status, &record.error) {
         eprintln!("bakeoff: error: the run failed, its figures are not results: {e}");
-    }
-    for export in exports {
-        let text = match export.kind {
-            Kind::Json => bakeoff_report::json::render(record),
-            Kind::Markdown => bakeoff_report::terminal::render_markdown(record),
-            Kind::Csv => bakeoff_report::csv::render_summary(record),
-            Kind::Timeseries => bakeoff_report::csv::render_timeseries(&record.samples),
-        };
-        export.finish(&text)?;
     }
     Ok(())
 }

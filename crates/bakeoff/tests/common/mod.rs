@@ -148,3 +148,24 @@ pub fn fig(v: &serde_json::Value, key: &str) -> f64 {
         .as_f64()
         .unwrap_or_else(|| panic!("summary.{key} is {}", v["summary"][key]))
 }
+
+/// A quick `compare` of two directory stacks: randread on the null engine, warm (no cache
+/// drop, so it disturbs nobody), 200 ms per run. Add `--out DIR` and more through `extra`.
+pub fn quick_compare(
+    a: &Path,
+    b: &Path,
+    repeat: u32,
+    extra: &[&str],
+) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::cargo_bin("bakeoff")
+        .unwrap()
+        .args(["compare", "--warm", "--workload", "randread"])
+        .args(["--repeat", &repeat.to_string()])
+        .args(["--set", "engine=null,size=1m,runtime=200ms"])
+        .arg("--stack")
+        .arg(format!("dir={}", a.display()))
+        .arg("--stack")
+        .arg(format!("dir={}", b.display()))
+        .args(extra)
+        .assert()
+}
