@@ -235,7 +235,7 @@ fn compare_dry_run_uses_the_studys_own_size() {
         "disk: up to 2 GiB of sparse images",
     ));
     compare("4m").code(3).stderr(predicate::str::contains(
-        "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16 MiB",
+        "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
     ));
 }
 
@@ -328,7 +328,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     ])
     .code(3)
     .stderr(predicate::str::contains(
-        "holds at most 64 MiB (1 device given), the dataset needs 1 GiB",
+        "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
     ));
     run(&["--stack", "ext4", "--device", dev, "--destroy-data-on", dev])
         .success()

@@ -280,26 +280,8 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
         }
-        match record.status {
-            RunStatus::Completed => {
-                write_atomically(&path, &bakeoff_report::json::render(&record))?
-            }
-            RunStatus::Interrupted => break, // the run in flight is never recorded as a result
-            RunStatus::Failed => {
-                write_atomically(
-                    &path.with_extension("failed.json"),
-                    &bakeoff_report::json::render(&record),
-                )?;
-                return Err(failure(
-                    Code::Io,
-                    format!(
-                        "{} rep {}: {}",
-                        cell.label,
-                        slot.rep,
-                        record.error.unwrap_or_default()
-                    ),
-                ));
-            }
+        if !store(&record, &path, cell, slot.rep)? {
+            break; // interrupted: the run in flight is never recorded as a result
         }
     }
     bar.finish_and_clear();
@@ -310,7 +292,35 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         );
         return Ok(Code::Interrupted);
     }
-    let loaded = super::report::load(std::slice::from_ref(&out), &args.report)?;
+    finish(&out, &args, exports)
+}
+
+/// Records a finished run: a completed one as a result, a failed one beside it (not a result,
+/// and the study stops). False if the run was interrupted.
+fn store(
+    record: &RunRecord,
+    path: &Path,
+    cell: &bakeoff_core::study::Cell,
+    rep: u32,
+) -> Result<bool, Failure> {
+    let text = bakeoff_report::json::render(record);
+    match record.status {
+        RunStatus::Completed => write_atomically(path, &text).map(|()| true),
+        RunStatus::Interrupted => Ok(false),
+        RunStatus::Failed => {
+            write_atomically(&path.with_extension("failed.json"), &text)?;
+            let error = record.error.as_deref().unwrap_or_default();
+            Err(failure(
+                Code::Io,
+                format!("{} rep {rep}: {error}", cell.label),
+            ))
+        }
+    }
+}
+
+/// The comparison of the finished study: printed, exported, and where the results are.
+fn finish(out: &Path, args: &CompareArgs, exports: Vec<Export>) -> Result<Code, Failure> {
+    let loaded = super::report::load(&[out.to_path_buf()], &args.report)?;
     let report = &loaded.report;
     let table = super::report::render(report, &args.report)?;
     exports::deliver(&table, exports, |kind| match kind {

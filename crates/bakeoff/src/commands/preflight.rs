@@ -153,7 +153,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
         return Err(failure(
             Code::Environment,
             format!(
-                "stack {} holds at most {} ({how}), the dataset needs {}: {} or lower the dataset",
+                "stack {} holds at most {} ({how}), the dataset needs {dataset} bytes ({}): \
+                 {} or lower the dataset",
                 clip(&spec.text),
                 format_bytes(capacity),
                 format_bytes(dataset),
