@@ -241,11 +241,14 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
 #[test]
 fn compare_dry_run_prints_the_plan_estimate_and_disk() {
     let d = tmp();
-    // Two directory stacks: a dry run now checks what building needs, and tmpfs needs root.
-    let other = tmp();
+    // Two directory stacks: a dry run now checks what building needs, and tmpfs needs root;
+    // its own ledger and images directories, as the default ones need root too.
+    let (other, state) = (tmp(), tmp());
     bakeoff()
+        .env("BAKEOFF_STATE_DIR", state.path())
+        .args(["compare", "--images"])
+        .arg(state.path())
         .args([
-            "compare",
             "--stack",
             &format!("dir={}", other.path().display()),
             "--stack",

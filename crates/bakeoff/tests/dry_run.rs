@@ -146,9 +146,14 @@ fn compare_checks_the_report_options_and_sizes_before_the_first_run() {
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let out = d.path().join("results");
+    // Its own stack ledger and images: runs without root, and replays no other run's ledger.
+    let state = d.path().join("state");
     let compare = |extra: &[&str]| {
         bakeoff()
-            .args(["compare", "--stack"])
+            .env("BAKEOFF_STATE_DIR", &state)
+            .args(["compare", "--images"])
+            .arg(&state)
+            .arg("--stack")
             .arg(format!("dir={}", data.display()))
             .args([
                 "--workload",

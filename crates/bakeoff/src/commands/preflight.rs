@@ -95,7 +95,7 @@ pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failu
 }
 
 /// What building `spec` and laying out `dataset` bytes on it needs from this machine: its
-/// tools, root, the `--device`s named in `--destroy-data-on` and through the safety gate, room
+/// tools, root, a writable ledger and images directory, the `--device`s named in `--destroy-data-on` and through the safety gate, room
 /// for the data the loop images will hold, and a stack large enough for the dataset. The
 /// stack's exact capacity (after file-system overhead) is checked again once it is built.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
@@ -126,6 +126,9 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             ),
         ));
     }
+    ledger_writable()?;
+    // Every stack keeps its mount point (or its name, for dir=) under --images.
+    creatable(&opts.images, "the images directory", "choose --images DIR")?;
     let (capacity, how) = match spec.kind {
         StackKind::Dir => {
             let dir = spec.path.clone().unwrap_or_default();
@@ -236,10 +239,11 @@ fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure>
     Ok((capacity, devices_text(spec.devices, None)))
 }
 
-/// Room under the results directory for `runs` run records of about `per_run` bytes each.
-pub fn results_room(out: &Path, runs: usize, per_run: u64) -> Result<(), Failure> {
-    let (at, free) = free_bytes(out)?;
-    // The run creates the directory: try that where it would happen, and undo it.
+/// Checks that `path` (a directory the run will create) can be created: in its nearest
+/// existing ancestor, a temporary directory is made and removed. Returns that ancestor and
+/// its free bytes.
+fn creatable(path: &Path, what: &str, advice: &str) -> Result<(PathBuf, u64), Failure> {
+    let (at, free) = free_bytes(path)?;
     tempfile::Builder::new()
         .prefix(".bakeoff-check-")
         .tempdir_in(&at)
@@ -247,13 +251,30 @@ pub fn results_room(out: &Path, runs: usize, per_run: u64) -> Result<(), Failure
             failure(
                 Code::Environment,
                 format!(
-                    "cannot create the results directory {} in {}: {} (choose another --out)",
-                    clip(&out.display().to_string()),
+                    "cannot create {what} {} in {}: {} ({advice})",
+                    clip(&path.display().to_string()),
                     at.display(),
                     std::io::Error::from(e.kind())
                 ),
             )
         })?;
+    Ok((at, free))
+}
+
+/// The ledger every stack is recorded in before it is built can be written.
+fn ledger_writable() -> Result<(), Failure> {
+    let dir = bakeoff_stack::ledger::state_dir().join("ledger");
+    creatable(
+        &dir,
+        "the stack ledger",
+        "run as root, or set BAKEOFF_STATE_DIR to a writable directory",
+    )?;
+    Ok(())
+}
+
+/// Room under the results directory for `runs` run records of about `per_run` bytes each.
+pub fn results_room(out: &Path, runs: usize, per_run: u64) -> Result<(), Failure> {
+    let (at, free) = creatable(out, "the results directory", "choose another --out")?;
     let needed = per_run.saturating_mul(runs as u64);
     if needed > free {
         return Err(failure(
