@@ -41,13 +41,10 @@ impl Gate {
         }
     }
 
-    /// Posts one unit; blocks while the poster is `highwater` ahead (filebench `blocking`).
+    /// Posts one unit; first blocks while the poster is `highwater` ahead (filebench's blocking
+    /// `sempost` is two semaphore operations, and a poster blocked in the first has not posted).
     pub fn post(&self, stopped: &dyn Fn() -> bool) {
         let mut s = lock(&self.state);
-        s.posted += 1;
-        if s.posted >= self.value {
-            self.to_waiter.notify_one();
-        }
         while s.allowance == 0 {
             if stopped() {
                 return;
@@ -59,6 +56,10 @@ impl Gate {
                 .0;
         }
         s.allowance -= 1;
+        s.posted += 1;
+        if s.posted >= self.value {
+            self.to_waiter.notify_one();
+        }
     }
 
     /// Lets posters run `value` further ahead, then waits for `value` posts.
@@ -107,21 +108,26 @@ pub struct LogQueue {
 }
 
 impl LogQueue {
-    /// Queues `bytes` of redo and waits until the log writer made it durable.
-    pub fn commit(&self, bytes: u64, stopped: &dyn Fn() -> bool) {
+    /// Queues `bytes` of redo and waits until the log writer made it durable; false if the run
+    /// ended first (the commit did not complete).
+    pub fn commit(&self, bytes: u64, stopped: &dyn Fn() -> bool) -> bool {
         let mut s = lock(&self.state);
         s.pending_bytes += bytes;
         s.pending_commits += 1;
         s.submitted += 1;
         let seq = s.submitted;
         self.work.notify_one();
-        while s.durable < seq && !stopped() {
+        while s.durable < seq {
+            if stopped() {
+                return false;
+            }
             s = self
                 .done
                 .wait_timeout(s, POLL)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
+        true
     }
 
     /// Takes all queued commits; `None` once the run ended.
@@ -192,10 +198,11 @@ mod tests {
         let never = || false;
         gate.post(&never);
         gate.post(&never);
-        // A third post would block: with `stopped` true it returns instead.
+        // A third post would block: with `stopped` true it returns instead, without posting.
         let t = std::time::Instant::now();
         gate.post(&|| t.elapsed() > Duration::from_millis(50));
         assert!(t.elapsed() >= Duration::from_millis(50));
+        assert_eq!(lock(&gate.state).posted, 2, "a blocked post has not posted");
     }
 
     #[test]
@@ -204,7 +211,9 @@ mod tests {
         let mut committers = Vec::new();
         for _ in 0..4 {
             let q = q.clone();
-            committers.push(std::thread::spawn(move || q.commit(512, &|| false)));
+            committers.push(std::thread::spawn(
+                move || assert!(q.commit(512, &|| false)),
+            ));
         }
         let mut served = 0;
         while served < 4 {

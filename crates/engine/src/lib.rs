@@ -6,6 +6,7 @@ pub mod buffers;
 pub mod engines;
 pub mod gate;
 pub mod layout;
+mod results;
 pub mod run;
 pub mod shared;
 pub mod stats;
