@@ -400,4 +400,7 @@ pub struct RunRecord {
     pub memory: Option<MemoryStats>,
     /// Per-second samples.
     pub samples: Vec<Sample>,
+    /// Diagnoses of this run with their evidence (see `docs/findings.md`).
+    #[serde(default)]
+    pub findings: Vec<crate::findings::Finding>,
 }

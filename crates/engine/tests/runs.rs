@@ -192,7 +192,10 @@ fn commits_and_log_writes_count_in_the_same_window() {
 
 #[test]
 fn headline_latency_merges_every_role() {
-    let (_d, out, _) = run("slob", "readers=2,writers=2,data_size=8m,redo_size=1m,runtime=1s");
+    let (_d, out, _) = run(
+        "slob",
+        "readers=2,writers=2,data_size=8m,redo_size=1m,runtime=1s",
+    );
     assert!(out.error.is_none(), "{:?}", out.error);
     let read = out.ops.iter().find(|o| o.kind == OpKind::Read).unwrap();
     let role_reads: Vec<_> = out
@@ -206,7 +209,11 @@ fn headline_latency_merges_every_role() {
     let (lo, hi) = role_reads.iter().fold((u64::MAX, 0), |(lo, hi), o| {
         (lo.min(p99(o)), hi.max(p99(o)))
     });
-    assert!(lo <= p99(read) && p99(read) <= hi, "{lo} <= {} <= {hi}", p99(read));
+    assert!(
+        lo <= p99(read) && p99(read) <= hi,
+        "{lo} <= {} <= {hi}",
+        p99(read)
+    );
     let commit = out.ops.iter().find(|o| o.kind == OpKind::Commit).unwrap();
     let log = out.ops.iter().find(|o| o.kind == OpKind::LogWrite).unwrap();
     let p50 = |o: &bakeoff_core::record::OpStats| o.lat.as_ref().unwrap().at(50.0).unwrap();

@@ -19,6 +19,19 @@ pub struct SplitInputs<'a> {
     pub daemons: &'a [u32],
 }
 
+/// Kernel threads that do I/O work: workqueue workers, loop, journal, file-system and ZFS
+/// threads, soft interrupts, reclaim. Housekeeping threads (rcu, migration, kdamond,
+/// kcompactd, watchdogs) are not the run's: their CPU falls to `other`.
+const IO_KERNEL_THREADS: &[&str] = &[
+    "kworker", "loop", "jbd2", "xfs", "btrfs", "z_", "txg_", "spl_", "zvol", "dp_", "ksoftirqd",
+    "kswapd", "kblockd", "irq/", "scsi_", "nvme", "dio/", "ext4",
+];
+
+/// True for a kernel thread whose CPU counts as the run's (see [`IO_KERNEL_THREADS`]).
+fn does_io(p: &ProcStat) -> bool {
+    p.kernel_thread && IO_KERNEL_THREADS.iter().any(|n| p.comm.starts_with(n))
+}
+
 /// Ticks each process used between the tables; a pid whose start time changed is a new process.
 fn used(start: &[ProcStat], end: &[ProcStat]) -> HashMap<u32, u64> {
     let before: HashMap<u32, &ProcStat> = start.iter().map(|p| (p.pid, p)).collect();
@@ -49,7 +62,7 @@ fn family(table: &[ProcStat], roots: &[u32]) -> HashSet<u32> {
     }
 }
 
-/// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, kernel
+/// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, I/O kernel
 /// threads plus interrupt time, steal, and the rest. Processes that exited inside the window
 /// are not in the end table: their CPU falls to `other`.
 pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> CpuSplit {
@@ -79,7 +92,7 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
     let my_us = inputs.my_us.unwrap_or_else(|| sum(&|p| p.pid == inputs.me));
     let tool_us = my_us + children_us;
     let daemons_us = sum(&|p| daemons.contains(&p.pid));
-    let kernel_us = sum(&|p| p.kernel_thread) + us(d(|c| c.irq) + d(|c| c.softirq));
+    let kernel_us = sum(&does_io) + us(d(|c| c.irq) + d(|c| c.softirq));
     let steal_us = us(d(|c| c.steal));
     let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
     let pct = |x: f64| {
@@ -107,9 +120,14 @@ mod tests {
     use super::*;
 
     fn p(pid: u32, ppid: u32, kthread: bool, ticks: u64) -> ProcStat {
+        let comm = match pid {
+            3 => "kworker/u8:1-loop7".to_string(),
+            4 => "rcu_preempt".to_string(),
+            _ => format!("p{pid}"),
+        };
         ProcStat {
             pid,
-            comm: format!("p{pid}"),
+            comm,
             ppid,
             kernel_thread: kthread,
             utime: ticks,
@@ -139,6 +157,7 @@ mod tests {
             p(200, 1, false, 0),
             p(201, 200, false, 0),
             p(3, 2, true, 0),
+            p(4, 2, true, 0),
             p(300, 1, false, 0),
         ];
         let end = [
@@ -147,7 +166,8 @@ mod tests {
             p(200, 1, false, 20),
             p(201, 200, false, 5),
             p(3, 2, true, 15),
-            p(300, 1, false, 12),
+            p(4, 2, true, 2), // rcu_preempt: housekeeping, not the run's
+            p(300, 1, false, 10),
             p(400, 100, false, 4), // a client started in the window
         ];
         // 100 busy ticks: 95 process ticks + 5 softirq + ... with 3 stolen; 100 idle.

@@ -174,7 +174,9 @@ pub fn record() -> RunRecord {
             arc_misses: None,
         }),
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
+        findings: Vec::new(),
     };
     record.summary = Summary::compute(&record);
+    record.findings = bakeoff_core::findings::run_findings(&record);
     record
 }

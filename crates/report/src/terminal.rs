@@ -1,6 +1,7 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
 
 use crate::fmt::{bytes, group, lat, pct, rate, rate as fmt_rate, ratio};
+use bakeoff_core::findings::Severity;
 use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
 use comfy_table::{presets::NOTHING, CellAlignment, Table};
@@ -12,7 +13,24 @@ pub fn render(r: &RunRecord) -> String {
     out.push_str(&roles_table(r));
     out.push('\n');
     out.push_str(&system(r));
+    out.push_str(&findings(r));
     out
+}
+
+fn findings(r: &RunRecord) -> String {
+    let mut s = String::new();
+    for f in &r.findings {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        let _ = write!(
+            s,
+            "\n{level}: {} ({})\n  {}: {}\n",
+            f.title, f.id, f.evidence, f.suggestion
+        );
+    }
+    s
 }
 
 fn header(r: &RunRecord) -> String {

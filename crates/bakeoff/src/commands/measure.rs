@@ -152,6 +152,7 @@ pub fn measure_with_devices(
         devices: measured.devices,
         memory: measured.memory,
         samples: measured.samples,
+        findings: Vec::new(),
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);

@@ -76,6 +76,7 @@ pub fn run_on_stack(
         record.roles.clear();
         record.summary = Default::default();
     }
+    record.findings = bakeoff_core::findings::run_findings(&record);
     stack.destroy().map_err(stack_failure)?;
     Ok(record)
 }
