@@ -2,25 +2,26 @@
 //! (histograms merged, so a headline percentile is the percentile of every operation of the
 //! kind, not the worst role's).
 
+use crate::histogram::LatencyCounts;
 use crate::stats::{latency, ThreadStats, Totals};
 use bakeoff_core::plan::{OpKind, RolePlan};
 use bakeoff_core::record::{OpStats, RoleResult};
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
-/// The union of the histograms `pick` selects from `threads` (they share bounds).
+/// The union of the latency counts `pick` selects from `threads`, as a histogram.
 fn merged<'a>(
     threads: &[&'a ThreadStats],
-    pick: impl Fn(&'a ThreadStats) -> Option<&'a Histogram<u64>>,
+    pick: impl Fn(&'a ThreadStats) -> Option<&'a LatencyCounts>,
 ) -> Option<Histogram<u64>> {
-    let mut acc: Option<Histogram<u64>> = None;
+    let mut acc: Option<LatencyCounts> = None;
     for h in threads.iter().filter_map(|t| pick(t)) {
         match &mut acc {
             None => acc = Some(h.clone()),
-            Some(a) => a.add(h).expect("histograms share bounds"),
+            Some(a) => a.add(h),
         }
     }
-    acc
+    acc.map(|a| a.to_histogram())
 }
 
 /// Per kind that occurred: counts from `delta` (the window), latency from the merged histograms.

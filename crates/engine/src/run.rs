@@ -16,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why the sampler is being called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,7 +215,7 @@ fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
 
 fn shared_state(plan: &Plan) -> Arc<Shared> {
     Arc::new(Shared {
-        epoch: Instant::now(),
+        clock: crate::clock::RunClock::start(),
         ramp_ns: AtomicU64::new(u64::MAX),
         end_ns: AtomicU64::new(u64::MAX),
         gates: plan
@@ -246,7 +246,7 @@ pub fn execute(
 ) -> Result<RunOutput, RunError> {
     let shared = shared_state(plan);
     let tick = |kind, totals| Tick {
-        elapsed: shared.epoch.elapsed(),
+        elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
@@ -330,7 +330,7 @@ fn drive(
     ramp_ns: u64,
 ) -> (Window, bool) {
     let tick = |kind, totals| Tick {
-        elapsed: shared.epoch.elapsed(),
+        elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
@@ -352,7 +352,7 @@ fn drive(
         if now >= end {
             return (window, interrupted);
         }
-        if shared.epoch.elapsed() >= next_second {
+        if shared.clock.elapsed() >= next_second {
             on_tick(&tick(TickKind::Second, totals(spawned, None)));
             next_second += Duration::from_secs(1);
         }

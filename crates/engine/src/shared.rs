@@ -7,7 +7,6 @@ use bakeoff_core::plan::RolePlan;
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +40,8 @@ pub enum RunError {
 
 /// State shared by all workers of a run.
 pub struct Shared {
-    /// Start of the run; all times are nanoseconds since.
-    pub epoch: Instant,
+    /// The run's clock; all times are nanoseconds since its start.
+    pub clock: crate::clock::RunClock,
     /// Start of the measured window; set once every worker is started.
     pub ramp_ns: AtomicU64,
     /// End of the run; lowered to "now" to stop early.
@@ -97,7 +96,7 @@ impl Shared {
     /// Nanoseconds since the start.
     #[inline]
     pub fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     /// True once the run should end.

@@ -23,8 +23,24 @@ pub struct SplitInputs<'a> {
 /// threads, soft interrupts, reclaim. Housekeeping threads (rcu, migration, kdamond,
 /// kcompactd, watchdogs) are not the run's: their CPU falls to `other`.
 const IO_KERNEL_THREADS: &[&str] = &[
-    "kworker", "loop", "jbd2", "xfs", "btrfs", "z_", "txg_", "spl_", "zvol", "dp_", "ksoftirqd",
-    "kswapd", "kblockd", "irq/", "scsi_", "nvme", "dio/", "ext4",
+    "kworker",
+    "loop",
+    "jbd2",
+    "xfs",
+    "btrfs",
+    "z_",
+    "txg_",
+    "spl_",
+    "zvol",
+    "dp_",
+    "ksoftirqd",
+    "kswapd",
+    "kblockd",
+    "irq/",
+    "scsi_",
+    "nvme",
+    "dio/",
+    "ext4",
 ];
 
 /// True for a kernel thread whose CPU counts as the run's (see [`IO_KERNEL_THREADS`]).

@@ -4,7 +4,7 @@ use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::Sampler;
 use bakeoff_core::plan::Plan;
-use bakeoff_core::record::{RunRecord, RunStatus, Summary, SCHEMA_VERSION};
+use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
 use bakeoff_engine::{execute, lay_out, LayoutError, Target, TickKind};
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -140,10 +140,14 @@ pub fn measure_with_devices(
         target: target_info(path),
         stack: None,
         cold: None,
-        environment: environment(
-            env!("CARGO_PKG_VERSION"),
-            Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),
-        ),
+        environment: Environment {
+            // The clock the engine times operations with, not the kernel's.
+            timer_overhead_ns: bakeoff_engine::clock::read_cost_ns(),
+            ..environment(
+                env!("CARGO_PKG_VERSION"),
+                Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),
+            )
+        },
         summary: Summary::default(),
         roles,
         ops,

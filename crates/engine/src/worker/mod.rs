@@ -36,6 +36,8 @@ pub struct Worker<E: Engine> {
     done: Vec<Completion>,
     seq_file: usize,
     seq_block: u64,
+    /// Block size and the number of such blocks in each file's region (see `blocks_of`).
+    blocks: (u64, Vec<u64>),
     writes_since_sync: u64,
     last_write_file: u32,
     interval_ns: u64,
@@ -95,6 +97,7 @@ impl<E: Engine> Worker<E> {
             done: Vec::with_capacity(depth as usize),
             seq_file: thread % nfiles,
             seq_block: blocks * thread as u64 / threads,
+            blocks: (0, Vec::new()),
             writes_since_sync: 0,
             last_write_file: 0,
             interval_ns,
