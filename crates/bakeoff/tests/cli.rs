@@ -170,7 +170,7 @@ fn json_and_timeseries_have_the_documented_fields() {
         "write_amplification",
         "avg_device_read_size_bytes",
         "avg_device_write_size_bytes",
-        "cache_hit_pct",
+        "reads_not_from_device_pct",
     ];
     for k in keys {
         assert!(v["summary"].get(k).is_some(), "summary lacks {k}");

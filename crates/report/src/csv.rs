@@ -53,7 +53,7 @@ fn field(text: &str) -> String {
 /// One header line and one row: what ran where, then the headline figures of the comparison
 /// table (`summary` keys, base units) so rows of several runs can be stacked in a spreadsheet.
 pub fn render_summary(r: &RunRecord) -> String {
-    let figures = crate::study::FIGURES;
+    let figures = crate::figures::FIGURES;
     let mut head = vec![
         "workload",
         "target",

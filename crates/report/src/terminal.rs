@@ -1,6 +1,7 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
 
-use crate::fmt::{bytes, group, lat, pct, rate, ratio};
+use crate::fmt::{bytes, group, lat, pct, rate, rate as fmt_rate, ratio};
+use bakeoff_core::findings::Severity;
 use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
 use comfy_table::{presets::NOTHING, CellAlignment, Table};
@@ -12,7 +13,24 @@ pub fn render(r: &RunRecord) -> String {
     out.push_str(&roles_table(r));
     out.push('\n');
     out.push_str(&system(r));
+    out.push_str(&findings(r));
     out
+}
+
+fn findings(r: &RunRecord) -> String {
+    let mut s = String::new();
+    for f in &r.findings {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        let _ = write!(
+            s,
+            "\n{level}: {} ({})\n  {}: {}\n",
+            f.title, f.id, f.evidence, f.suggestion
+        );
+    }
+    s
 }
 
 fn header(r: &RunRecord) -> String {
@@ -155,7 +173,7 @@ fn roles_table(r: &RunRecord) -> String {
 }
 
 /// The same summary in Markdown (`run --export-markdown`): the header as a paragraph, the
-/// per-role table, then the system, device and memory lines as a list.
+/// per-role table, then the system, device and memory lines and the findings as a list.
 pub fn render_markdown(r: &RunRecord) -> String {
     let mut out = header(r);
     let (header, rows) = role_rows(r);
@@ -180,6 +198,16 @@ pub fn render_markdown(r: &RunRecord) -> String {
             Some(last) if text.starts_with(' ') => *last = format!("{last}; {words}"),
             _ => items.push(words),
         }
+    }
+    for f in &r.findings {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        items.push(format!(
+            "{level}: {} ({}): {}: {}",
+            f.title, f.id, f.evidence, f.suggestion
+        ));
     }
     for item in items {
         let _ = writeln!(out, "- {item}");
@@ -233,24 +261,61 @@ fn us(v: Option<f64>) -> String {
     )
 }
 
-fn system(r: &RunRecord) -> String {
-    let mut s = String::new();
-    let sm = &r.summary;
-    if let Some(c) = &r.cpu {
+fn cpu_lines(r: &RunRecord) -> String {
+    let Some(c) = &r.cpu else {
+        return String::new();
+    };
+    let mut s = format!(
+        "cpu      machine busy {:.1}% of {} (user {:.1}%, sys {:.1}%, iowait {:.1}%, irq {:.1}%, softirq {:.1}%, steal {:.1}%)\n",
+        c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
+    );
+    if let Some(x) = &c.split {
         let _ = writeln!(
             s,
-            "cpu      busy {:.1}% of {} (user {:.1}%, sys {:.1}%, iowait {:.1}%, irq {:.1}%, softirq {:.1}%, steal {:.1}%)",
-            c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
-        );
-        let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
-            format!("; bakeoff itself {p:.1}% of busy CPU")
-        });
-        let _ = writeln!(
-            s,
-            "         {} us CPU per operation{share}",
-            ratio(sm.cpu_us_per_op)
+            "         by whom: bakeoff {:.1}%, stack daemons {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            x.tool_pct, x.daemons_pct, x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
+    let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
+        format!("; bakeoff itself {p:.1}% of busy CPU")
+    });
+    let _ = writeln!(
+        s,
+        "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",
+        ratio(r.summary.cpu_us_per_op)
+    );
+    s
+}
+
+/// The headline latencies: every operation of a kind, all roles merged.
+fn latency_line(r: &RunRecord) -> String {
+    let sm = &r.summary;
+    let us = |v: Option<f64>| lat(v.map(|u| (u * 1e3) as u64));
+    let mut parts = Vec::new();
+    if sm.read_lat_p50_us.is_some() {
+        let (p50, p99) = (us(sm.read_lat_p50_us), us(sm.read_lat_p99_us));
+        parts.push(format!("read p50 {p50} p99 {p99}"));
+    }
+    if sm.write_lat_p99_us.is_some() {
+        parts.push(format!("write p99 {}", us(sm.write_lat_p99_us)));
+    }
+    if sm.commit_lat_p50_us.is_some() {
+        let (p50, p99) = (us(sm.commit_lat_p50_us), us(sm.commit_lat_p99_us));
+        let rate = sm
+            .commits_per_s
+            .map_or_else(String::new, |c| format!(" ({}/s)", fmt_rate(c)));
+        parts.push(format!("commit{rate} p50 {p50} p99 {p99}"));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("latency  all roles: {}\n", parts.join("; "))
+}
+
+fn system(r: &RunRecord) -> String {
+    let mut s = latency_line(r);
+    s += &cpu_lines(r);
+    let sm = &r.summary;
     if r.devices.is_empty() {
         let _ = writeln!(
             s,
@@ -264,18 +329,21 @@ fn system(r: &RunRecord) -> String {
     if !r.devices.is_empty() {
         let _ = writeln!(
             s,
-            "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); cache hits {}",
+            "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); reads not from the devices {}",
             bytes(sm.device_read_bytes_per_op),
             ratio(sm.read_amplification),
             bytes(sm.device_write_bytes_per_op),
             ratio(sm.write_amplification),
-            pct(sm.cache_hit_pct),
+            pct(sm.reads_not_from_device_pct),
         );
     }
     if let Some(m) = &r.memory {
-        let arc = m
+        let mut arc = m
             .arc_size_bytes
             .map_or_else(String::new, |a| format!(", ZFS ARC {}", format_bytes(a)));
+        if let Some(h) = sm.arc_hit_pct {
+            arc += &format!(" (hits {h:.1}%)");
+        }
         let _ = writeln!(
             s,
             "memory   page cache {} -> {}, dirty max {}, writeback max {}, available min {}{arc}",

@@ -7,13 +7,11 @@ use crate::exit::{bad_value, clip, failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
-use bakeoff_report::study::{
-    build, figure, CellRuns, FigureDef, StudyReport, DEFAULT_COLUMNS, FIGURES,
-};
+use bakeoff_report::study::{build, figure, CellRuns, Figure, StudyReport, DEFAULT_COLUMNS};
 use std::path::PathBuf;
 
 /// The figures `--columns` names (default: the slob headline figures).
-pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static FigureDef>, Failure> {
+pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static Figure>, Failure> {
     let keys: Vec<String> = match &opts.columns {
         Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
         None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
@@ -21,7 +19,7 @@ pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static FigureDef>, Failure> {
     keys.iter()
         .map(|k| {
             figure(k).ok_or_else(|| {
-                let known: Vec<&str> = FIGURES.iter().map(|f| f.key).collect();
+                let known = bakeoff_report::figures::keys();
                 failure(
                     Code::Usage,
                     format!(

@@ -4,7 +4,7 @@
 //! unreadable run record is named, left out and noted.
 
 use crate::exit::{failure, Code, Failure};
-use bakeoff_core::record::{RunRecord, SCHEMA_VERSION};
+use bakeoff_core::record::{RunRecord, READABLE_SCHEMA_VERSIONS};
 use bakeoff_core::study::{Cell, StudyPlan, STUDY_SCHEMA_VERSION};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -31,28 +31,30 @@ pub struct Reader {
     pub unreadable: usize,
 }
 
-/// The `schema_version` of a JSON document, checked against the one this bakeoff reads.
+/// The `schema_version` of a JSON document, checked against those this bakeoff reads.
 fn check_schema(
     path: &Path,
     value: &serde_json::Value,
     what: &str,
-    known: u32,
+    readable: &[u32],
 ) -> Result<(), Failure> {
     let version = value
         .get("schema_version")
         .and_then(serde_json::Value::as_u64);
-    if version == Some(u64::from(known)) {
+    if version.is_some_and(|v| readable.iter().any(|r| u64::from(*r) == v)) {
         return Ok(());
     }
     let found = version.map_or("no schema_version".to_string(), |v| {
         format!("schema_version {v}")
     });
+    let known: Vec<String> = readable.iter().map(u32::to_string).collect();
     Err(failure(
         Code::Usage,
         format!(
-            "{}: {found}; this bakeoff reads {what} of schema_version {known} \
+            "{}: {found}; this bakeoff reads {what} of schema_version {} \
              (use the bakeoff that wrote it, or a newer one)",
-            path.display()
+            path.display(),
+            known.join(" or ")
         ),
     ))
 }
@@ -70,7 +72,7 @@ pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
     })?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    check_schema(&path, &value, "study.json", STUDY_SCHEMA_VERSION)?;
+    check_schema(&path, &value, "study.json", &[STUDY_SCHEMA_VERSION])?;
     let plan: StudyPlan = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
     plan_problem(&plan).map_or(Ok(plan), |m| Err(corrupt(format!("corrupt study: {m}"))))
 }
@@ -176,7 +178,7 @@ impl Reader {
             });
         let record = match parsed {
             Ok((text, value)) => {
-                check_schema(path, &value, "run records", SCHEMA_VERSION)?;
+                check_schema(path, &value, "run records", READABLE_SCHEMA_VERSIONS)?;
                 serde_json::from_value::<RunRecord>(value)
                     .map(|r| (text, r))
                     .map_err(|e| e.to_string())

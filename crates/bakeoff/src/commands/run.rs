@@ -163,6 +163,7 @@ fn run_on_target(
     let mut record = measure(plan, &target, interrupt, args.quiet, &mut prepare);
     if let Ok(r) = &mut record {
         r.cold = Some(cold);
+        r.findings = bakeoff_core::findings::run_findings(r);
     }
     if args.remove_data {
         if let Target::Directory(dir) = &target {
