@@ -150,7 +150,7 @@ fn json_and_timeseries_have_the_documented_fields() {
         .stdout(predicate::str::contains("randread on"));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["status"], "completed");
     let keys = [
         "read_iops",
