@@ -123,6 +123,16 @@ median() {
 # calc EXPR: floating-point arithmetic with awk, printed with %.4g unless FMT is set.
 calc() { awk -v fmt="${FMT:-%.4g}" "BEGIN { printf fmt \"\\n\", $1 }"; }
 
+# minmax N...: "MIN–MAX" of the numbers (3 decimals).
+minmax() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.3f–%.3f\n", lo, hi }'; }
+
+# ratio_cell "R1 R2 ...": the median per-round ratio and its spread, for the table.
+ratio_cell() {
+    local -a rs
+    read -ra rs <<<"$1"
+    printf '%s (%s)\n' "$(FMT=%.3f calc "$(median "${rs[@]}")")" "$(minmax "${rs[@]}")"
+}
+
 # ratio A B: A / B with 3 decimals.
 ratio() { FMT=%.3f calc "($1) / ($2)"; }
 

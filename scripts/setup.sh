@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Installs the system packages bakeoff and its tests need (Debian/Ubuntu, as root).
-# The Rust toolchain (cargo) must already be installed.
+# Installs the system packages bakeoff and its tests need (Debian/Ubuntu). Run it as root, or as
+# a user with sudo: only the package installation runs with sudo, and only when not root.
+# The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
 packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux zfs-fuse jq)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo "$@"
+    else
+        echo "setup: installing packages needs root: run this as root (sudo is not installed)" >&2
+        exit 1
+    fi
+}
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (rustup) first" >&2; exit 1; }
 echo "setup: ok ($(fio --version), $(cargo --version))" >&2

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 ///
 /// Exit codes: 0 ok; 2 usage or workload error (nothing was done); 3 environment refused
 /// (target missing or not allowed, missing tool or privilege, stack too small); 4 I/O error
-/// (figures are not results); 5 the safety gate refused a device; 130 interrupted (partial
-/// figures printed, marked interrupted; everything built was torn down).
+/// (figures are not results); 5 the safety gate refused a device; 6 a report was printed but
+/// some run records were unreadable and left out (named on stderr and in its notes); 130
+/// interrupted (partial figures printed, marked interrupted; everything built was torn down).
 #[derive(Parser, Debug)]
 #[command(name = "bakeoff", version, about, long_about)]
 pub struct Cli {
@@ -19,19 +20,91 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run one workload on one target and report what it achieved and what every operation cost.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
     Workloads(WorkloadsArgs),
     /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
     Demo(DemoArgs),
     /// Run a study: the same workload on several stacks and settings, repeated, compared.
+    #[command(after_help = COMPARE_EXAMPLES)]
     Compare(CompareArgs),
     /// The comparison table of one or more `compare` results directories.
+    #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Build, list and destroy storage stacks.
     Stack(StackArgs),
     /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
     Cleanup(CleanupArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout, or write every page into a directory.
+    #[command(after_help = MAN_EXAMPLES)]
+    Man {
+        /// Write bakeoff.1 and one page per subcommand (bakeoff-run.1, ...) into DIR.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+}
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
+  bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
+  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-markdown r.md
+  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-markdown cmp.md
+  bakeoff compare --stack zfs --sweep zfs.recordsize=8k,128k --workload slob --out results/rs
+  bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --dry-run
+  bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --resume";
+
+const REPORT_EXAMPLES: &str = "\
+Examples:
+  bakeoff report results/seed000
+  bakeoff report results/seed000 --format markdown --columns read_iops,write_iops,cpu_busy_pct
+  bakeoff report results/last-month results/today --against raw
+  bakeoff report results/seed000 --format csv > seed000.csv";
+
+const STACK_CREATE_EXAMPLES: &str = "\
+Examples:
+  bakeoff stack create xfs:mount=noatime --keep      # then: bakeoff run ... --target MOUNT
+  bakeoff stack create 'zfs:recordsize=8k,arc=100m' --size 4g
+  bakeoff stack create 'btrfs:devices=4,profile=raid10' --keep --name r10
+  bakeoff stack create ext4 --device /dev/sdb --destroy-data-on /dev/sdb";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  bakeoff man | man -l -
+  bakeoff man --out-dir /usr/local/share/man/man1";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  bakeoff completions bash > /usr/share/bash-completion/completions/bakeoff
+  bakeoff completions zsh > /usr/local/share/zsh/site-functions/_bakeoff
+  bakeoff completions fish > ~/.config/fish/completions/bakeoff.fish";
+
+/// Where `run` and `compare` export their result (hyperfine's convention). Each file is
+/// created before the run starts and written atomically at the end; "-" is stdout (the
+/// human-readable output then goes to stderr).
+#[derive(Args, Debug, Clone)]
+pub struct ExportOpts {
+    /// Export as JSON: a run's full record, or the comparison ("-" for stdout).
+    #[arg(long = "export-json", visible_alias = "json", value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Export as Markdown: a run's summary table, or the comparison table.
+    #[arg(long = "export-markdown", value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Export as CSV: a run's headline figures in one row, or the comparison (a row per cell
+    /// and figure).
+    #[arg(long = "export-csv", value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
@@ -66,6 +139,7 @@ pub enum StackAction {
         keys: Option<String>,
     },
     /// Build a stack and print what was built; with --keep it stays until `stack destroy`.
+    #[command(after_help = STACK_CREATE_EXAMPLES)]
     Create {
         /// The spec, e.g. 'zfs:recordsize=8k,primarycache=metadata'.
         spec: String,
@@ -122,17 +196,22 @@ pub struct RunArgs {
     /// Set workload keys: --set bs=8k,direct=true (repeatable; later wins).
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
-    /// Write the full run record as JSON ("-" for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write per-second samples as CSV ("-" for stdout).
-    #[arg(long, value_name = "FILE")]
+    #[command(flatten)]
+    pub export: ExportOpts,
+    /// Export the per-second samples as CSV ("-" for stdout).
+    #[arg(
+        long = "export-timeseries",
+        visible_alias = "timeseries",
+        value_name = "FILE"
+    )]
     pub timeseries: Option<PathBuf>,
     /// Remove the laid-out data files from a directory target after the run (default: keep
     /// them, so the next run with the same layout reuses them).
     #[arg(long)]
     pub remove_data: bool,
-    /// Print the resolved plan and exit without touching the target.
+    /// Check everything the run needs (workload, sizes, target or stack and its tools,
+    /// devices, output files, disk space), print the resolved plan, and exit without touching
+    /// anything; "dry run: ok" only when the run would start, else the run's exit code.
     #[arg(long)]
     pub dry_run: bool,
     /// No progress output.
@@ -244,7 +323,10 @@ pub struct CompareArgs {
     /// Run only what the results directory is missing.
     #[arg(long)]
     pub resume: bool,
-    /// Print the expanded plan, estimated time and disk space; check every stack can be built.
+    /// Check everything the study needs (every cell's workload and stack, its tools, sizes,
+    /// devices, report options, output files, results directory, disk space), print the
+    /// expanded plan, estimated time and disk, and exit; "dry run: ok" only when the study
+    /// would start, else its exit code.
     #[arg(long)]
     pub dry_run: bool,
     /// Do not drop caches before each run.
@@ -254,6 +336,8 @@ pub struct CompareArgs {
     pub stack_opts: StackOpts,
     #[command(flatten)]
     pub report: ReportOpts,
+    #[command(flatten)]
+    pub export: ExportOpts,
 }
 
 #[derive(Args, Debug)]

@@ -16,6 +16,9 @@ pub enum Code {
     Io = 4,
     /// 5: the safety gate refused a device; nothing was written to it.
     Refused = 5,
+    /// 6: a report was printed, but some run records could not be read: each was named on
+    /// stderr and in the report's notes, and left out (its cell shows one run fewer).
+    Unreadable = 6,
     /// 130: interrupted (Ctrl-C / SIGTERM); what was measured was printed and marked so.
     Interrupted = 130,
 }
@@ -27,6 +30,7 @@ impl From<Code> for ExitCode {
 }
 
 /// An error with the exit code it maps to.
+#[derive(Debug)]
 pub struct Failure {
     /// Exit code.
     pub code: Code,
@@ -42,6 +46,32 @@ pub fn failure(code: Code, msg: impl std::fmt::Display) -> Failure {
     }
 }
 
+/// At most [`ECHO_MAX`] characters of a value the user gave, for error messages: a pasted
+/// megabyte must not flood the terminal.
+pub fn clip(value: &str) -> String {
+    match value.char_indices().nth(ECHO_MAX) {
+        Some((end, _)) => format!("{}…", &value[..end]),
+        None => value.to_string(),
+    }
+}
+
+/// How many characters of a bad value an error message repeats.
+pub const ECHO_MAX: usize = 200;
+
+/// `message` with every quote of `value` in it clipped to [`ECHO_MAX`] characters.
+pub fn clip_in(message: &str, value: &str) -> String {
+    if value.chars().count() <= ECHO_MAX {
+        return message.to_string();
+    }
+    message.replace(value, &clip(value))
+}
+
+/// A usage error about `flag`'s `value`: `message` (which may quote the value) with the value
+/// clipped to [`ECHO_MAX`] characters.
+pub fn bad_value(flag: &str, value: &str, message: &str) -> Failure {
+    failure(Code::Usage, format!("{flag}: {}", clip_in(message, value)))
+}
+
 /// The exit code of a stack error.
 pub fn stack_failure(e: bakeoff_stack::StackError) -> Failure {
     let code = match &e {
@@ -51,4 +81,18 @@ pub fn stack_failure(e: bakeoff_stack::StackError) -> Failure {
         _ => Code::Environment,
     };
     failure(code, e)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clip_keeps_short_values_and_cuts_long_ones() {
+        assert_eq!(super::clip("1g"), "1g");
+        let long = "é".repeat(5000);
+        let clipped = super::clip(&long);
+        assert_eq!(clipped.chars().count(), super::ECHO_MAX + 1);
+        assert!(clipped.ends_with('…'));
+        let f = super::bad_value("--size", &long, &format!("'{long}' is not a size"));
+        assert!(f.error.to_string().chars().count() < 300, "{}", f.error);
+    }
 }

@@ -9,9 +9,13 @@ mod target;
 
 use clap::Parser;
 use exit::Failure;
+use std::io::IsTerminal;
 
 fn main() -> std::process::ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         cli::Command::Run(args) => commands::run::run(args),
         cli::Command::Workloads(args) => commands::workloads::run(args),
@@ -20,6 +24,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Stack(args) => commands::stack::run(args),
         cli::Command::Cleanup(args) => commands::cleanup::run(args),
+        cli::Command::Completions { shell } => commands::completions::completions(shell),
+        cli::Command::Man { out_dir } => commands::completions::man(out_dir.as_deref()),
     };
     match result {
         Ok(code) => code.into(),
@@ -28,4 +34,23 @@ fn main() -> std::process::ExitCode {
             code.into()
         }
     }
+}
+
+/// Help and version go to stdout as clap prints them; command-line errors get the one prefix
+/// every bakeoff failure has (`bakeoff: error: ...`) and exit 2.
+fn usage_error(e: clap::Error) -> std::process::ExitCode {
+    if !e.use_stderr()
+        || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    {
+        e.exit();
+    }
+    let rendered = e.render();
+    let text = if std::io::stderr().is_terminal() {
+        rendered.ansi().to_string()
+    } else {
+        rendered.to_string()
+    };
+    // clap starts its message with "error: " (possibly coloured): put "bakeoff: " before it.
+    eprint!("bakeoff: {text}");
+    exit::Code::Usage.into()
 }

@@ -4,7 +4,10 @@
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, ToolUsage};
 use bakeoff_engine::{Tick, TickKind, Totals};
-use bakeoff_probe::{cpu_stats, rusage_self, ticks_per_second, Probe, Snapshot};
+use bakeoff_probe::{
+    cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, Snapshot,
+    SplitInputs,
+};
 
 /// What the probes measured over the window.
 pub struct Measured {
@@ -15,13 +18,17 @@ pub struct Measured {
     pub samples: Vec<Sample>,
 }
 
+/// A window edge: the snapshot, bakeoff's own (user, system) µs, and the process table.
+type Edge = (Snapshot, (u64, u64), Vec<ProcStat>);
+
 /// Collects snapshots at every tick.
 pub struct Sampler {
     probe: Probe,
+    daemons: Vec<u32>,
     ticks_per_sec: f64,
     prev: Option<(Snapshot, Totals)>,
-    window_start: Option<(Snapshot, (u64, u64))>,
-    window_end: Option<(Snapshot, (u64, u64))>,
+    window_start: Option<Edge>,
+    window_end: Option<Edge>,
     measuring: bool,
     samples: Vec<Sample>,
     dirty_max: u64,
@@ -34,10 +41,12 @@ fn cpu_us((user, sys, _): (u64, u64, u64)) -> (u64, u64) {
 }
 
 impl Sampler {
-    /// A sampler over the probe's devices.
-    pub fn new(probe: Probe) -> Sampler {
+    /// A sampler over the probe's devices; `daemons` are the stack's daemon pids, whose CPU
+    /// (and their descendants') is the stack's.
+    pub fn new(probe: Probe, daemons: Vec<u32>) -> Sampler {
         Sampler {
             probe,
+            daemons,
             ticks_per_sec: ticks_per_second(),
             prev: None,
             window_start: None,
@@ -74,9 +83,11 @@ impl Sampler {
         match t.kind {
             TickKind::MeasureStart => {
                 self.measuring = true;
-                self.window_start = Some((snap.clone(), cpu_us(rusage_self())));
+                self.window_start = Some((snap.clone(), cpu_us(rusage_self()), processes()));
             }
-            TickKind::End => self.window_end = Some((snap.clone(), cpu_us(rusage_self()))),
+            TickKind::End => {
+                self.window_end = Some((snap.clone(), cpu_us(rusage_self()), processes()))
+            }
             _ => {}
         }
         self.prev = Some((snap, t.totals));
@@ -139,28 +150,45 @@ impl Sampler {
             },
             samples: self.samples,
         };
-        let (Some((start, ru0)), Some((end, ru1))) = (&self.window_start, &self.window_end) else {
+        let (Some((start, ru0, procs0)), Some((end, ru1, procs1))) =
+            (&self.window_start, &self.window_end)
+        else {
             return m;
         };
         m.tool.user_us = ru1.0.saturating_sub(ru0.0);
         m.tool.system_us = ru1.1.saturating_sub(ru0.1);
         if let (Some(a), Some(b)) = (&start.cpu, &end.cpu) {
-            let cpu = cpu_stats(a, b, self.ticks_per_sec);
+            let mut cpu = cpu_stats(a, b, self.ticks_per_sec);
             let tool_us = (m.tool.user_us + m.tool.system_us) as f64;
             m.tool.share_of_busy_pct =
                 (cpu.busy_us > 0.0).then(|| (100.0 * tool_us / cpu.busy_us).min(100.0));
+            let inputs = SplitInputs {
+                machine: (a, b),
+                ticks_per_sec: self.ticks_per_sec,
+                me: std::process::id(),
+                my_us: Some(tool_us),
+                daemons: &self.daemons,
+            };
+            cpu.split = (!procs1.is_empty()).then(|| cpu_split(procs0, procs1, &inputs));
             m.cpu = Some(cpu);
         }
-        m.devices = self.probe.device_stats(start, &end.clone());
+        m.devices = self.probe.device_stats(start, end);
         if let (Some(a), Some(b)) = (&start.mem, &end.mem) {
+            let arc = |f: fn(&bakeoff_probe::ArcCounters) -> Option<u64>| {
+                Some(f(end.arc.as_ref()?)?.saturating_sub(f(start.arc.as_ref()?)?))
+            };
             m.memory = Some(MemoryStats {
                 total_bytes: b.total,
                 cached_start_bytes: a.cached,
                 cached_end_bytes: b.cached,
                 dirty_max_bytes: self.dirty_max,
+                dirty_start_bytes: Some(a.dirty),
+                dirty_end_bytes: Some(b.dirty),
                 writeback_max_bytes: self.writeback_max,
                 available_min_bytes: self.available_min.min(b.available),
-                arc_size_bytes: end.arc_size,
+                arc_size_bytes: end.arc.and_then(|c| c.size),
+                arc_hits: arc(|c| c.hits),
+                arc_misses: arc(|c| c.misses),
             });
         }
         m

@@ -150,7 +150,7 @@ fn json_and_timeseries_have_the_documented_fields() {
         .stdout(predicate::str::contains("randread on"));
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["status"], "completed");
     let keys = [
         "read_iops",
@@ -170,7 +170,7 @@ fn json_and_timeseries_have_the_documented_fields() {
         "write_amplification",
         "avg_device_read_size_bytes",
         "avg_device_write_size_bytes",
-        "cache_hit_pct",
+        "reads_not_from_device_pct",
     ];
     for k in keys {
         assert!(v["summary"].get(k).is_some(), "summary lacks {k}");
@@ -241,11 +241,16 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
 #[test]
 fn compare_dry_run_prints_the_plan_estimate_and_disk() {
     let d = tmp();
+    // Two directory stacks: a dry run now checks what building needs, and tmpfs needs root;
+    // its own ledger and images directories, as the default ones need root too.
+    let (other, state) = (tmp(), tmp());
     bakeoff()
+        .env("BAKEOFF_STATE_DIR", state.path())
+        .args(["compare", "--images"])
+        .arg(state.path())
         .args([
-            "compare",
             "--stack",
-            "tmpfs:size=64m",
+            &format!("dir={}", other.path().display()),
             "--stack",
             &format!("dir={}", d.path().display()),
         ])

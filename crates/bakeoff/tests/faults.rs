@@ -299,7 +299,7 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
         &["--mem-limit", "64m"],
     ));
     assert_eq!(v["stack"]["mem_limit_bytes"], 64 << 20);
-    let hits = v["summary"]["cache_hit_pct"].as_f64().unwrap();
+    let hits = v["summary"]["reads_not_from_device_pct"].as_f64().unwrap();
     assert!(
         hits < 50.0,
         "with 64 MiB for 256 MiB of data, {hits}% of reads came from cache"
@@ -310,7 +310,7 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
         "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
         &[],
     ));
-    let unlimited = v["summary"]["cache_hit_pct"].as_f64().unwrap();
+    let unlimited = v["summary"]["reads_not_from_device_pct"].as_f64().unwrap();
     assert!(
         unlimited > 80.0,
         "without a limit only {unlimited}% of reads came from cache"

@@ -36,6 +36,10 @@ pub const TREND_PCT: f64 = 20.0;
 pub const MIN_STEADY_SAMPLES: usize = 5;
 /// Runtime suggested when a run was too short to judge, seconds.
 pub const SUGGESTED_RUNTIME_S: u64 = 30;
+/// Device write bytes per application write byte below which buffered writes were absorbed.
+pub const WRITES_ABSORBED_AMP: f64 = 0.5;
+/// Share of all CPU time used by other processes plus steal above which the run had company, %.
+pub const CPU_CONTENTION_PCT: f64 = 10.0;
 /// Coefficient of variation of IOPS between repetitions above which results are unstable, %.
 pub const CV_PCT: f64 = 20.0;
 
@@ -136,7 +140,8 @@ impl<'a> Ctx<'a> {
 
     /// Average application read (or write) size, else the plan's block size for that direction.
     fn app_size(&self, read: bool) -> Option<f64> {
-        let is = |k: OpKind| (k == OpKind::Read) == read && k != OpKind::Sync;
+        let is =
+            |k: OpKind| (k == OpKind::Read) == read && !matches!(k, OpKind::Sync | OpKind::Commit);
         let ops = self
             .r
             .roles
@@ -217,8 +222,10 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         return Vec::new();
     }
     let c = Ctx::new(record);
-    let rules: [fn(&Ctx) -> Option<Finding>; 11] = [
+    let rules: [fn(&Ctx) -> Option<Finding>; 13] = [
         cache_served,
+        writes_absorbed,
+        cpu_contention,
         read_amplification,
         prefetch_inflation,
         write_doubling,
@@ -235,7 +242,9 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
 
 fn cache_served(c: &Ctx) -> Option<Finding> {
     let size = c.read_size?;
-    let hit = c.s.cache_hit_pct.filter(|h| *h >= CACHE_HIT_PCT);
+    let hit =
+        c.s.reads_not_from_device_pct
+            .filter(|h| *h >= CACHE_HIT_PCT);
     let per_op = c.s.device_read_bytes_per_op;
     if hit.is_none() && !per_op.is_some_and(|b| b < CACHE_BYTES_FRACTION * size) {
         return None;
@@ -251,8 +260,9 @@ fn cache_served(c: &Ctx) -> Option<Finding> {
     let mem = bytes(c.r.environment.memory_bytes as f64);
     fixes.push(format!("a dataset larger than memory ({mem})"));
     let ev = format!(
-        "cache hit {:.1}%: {} of device reads per {} application read; dataset {}",
-        c.s.cache_hit_pct.unwrap_or(0.0),
+        "{:.1}% of read bytes did not come from the devices: {} of device reads per {} \
+         application read; dataset {}",
+        c.s.reads_not_from_device_pct.unwrap_or(0.0),
         bytes(per_op.unwrap_or(0.0)),
         bytes(size),
         bytes(c.r.plan.dataset_bytes() as f64)
@@ -294,15 +304,18 @@ fn read_amplification(c: &Ctx) -> Option<Finding> {
             };
             (title, fix + " to match the I/O size")
         }
-        Some((_, rec))
-            if (rec - size).abs() <= size * 0.01
-                && (c.misaligned(rec) || amp <= MISALIGNED_AMP_MAX) =>
-        {
-            (
-                "reads are misaligned with the records".into(),
-                misaligned.into(),
-            )
-        }
+        Some((_, rec)) if (rec - size).abs() <= size * 0.01 && c.misaligned(rec) => (
+            "reads are misaligned with the records".into(),
+            misaligned.into(),
+        ),
+        // Aligned reads of whole records: a cold ZFS reads the indirect blocks (block
+        // pointers) of each record beside it, about one more block per read.
+        Some(("recordsize", _)) if amp <= MISALIGNED_AMP_MAX => (
+            "cold reads fetched ZFS indirect blocks beside the data".into(),
+            "each record's block pointers are read on first access: a longer run, a warm \
+             metadata cache (primarycache=metadata keeps them) or a smaller dataset lowers it"
+                .into(),
+        ),
         _ if c.misaligned(size) => (
             "reads are misaligned with the blocks".into(),
             misaligned.into(),
@@ -414,6 +427,56 @@ fn write_amplification(c: &Ctx) -> Option<Finding> {
     };
     let title = "the devices write several times the data the application wrote";
     found("write_amplification", Warning, title, ev, fix)
+}
+
+/// Buffered writes the page cache took in and had not written out by the end of the window.
+fn writes_absorbed(c: &Ctx) -> Option<Finding> {
+    let amp = c.s.write_amplification?;
+    let mem = c.r.memory.as_ref();
+    let grew = mem.and_then(|m| Some(m.dirty_end_bytes?.saturating_sub(m.dirty_start_bytes?)));
+    let buffered = c.r.plan.roles.iter().any(|x| {
+        let writes = x
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Io(io) if io.mix != IoMix::Read));
+        writes && !x.direct && x.sync_mode == SyncMode::None
+    });
+    if !buffered || amp >= WRITES_ABSORBED_AMP {
+        return None;
+    }
+    let mut ev = format!(
+        "the devices wrote {:.0}% of the bytes the application wrote",
+        100.0 * amp
+    );
+    if let (Some(g), Some(m)) = (grew, mem) {
+        ev += &format!(
+            "; dirty page cache grew by {} (largest {})",
+            bytes(g as f64),
+            bytes(m.dirty_max_bytes as f64)
+        );
+    }
+    let title =
+        "buffered writes were absorbed by the page cache: the devices had not written them yet";
+    let fix = "direct=true, or fsync/fdatasync=N, or a runtime long enough for write-back to \
+               keep up (vm.dirty_* limits decide when it does)";
+    found("writes_absorbed", Info, title, ev, fix)
+}
+
+/// Other processes or the hypervisor took a noticeable share of the machine.
+fn cpu_contention(c: &Ctx) -> Option<Finding> {
+    let cpu = c.r.cpu.as_ref()?;
+    let other = cpu.split.as_ref()?.other_pct;
+    if other + cpu.steal_pct <= CPU_CONTENTION_PCT {
+        return None;
+    }
+    let ev = format!(
+        "other processes used {other:.1}% and the hypervisor stole {:.1}% of all CPU time",
+        cpu.steal_pct
+    );
+    let title = "the machine was not idle: other processes or steal competed with the run";
+    let fix = "stop other work on the machine (or pin it elsewhere) and repeat; cpu_us_per_op \
+               excludes them, but latency and throughput do not";
+    found("cpu_contention", Warning, title, ev, fix)
 }
 
 fn cpu_saturated(c: &Ctx) -> Option<Finding> {

@@ -54,8 +54,11 @@ fn set_io(r: &mut RunRecord, kind: OpKind, bs: u64, amp: f64) {
     recompute(r);
 }
 
+/// The summary of `r`, its per-kind totals taken from its roles (these records have one role
+/// per kind).
 fn recompute(r: &mut RunRecord) {
-    r.summary = Summary::compute(&r.roles, r.cpu.as_ref(), &r.devices, 10.0);
+    r.ops = r.roles.iter().flat_map(|x| x.ops.clone()).collect();
+    r.summary = Summary::compute(r);
 }
 
 fn ids(r: &RunRecord) -> Vec<String> {

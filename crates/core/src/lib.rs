@@ -11,6 +11,7 @@ pub mod plan;
 pub mod record;
 pub mod settings;
 pub mod study;
+pub mod summary;
 pub mod units;
 pub mod verdict;
 pub mod workload;
@@ -18,6 +19,9 @@ pub mod workload;
 mod expand;
 pub mod job;
 mod values;
+
+#[cfg(test)]
+mod test_record;
 
 pub use plan::{EngineKind, OpKind, Plan};
 pub use settings::{Origin, SpecError};

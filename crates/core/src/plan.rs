@@ -50,11 +50,20 @@ pub enum OpKind {
     LogWrite,
     /// An `fsync` or `fdatasync`.
     Sync,
+    /// A transaction commit: from handing redo to the log writer until it is durable (what a
+    /// committing session waits for: the log write and its sync, and any queueing before them).
+    Commit,
 }
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 4] = [OpKind::Read, OpKind::Write, OpKind::LogWrite, OpKind::Sync];
+    pub const ALL: [OpKind; 5] = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::LogWrite,
+        OpKind::Sync,
+        OpKind::Commit,
+    ];
 
     /// Index into per-kind arrays.
     pub fn index(self) -> usize {
@@ -68,6 +77,7 @@ impl OpKind {
             OpKind::Write => "write",
             OpKind::LogWrite => "log_write",
             OpKind::Sync => "sync",
+            OpKind::Commit => "commit",
         }
     }
 }

@@ -5,7 +5,13 @@ use crate::plan::{OpKind, Plan};
 use serde::{Deserialize, Serialize};
 
 /// Version of the run-record format. Bump on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Run-record versions this build reads (version 1 records lack the fields marked
+/// `#[serde(default)]`, which read as `null`).
+pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
+
+pub use crate::summary::Summary;
 
 /// How the run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +107,44 @@ pub struct CpuStats {
     pub steal_pct: f64,
     /// Busy CPU time in the window, microseconds, all CPUs.
     pub busy_us: f64,
+    /// Who used the busy CPU, where the process table could be read.
+    #[serde(default)]
+    pub split: Option<CpuSplit>,
+}
+
+/// The window's busy CPU split by who used it (µs over all CPUs, and % of all CPU time).
+///
+/// `tool` is bakeoff and its child processes (clients); `daemons` the stack's daemons and their
+/// descendants (zfs-fuse, a database server); `kernel` kernel threads (kworkers, loop, jbd2,
+/// xfs, btrfs workers) plus hard and soft interrupt time; `steal` the hypervisor's share;
+/// `other` every other process. The first three are the work's cost (`cpu_us_per_op`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSplit {
+    /// bakeoff and its descendants.
+    pub tool_us: f64,
+    /// The stack's daemons and their descendants.
+    pub daemons_us: f64,
+    /// Kernel threads, interrupts and soft interrupts.
+    pub kernel_us: f64,
+    /// Other processes.
+    pub other_us: f64,
+    /// Stolen by the hypervisor.
+    pub steal_us: f64,
+    /// `tool_us` as % of all CPU time in the window.
+    pub tool_pct: f64,
+    /// `daemons_us` as % of all CPU time.
+    pub daemons_pct: f64,
+    /// `kernel_us` as % of all CPU time.
+    pub kernel_pct: f64,
+    /// `other_us` as % of all CPU time.
+    pub other_pct: f64,
+}
+
+impl CpuSplit {
+    /// CPU the work cost: bakeoff, the stack's daemons and the kernel's threads.
+    pub fn work_us(&self) -> f64 {
+        self.tool_us + self.daemons_us + self.kernel_us
+    }
 }
 
 /// bakeoff's own resource use (getrusage): CPU over the measured window, peak memory.
@@ -167,12 +211,24 @@ pub struct MemoryStats {
     pub cached_end_bytes: u64,
     /// Largest dirty amount seen.
     pub dirty_max_bytes: u64,
+    /// Dirty page cache at the start of the window.
+    #[serde(default)]
+    pub dirty_start_bytes: Option<u64>,
+    /// Dirty page cache at the end of the window.
+    #[serde(default)]
+    pub dirty_end_bytes: Option<u64>,
     /// Largest writeback amount seen.
     pub writeback_max_bytes: u64,
     /// Smallest available memory seen.
     pub available_min_bytes: u64,
     /// ZFS ARC size at the end, where a kstat exists.
     pub arc_size_bytes: Option<u64>,
+    /// ZFS ARC hits in the window, where a kstat exists.
+    #[serde(default)]
+    pub arc_hits: Option<u64>,
+    /// ZFS ARC misses in the window, where a kstat exists.
+    #[serde(default)]
+    pub arc_misses: Option<u64>,
 }
 
 /// Where the run happened.
@@ -357,6 +413,9 @@ pub struct RunRecord {
     pub summary: Summary,
     /// Per role.
     pub roles: Vec<RoleResult>,
+    /// Per operation kind over all roles, histograms merged (absent in version 1 records).
+    #[serde(default)]
+    pub ops: Vec<OpStats>,
     /// Whole-machine CPU.
     pub cpu: Option<CpuStats>,
     /// bakeoff's own CPU.
@@ -367,190 +426,7 @@ pub struct RunRecord {
     pub memory: Option<MemoryStats>,
     /// Per-second samples.
     pub samples: Vec<Sample>,
-}
-
-/// Headline figures, flat, for tables and comparisons. `None` where not applicable.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Application reads per second (all roles).
-    pub read_iops: Option<f64>,
-    /// Application writes per second (data and log writes, all roles).
-    pub write_iops: Option<f64>,
-    /// Application read MB/s.
-    pub read_mb_s: Option<f64>,
-    /// Application write MB/s.
-    pub write_mb_s: Option<f64>,
-    /// Median read latency across roles, µs.
-    pub read_lat_p50_us: Option<f64>,
-    /// 99th-percentile read latency, µs.
-    pub read_lat_p99_us: Option<f64>,
-    /// 99th-percentile write latency (data writes, else log writes), µs.
-    pub write_lat_p99_us: Option<f64>,
-    /// Whole-machine busy %.
-    pub cpu_busy_pct: Option<f64>,
-    /// Busy CPU µs per application read or write.
-    pub cpu_us_per_op: Option<f64>,
-    /// Stack devices: reads per second.
-    pub device_read_iops: Option<f64>,
-    /// Stack devices: writes per second.
-    pub device_write_iops: Option<f64>,
-    /// Stack device bytes read per application read.
-    pub device_read_bytes_per_op: Option<f64>,
-    /// Stack device bytes written per application write.
-    pub device_write_bytes_per_op: Option<f64>,
-    /// Stack device bytes read / application bytes read.
-    pub read_amplification: Option<f64>,
-    /// Stack device bytes written / application bytes written.
-    pub write_amplification: Option<f64>,
-    /// Average stack-device read request.
-    pub avg_device_read_size_bytes: Option<f64>,
-    /// Average stack-device write request.
-    pub avg_device_write_size_bytes: Option<f64>,
-    /// Share of application read bytes that did not reach the stack devices, %.
-    pub cache_hit_pct: Option<f64>,
-    /// Stack device read operations per application read.
-    pub device_reads_per_op: Option<f64>,
-    /// Stack device write operations per application write.
-    pub device_writes_per_op: Option<f64>,
-}
-
-fn ratio(num: f64, den: f64) -> Option<f64> {
-    (den > 0.0).then(|| num / den)
-}
-
-impl Summary {
-    /// Computes the headline figures from the per-role, CPU and device results.
-    pub fn compute(
-        roles: &[RoleResult],
-        cpu: Option<&CpuStats>,
-        devices: &[DeviceStats],
-        secs: f64,
-    ) -> Summary {
-        let all = || roles.iter().flat_map(|r| r.ops.iter());
-        let total = |pred: &dyn Fn(OpKind) -> bool| {
-            all()
-                .filter(|o| pred(o.kind))
-                .fold((0u64, 0u64), |(n, b), o| (n + o.ops, b + o.bytes))
-        };
-        let (r_ops, r_bytes) = total(&|k| k == OpKind::Read);
-        let (w_ops, w_bytes) = total(&|k| matches!(k, OpKind::Write | OpKind::LogWrite));
-        let worst = |kind: OpKind, p: f64| {
-            all()
-                .filter(|o| o.kind == kind && o.ops > 0)
-                .filter_map(|o| o.lat.as_ref()?.at(p))
-                .max()
-                .map(|ns| ns as f64 / 1e3)
-        };
-        let stack: Vec<&DeviceStats> = devices.iter().filter(|d| d.role == "stack").collect();
-        let has_dev = !stack.is_empty();
-        let dev = |f: &dyn Fn(&DeviceStats) -> u64| stack.iter().map(|d| f(d)).sum::<u64>() as f64;
-        let (dr_ops, dr_bytes) = (dev(&|d| d.read_ops), dev(&|d| d.read_bytes));
-        let (dw_ops, dw_bytes) = (dev(&|d| d.write_ops), dev(&|d| d.write_bytes));
-        let per_sec = |n: u64| (secs > 0.0).then(|| n as f64 / secs);
-        let some_if = |cond: bool, v: Option<f64>| if cond { v } else { None };
-        let reads = r_ops > 0;
-        let writes = w_ops > 0;
-        Summary {
-            read_iops: some_if(reads, per_sec(r_ops)),
-            write_iops: some_if(writes, per_sec(w_ops)),
-            read_mb_s: some_if(reads, per_sec(r_bytes).map(|b| b / 1e6)),
-            write_mb_s: some_if(writes, per_sec(w_bytes).map(|b| b / 1e6)),
-            read_lat_p50_us: worst(OpKind::Read, 50.0),
-            read_lat_p99_us: worst(OpKind::Read, 99.0),
-            write_lat_p99_us: worst(OpKind::Write, 99.0).or_else(|| worst(OpKind::LogWrite, 99.0)),
-            cpu_busy_pct: cpu.map(|c| c.busy_pct),
-            cpu_us_per_op: cpu.and_then(|c| ratio(c.busy_us, (r_ops + w_ops) as f64)),
-            device_read_iops: some_if(has_dev, ratio(dr_ops, secs)),
-            device_write_iops: some_if(has_dev, ratio(dw_ops, secs)),
-            device_read_bytes_per_op: some_if(has_dev, ratio(dr_bytes, r_ops as f64)),
-            device_write_bytes_per_op: some_if(has_dev, ratio(dw_bytes, w_ops as f64)),
-            read_amplification: some_if(has_dev, ratio(dr_bytes, r_bytes as f64)),
-            write_amplification: some_if(has_dev, ratio(dw_bytes, w_bytes as f64)),
-            avg_device_read_size_bytes: some_if(has_dev, ratio(dr_bytes, dr_ops)),
-            avg_device_write_size_bytes: some_if(has_dev, ratio(dw_bytes, dw_ops)),
-            cache_hit_pct: some_if(has_dev, ratio(dr_bytes, r_bytes as f64))
-                .map(|a| (100.0 * (1.0 - a)).clamp(0.0, 100.0)),
-            device_reads_per_op: some_if(has_dev, ratio(dr_ops, r_ops as f64)),
-            device_writes_per_op: some_if(has_dev, ratio(dw_ops, w_ops as f64)),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn op(kind: OpKind, ops: u64, bytes: u64, p99_ns: u64) -> OpStats {
-        let lat = Latency {
-            mean_ns: 1.0,
-            min_ns: 1,
-            max_ns: p99_ns,
-            percentiles: vec![
-                Percentile {
-                    p: 50.0,
-                    lat_ns: p99_ns / 2,
-                },
-                Percentile {
-                    p: 99.0,
-                    lat_ns: p99_ns,
-                },
-            ],
-        };
-        OpStats {
-            kind,
-            ops,
-            bytes,
-            iops: 0.0,
-            mb_s: 0.0,
-            lat: Some(lat),
-            service: None,
-        }
-    }
-
-    fn device(read_ops: u64, read_bytes: u64) -> DeviceStats {
-        DeviceStats {
-            name: "loop0".into(),
-            role: "stack".into(),
-            model: None,
-            loop_backing: None,
-            loop_dio: None,
-            read_ops,
-            read_bytes,
-            write_ops: 0,
-            write_bytes: 0,
-            flush_ops: None,
-            read_iops: 0.0,
-            write_iops: 0.0,
-            avg_read_size_bytes: None,
-            avg_write_size_bytes: None,
-            avg_read_wait_us: None,
-            avg_write_wait_us: None,
-            util_pct: 0.0,
-        }
-    }
-
-    #[test]
-    fn amplification_and_cache_hits_follow_device_bytes() {
-        let roles = vec![RoleResult {
-            name: "r".into(),
-            threads: 1,
-            commits_per_write: None,
-            ops: vec![op(OpKind::Read, 1000, 8192 * 1000, 200_000)],
-        }];
-        // 128 KiB device read per 8 KiB application read: amplification 16, no cache hits.
-        let s = Summary::compute(&roles, None, &[device(1000, 131072 * 1000)], 10.0);
-        assert_eq!(s.read_iops, Some(100.0));
-        assert_eq!(s.read_amplification, Some(16.0));
-        assert_eq!(s.device_read_bytes_per_op, Some(131072.0));
-        assert_eq!(s.cache_hit_pct, Some(0.0));
-        assert_eq!(s.read_lat_p99_us, Some(200.0));
-        assert_eq!(s.write_iops, None, "no writes: null, not 0");
-        // A quarter of the bytes reached the device: 75 % served by caches.
-        let s = Summary::compute(&roles, None, &[device(250, 8192 * 250)], 10.0);
-        assert_eq!(s.cache_hit_pct, Some(75.0));
-        // No devices (tmpfs): device figures are null.
-        let s = Summary::compute(&roles, None, &[], 10.0);
-        assert_eq!(s.read_amplification, None);
-        assert_eq!(s.cache_hit_pct, None);
-    }
+    /// Diagnoses of this run with their evidence (see `docs/findings.md`).
+    #[serde(default)]
+    pub findings: Vec<crate::findings::Finding>,
 }

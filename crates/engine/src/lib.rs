@@ -3,9 +3,12 @@
 //! per-thread counters and latency histograms a run is measured with.
 
 pub mod buffers;
+pub mod clock;
 pub mod engines;
 pub mod gate;
+pub mod histogram;
 pub mod layout;
+mod results;
 pub mod run;
 pub mod shared;
 pub mod stats;

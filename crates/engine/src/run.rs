@@ -4,8 +4,10 @@
 use crate::engines::{Engine, IoUring, Null, Psync};
 use crate::gate::{Gate, LogQueue};
 use crate::layout::{Dataset, Region};
+use crate::results::{merge_kinds, role_result};
+use crate::shared::StartGate;
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
-use crate::stats::{latency, Counters, ThreadStats, Totals, KINDS};
+use crate::stats::{Counters, ThreadStats, Totals};
 use crate::worker::Worker;
 use bakeoff_core::plan::{EngineKind, IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use bakeoff_core::record::{OpStats, RoleResult};
@@ -14,7 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why the sampler is being called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +47,8 @@ pub struct Tick {
 pub struct RunOutput {
     /// Per-role results over the measured window.
     pub roles: Vec<RoleResult>,
+    /// Per operation kind over all roles (histograms merged): the run's headline latencies.
+    pub ops: Vec<OpStats>,
     /// Length of the measured window.
     pub measured: Duration,
     /// Stopped by an interrupt.
@@ -112,6 +116,7 @@ fn role_kinds(role: &RolePlan) -> Vec<OpKind> {
                 IoMix::Update | IoMix::Mixed { .. } => kinds.extend([OpKind::Read, write]),
             },
             Step::Sync(_) => kinds.push(OpKind::Sync),
+            Step::Commit { .. } => kinds.push(OpKind::Commit),
             _ => {}
         }
     }
@@ -137,11 +142,16 @@ fn spawn_worker<E: Engine + 'static>(spec: WorkerSpec) -> std::io::Result<JoinHa
     std::thread::Builder::new()
         .name(format!("{}-{}", spec.role.name, spec.thread))
         .stack_size(512 << 10)
-        .spawn(move || match Worker::<E>::new(spec) {
-            Ok(w) => w.run(),
-            Err(e) => {
-                shared.fail(e);
-                ThreadStats::new(Arc::new(Counters::default()), &[], false)
+        .spawn(move || {
+            let worker = Worker::<E>::new(spec);
+            // Ready even when setup failed, so the others are not held forever.
+            shared.start.ready_and_wait();
+            match worker {
+                Ok(w) => w.run(),
+                Err(e) => {
+                    shared.fail(e);
+                    ThreadStats::new(Arc::new(Counters::default()), &[], false)
+                }
             }
         })
 }
@@ -150,8 +160,8 @@ fn start_workers(
     plan: &Plan,
     dataset: &Dataset,
     shared: &Arc<Shared>,
-) -> Result<Vec<Spawned>, RunError> {
-    let mut spawned = Vec::new();
+    spawned: &mut Vec<Spawned>,
+) -> Result<(), RunError> {
     for (ri, role) in plan.roles.iter().enumerate() {
         if role.threads == 0 {
             continue;
@@ -192,7 +202,7 @@ fn start_workers(
             });
         }
     }
-    Ok(spawned)
+    Ok(())
 }
 
 fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
@@ -203,18 +213,9 @@ fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
     t
 }
 
-/// Runs `plan` on `dataset`. `interrupt` is polled every 20 ms; `on_tick` is called at the start,
-/// at the start of the measured window, every second and at the end.
-pub fn execute(
-    plan: &Plan,
-    dataset: &Dataset,
-    interrupt: &AtomicBool,
-    on_tick: &mut dyn FnMut(&Tick),
-) -> Result<RunOutput, RunError> {
-    // The schedule starts once every worker runs: until then nothing is measured or ends.
-    let ramp = plan.ramp_time.as_nanos() as u64;
-    let shared = Arc::new(Shared {
-        start: Instant::now(),
+fn shared_state(plan: &Plan) -> Arc<Shared> {
+    Arc::new(Shared {
+        clock: crate::clock::RunClock::start(),
         ramp_ns: AtomicU64::new(u64::MAX),
         end_ns: AtomicU64::new(u64::MAX),
         gates: plan
@@ -231,57 +232,43 @@ pub fn execute(
             .map(|r| r.log_writer.then(|| Arc::new(LogQueue::default())))
             .collect(),
         error: Mutex::new(None),
-    });
+        start: StartGate::default(),
+    })
+}
+
+/// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
+/// at the start of the measured window, every second and at the end.
+pub fn execute(
+    plan: &Plan,
+    dataset: &Dataset,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<RunOutput, RunError> {
+    let shared = shared_state(plan);
     let tick = |kind, totals| Tick {
-        elapsed: shared.start.elapsed(),
+        elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
     on_tick(&tick(TickKind::Start, Totals::default()));
-    let spawned = match start_workers(plan, dataset, &shared) {
-        Ok(s) => s,
-        Err(e) => {
-            shared.stop_now();
-            return Err(e);
-        }
-    };
-    let t0 = shared.now_ns();
-    let ramp_ns = t0 + ramp;
+    let mut spawned = Vec::new();
+    if let Err(e) = start_workers(plan, dataset, &shared, &mut spawned) {
+        shared.stop_now();
+        shared.start.open();
+        spawned.into_iter().for_each(|s| drop(s.handle.join()));
+        return Err(e);
+    }
+    // The schedule starts once every worker has set up its engine: nothing before is measured.
+    shared.start.wait_ready(spawned.len());
+    let ramp_ns = shared.now_ns() + plan.ramp_time.as_nanos() as u64;
     shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
     shared
         .end_ns
         .fetch_min(ramp_ns + plan.runtime.as_nanos() as u64, Ordering::Relaxed);
-    let mut window: Option<(Duration, Vec<Totals>)> = None;
-    let per_role = |sp: &[Spawned]| {
-        (0..plan.roles.len())
-            .map(|r| totals(sp, Some(r)))
-            .collect::<Vec<_>>()
-    };
-    let mut interrupted = false;
-    let mut next_second = Duration::from_secs(1);
-    loop {
-        if interrupt.load(Ordering::Relaxed) && !interrupted {
-            interrupted = true;
-            shared.stop_now();
-        }
-        let now = shared.now_ns();
-        let end = shared.end_ns.load(Ordering::Relaxed);
-        if window.is_none() && now >= ramp_ns && now < end {
-            let t = tick(TickKind::MeasureStart, totals(&spawned, None));
-            window = Some((t.elapsed, per_role(&spawned)));
-            on_tick(&t);
-        }
-        if now >= end {
-            break;
-        }
-        if shared.start.elapsed() >= next_second {
-            on_tick(&tick(TickKind::Second, totals(&spawned, None)));
-            next_second += Duration::from_secs(1);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    shared.start.open();
+    let (window, interrupted) = drive(plan, &shared, &spawned, interrupt, on_tick, ramp_ns);
     let end_tick = tick(TickKind::End, totals(&spawned, None));
-    let end_roles = per_role(&spawned);
+    let end_roles = per_role(plan, &spawned);
     on_tick(&end_tick);
     let mut merged: Vec<Vec<ThreadStats>> = (0..plan.roles.len()).map(|_| Vec::new()).collect();
     for s in spawned {
@@ -294,17 +281,22 @@ pub fn execute(
     let measured = window
         .as_ref()
         .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
+    let deltas: Vec<Totals> = (0..plan.roles.len())
+        .map(|ri| {
+            window.as_ref().map_or(Totals::default(), |(_, start)| {
+                end_roles[ri].since(&start[ri])
+            })
+        })
+        .collect();
     let roles = plan
         .roles
         .iter()
         .enumerate()
-        .map(|(ri, role)| {
-            let delta = window.as_ref().map_or(Totals::default(), |(_, start)| {
-                end_roles[ri].since(&start[ri])
-            });
-            role_result(role, &merged[ri], &delta, measured)
-        })
+        .map(|(ri, role)| role_result(role, &merged[ri], &deltas[ri], measured))
         .collect();
+    let all: Vec<&ThreadStats> = merged.iter().flatten().collect();
+    let mut delta = Totals::default();
+    deltas.iter().for_each(|d| delta.add(d));
     let error = shared
         .error
         .lock()
@@ -312,61 +304,58 @@ pub fn execute(
         .take();
     Ok(RunOutput {
         roles,
+        ops: merge_kinds(&all, &delta, measured),
         measured,
         interrupted,
         error,
     })
 }
 
-fn role_result(
-    role: &RolePlan,
-    threads: &[ThreadStats],
-    delta: &Totals,
-    measured: Duration,
-) -> RoleResult {
-    let secs = measured.as_secs_f64();
-    let mut ops = Vec::new();
-    for kind in OpKind::ALL {
-        let i = kind.index();
-        let merge = |pick: &dyn Fn(&ThreadStats) -> Option<&hdrhistogram::Histogram<u64>>| {
-            let mut acc: Option<hdrhistogram::Histogram<u64>> = None;
-            for h in threads.iter().filter_map(pick) {
-                match &mut acc {
-                    None => acc = Some(h.clone()),
-                    Some(a) => a.add(h).expect("histograms share bounds"),
-                }
-            }
-            acc
-        };
-        let lat = merge(&|t| t.lat[i].as_ref());
-        if lat.is_none() && delta.ops[i] == 0 {
-            continue;
-        }
-        let service = merge(&|t| t.service[i].as_ref());
-        let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
-        ops.push(OpStats {
-            kind,
-            ops: delta.ops[i],
-            bytes: delta.bytes[i],
-            iops: rate(delta.ops[i]),
-            mb_s: rate(delta.bytes[i]) / 1e6,
-            lat: lat.as_ref().and_then(latency),
-            service: service.as_ref().and_then(latency),
-        });
-    }
-    let commits: u64 = threads.iter().map(|t| t.commits).sum();
-    let log_writes: u64 = threads
-        .iter()
-        .filter_map(|t| t.lat[OpKind::LogWrite.index()].as_ref())
-        .map(|h| h.len())
-        .sum();
-    RoleResult {
-        name: role.name.clone(),
-        threads: role.threads,
-        ops,
-        commits_per_write: (role.log_writer && log_writes > 0)
-            .then(|| commits as f64 / log_writes as f64),
-    }
+fn per_role(plan: &Plan, spawned: &[Spawned]) -> Vec<Totals> {
+    (0..plan.roles.len())
+        .map(|r| totals(spawned, Some(r)))
+        .collect()
 }
 
-const _: () = assert!(KINDS == 4);
+/// The window's start (time and per-role totals), if it started.
+type Window = Option<(Duration, Vec<Totals>)>;
+
+/// Ticks until the run ends (on time, on interrupt, or on the first error).
+fn drive(
+    plan: &Plan,
+    shared: &Shared,
+    spawned: &[Spawned],
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+    ramp_ns: u64,
+) -> (Window, bool) {
+    let tick = |kind, totals| Tick {
+        elapsed: shared.clock.elapsed(),
+        kind,
+        totals,
+    };
+    let mut window: Window = None;
+    let mut interrupted = false;
+    let mut next_second = Duration::from_secs(1);
+    loop {
+        if interrupt.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            shared.stop_now();
+        }
+        let now = shared.now_ns();
+        let end = shared.end_ns.load(Ordering::Relaxed);
+        if window.is_none() && now >= ramp_ns && now < end {
+            let t = tick(TickKind::MeasureStart, totals(spawned, None));
+            window = Some((t.elapsed, per_role(plan, spawned)));
+            on_tick(&t);
+        }
+        if now >= end {
+            return (window, interrupted);
+        }
+        if shared.clock.elapsed() >= next_second {
+            on_tick(&tick(TickKind::Second, totals(spawned, None)));
+            next_second += Duration::from_secs(1);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -6,8 +6,7 @@ use crate::stats::ThreadStats;
 use bakeoff_core::plan::RolePlan;
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -41,8 +40,8 @@ pub enum RunError {
 
 /// State shared by all workers of a run.
 pub struct Shared {
-    /// Start of the run; all times are nanoseconds since.
-    pub start: Instant,
+    /// The run's clock; all times are nanoseconds since its start.
+    pub clock: crate::clock::RunClock,
     /// Start of the measured window; set once every worker is started.
     pub ramp_ns: AtomicU64,
     /// End of the run; lowered to "now" to stop early.
@@ -53,13 +52,51 @@ pub struct Shared {
     pub logs: Vec<Option<Arc<LogQueue>>>,
     /// The first error.
     pub error: Mutex<Option<RunError>>,
+    /// Holds every worker until all of them finished their setup.
+    pub start: StartGate,
+}
+
+/// The start barrier: workers set up their engines (rings, registered buffers, filled data
+/// buffers), report ready and wait; the measured schedule starts only once all are ready, so
+/// setup time is never inside the window.
+#[derive(Default)]
+pub struct StartGate {
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    /// A worker is ready: waits until the run opens the gate.
+    pub fn ready_and_wait(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.0 += 1;
+        self.changed.notify_all();
+        while !s.1 {
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Waits until `workers` workers are ready.
+    pub fn wait_ready(&self, workers: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while s.0 < workers {
+            s = self.changed.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Lets every worker go.
+    pub fn open(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.1 = true;
+        self.changed.notify_all();
+    }
 }
 
 impl Shared {
     /// Nanoseconds since the start.
     #[inline]
     pub fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     /// True once the run should end.

@@ -1,7 +1,9 @@
 //! Per-thread accounting on the hot path: cumulative counters the sampler reads every second,
-//! and latency histograms (HdrHistogram, 3 significant digits: values within 0.1 %, up to one
-//! hour) that are merged after the run. Nothing here allocates per operation.
+//! and latency counts in HdrHistogram's layout ([`crate::histogram`]: 3 significant digits,
+//! values within 0.1 %, up to one hour) that are merged after the run. Nothing here allocates
+//! per operation.
 
+use crate::histogram::LatencyCounts;
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{Latency, Percentile};
 use hdrhistogram::Histogram;
@@ -9,9 +11,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Number of operation kinds.
 pub const KINDS: usize = OpKind::ALL.len();
-
-/// Largest latency a histogram holds; longer ones are recorded as this.
-const MAX_NS: u64 = 3_600_000_000_000;
 
 /// Percentiles reported.
 pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
@@ -65,11 +64,6 @@ impl Counters {
     }
 }
 
-/// A latency histogram with bakeoff's bounds.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_NS, 3).expect("static histogram bounds are valid")
-}
-
 /// Summarises a histogram; `None` when empty.
 pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
     if h.is_empty() {
@@ -94,9 +88,9 @@ pub struct ThreadStats {
     counters: std::sync::Arc<Counters>,
     local: Totals,
     /// Latency per kind (from scheduled start under a rate, else from submission).
-    pub lat: [Option<Histogram<u64>>; KINDS],
+    pub lat: [Option<LatencyCounts>; KINDS],
     /// Service time per kind, kept only under a rate.
-    pub service: [Option<Histogram<u64>>; KINDS],
+    pub service: [Option<LatencyCounts>; KINDS],
     /// Commits served (log writers).
     pub commits: u64,
 }
@@ -116,9 +110,9 @@ impl ThreadStats {
             commits: 0,
         };
         for k in kinds {
-            s.lat[k.index()] = Some(new_histogram());
+            s.lat[k.index()] = Some(LatencyCounts::default());
             if open_loop {
-                s.service[k.index()] = Some(new_histogram());
+                s.service[k.index()] = Some(LatencyCounts::default());
             }
         }
         s
@@ -141,10 +135,10 @@ impl ThreadStats {
         self.counters.bytes[i].store(self.local.bytes[i], Ordering::Relaxed);
         if measured {
             if let Some(h) = &mut self.lat[i] {
-                h.saturating_record(lat_ns.max(1));
+                h.record(lat_ns);
             }
             if let Some(h) = &mut self.service[i] {
-                h.saturating_record(service_ns.max(1));
+                h.record(service_ns);
             }
         }
     }

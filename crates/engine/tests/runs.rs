@@ -171,3 +171,88 @@ fn interrupt_stops_within_a_second() {
         "what was measured before the interrupt is kept"
     );
 }
+
+#[test]
+fn commits_and_log_writes_count_in_the_same_window() {
+    // A ramp as long as the window: counting commits over the whole run would double them.
+    let set = "readers=1,writers=4,data_size=8m,redo_size=1m,ramp_time=1s,runtime=1s";
+    let (_d, out, _) = run("slob", set);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let by = |n: &str| out.roles.iter().find(|r| r.name == n).unwrap();
+    let lgwr = by("lgwr");
+    let served = lgwr.commits_per_write.unwrap() * ops(lgwr, OpKind::LogWrite) as f64;
+    let committed = ops(by("writer"), OpKind::Commit) as f64;
+    assert!(committed > 50.0, "{committed} commits");
+    let ratio = served / committed;
+    assert!(
+        (0.9..=1.1).contains(&ratio),
+        "log writer served {served} commits in the window, writers completed {committed}"
+    );
+}
+
+#[test]
+fn headline_latency_merges_every_role() {
+    let (_d, out, _) = run(
+        "slob",
+        "readers=2,writers=2,data_size=8m,redo_size=1m,runtime=1s",
+    );
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let read = out.ops.iter().find(|o| o.kind == OpKind::Read).unwrap();
+    let role_reads: Vec<_> = out
+        .roles
+        .iter()
+        .flat_map(|r| &r.ops)
+        .filter(|o| o.kind == OpKind::Read)
+        .collect();
+    assert_eq!(read.ops, role_reads.iter().map(|o| o.ops).sum::<u64>());
+    let p99 = |o: &bakeoff_core::record::OpStats| o.lat.as_ref().unwrap().at(99.0).unwrap();
+    let (lo, hi) = role_reads.iter().fold((u64::MAX, 0), |(lo, hi), o| {
+        (lo.min(p99(o)), hi.max(p99(o)))
+    });
+    assert!(
+        lo <= p99(read) && p99(read) <= hi,
+        "{lo} <= {} <= {hi}",
+        p99(read)
+    );
+    let commit = out.ops.iter().find(|o| o.kind == OpKind::Commit).unwrap();
+    let log = out.ops.iter().find(|o| o.kind == OpKind::LogWrite).unwrap();
+    let p50 = |o: &bakeoff_core::record::OpStats| o.lat.as_ref().unwrap().at(50.0).unwrap();
+    assert!(p50(commit) >= p50(log), "a commit waits for its log write");
+}
+
+#[test]
+fn engine_setup_happens_before_the_window() {
+    // 128 MiB of write buffers to fill per worker: setup takes a good part of a second.
+    let set = "engine=null,rw=randwrite,iodepth=128,bs=1m,size=4m,jobs=2,runtime=2s";
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let plan = builtin("randwrite")
+        .unwrap()
+        .plan(&Settings::parse_set(set).unwrap())
+        .unwrap();
+    let data = lay_out(&plan, &Target::Directory(dir.path().into()), &|_, _| true).unwrap();
+    let mut points = Vec::new();
+    let out = execute(&plan, &data, &AtomicBool::new(false), &mut |t| {
+        let ops = t.totals.ops[OpKind::Write.index()];
+        if t.kind != TickKind::Start {
+            points.push((t.kind, t.elapsed.as_secs_f64(), ops));
+        }
+    })
+    .unwrap();
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let start = points
+        .iter()
+        .position(|p| p.0 == TickKind::MeasureStart)
+        .unwrap();
+    // Every stretch of the window between ticks ran at a similar rate: none was spent setting up.
+    let rates: Vec<f64> = points[start..]
+        .windows(2)
+        .filter(|w| w[1].1 - w[0].1 > 0.2)
+        .map(|w| (w[1].2 - w[0].2) as f64 / (w[1].1 - w[0].1))
+        .collect();
+    let max = rates.iter().cloned().fold(0.0, f64::max);
+    assert!(rates.len() >= 2, "{points:?}");
+    assert!(
+        rates.iter().all(|r| *r > 0.3 * max),
+        "rates inside the window {rates:?} (ticks {points:?})"
+    );
+}

@@ -51,6 +51,7 @@ pub fn cpu_stats(start: &CpuTimes, end: &CpuTimes, ticks_per_sec: f64) -> CpuSta
         softirq_pct: pct(softirq),
         steal_pct: pct(steal),
         busy_us: share(busy, ticks_per_sec) * 1e6,
+        split: None,
     }
 }
 

@@ -16,7 +16,7 @@ pub const ROLE_BACKING: &str = "backing";
 /// A block device under the target, as named by the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
-    /// Kernel name, e.g. `vda`, `loop3` (the whole disk, never a partition).
+    /// Kernel name, e.g. `vda`, `loop3`, or a partition such as `vda1`.
     pub name: String,
     /// [`ROLE_STACK`] or [`ROLE_BACKING`].
     pub role: String,
@@ -34,7 +34,8 @@ type DevNum = (u32, u32);
 /// The block devices holding `path` (a block device node, or a file or directory on a file system).
 ///
 /// A block device node stands for itself; anything else for the device of its file system. A
-/// partition is reported as its whole disk (whose counters include the partition's I/O). A loop
+/// partition is reported as itself, with its own counters (its disk's would add the I/O of the
+/// disk's other partitions: the root file system, swap). A loop
 /// device is followed one level to the device holding its backing file, with role
 /// [`ROLE_BACKING`]. File systems on anonymous devices are resolved per type: btrfs lists its
 /// member devices; tmpfs, overlay, FUSE (including zfs-fuse, for now) and the like have none, and
@@ -95,7 +96,7 @@ fn add_device(
     }
 }
 
-/// Kernel name of the whole disk with device number `num`, via the `/sys/dev/block` symlink.
+/// Kernel name of the device (disk or partition) with number `num`, via `/sys/dev/block`.
 fn disk_name((major, minor): DevNum, path: &Path) -> Result<String, ProbeError> {
     let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
     let unknown = || ProbeError::UnknownDevice {
@@ -104,24 +105,28 @@ fn disk_name((major, minor): DevNum, path: &Path) -> Result<String, ProbeError> 
         path: path.to_path_buf(),
     };
     let target = fs::canonicalize(&link).map_err(|_| unknown())?;
-    let disk = if link.join("partition").exists() {
-        target.parent().ok_or_else(unknown)?
-    } else {
-        &target
-    };
-    let name = disk.file_name().ok_or_else(unknown)?;
+    let name = target.file_name().ok_or_else(unknown)?;
     Ok(name.to_string_lossy().into_owned())
 }
 
-/// Reads what sysfs says about device `name`; missing attributes are `None`.
+/// Reads what sysfs says about device `name`; missing attributes are `None`. A partition's
+/// model and loop state are its disk's.
 fn describe(name: &str, role: &str) -> DeviceInfo {
-    let sys = format!("/sys/block/{name}");
+    let sys = PathBuf::from(format!("/sys/class/block/{name}"));
+    let disk = if sys.join("partition").exists() {
+        fs::canonicalize(&sys)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or(sys)
+    } else {
+        sys
+    };
     DeviceInfo {
         name: name.to_string(),
         role: role.to_string(),
-        model: attribute(format!("{sys}/device/model")),
-        loop_backing: attribute(format!("{sys}/loop/backing_file")),
-        loop_dio: attribute(format!("{sys}/loop/dio")).map(|v| v == "1"),
+        model: attribute(disk.join("device/model")),
+        loop_backing: attribute(disk.join("loop/backing_file")),
+        loop_dio: attribute(disk.join("loop/dio")).map(|v| v == "1"),
     }
 }
 

@@ -17,6 +17,7 @@ mod mounts;
 pub mod parse;
 mod read;
 mod snapshot;
+mod split;
 mod sys;
 mod target;
 
@@ -25,9 +26,12 @@ pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_STACK};
 pub use env::environment;
 pub use error::ProbeError;
 pub use parse::{
-    parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo, parse_mountinfo,
-    parse_proc_stat, CpuTimes, DiskCounters, MemInfo, MountEntry,
+    parse_arc_counters, parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo,
+    parse_mountinfo, parse_pid_stat, parse_proc_stat, ArcCounters, CpuTimes, DiskCounters, MemInfo,
+    MountEntry, ProcStat,
 };
+pub use read::processes;
 pub use snapshot::{Probe, Snapshot};
+pub use split::{cpu_split, SplitInputs};
 pub use sys::{rusage_self, ticks_per_second};
 pub use target::target_info;

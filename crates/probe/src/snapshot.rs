@@ -2,7 +2,7 @@
 
 use crate::read::{block_stat_path, read, ARCSTATS, PROC_MEMINFO, PROC_STAT};
 use crate::{
-    device_stats, parse_arc_size, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes,
+    device_stats, parse_arc_counters, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes,
     DeviceInfo, DiskCounters, MemInfo,
 };
 use bakeoff_core::record::DeviceStats;
@@ -19,8 +19,8 @@ pub struct Snapshot {
     pub disks: Vec<Option<DiskCounters>>,
     /// `/proc/meminfo`.
     pub mem: Option<MemInfo>,
-    /// ZFS ARC size, where the kstat exists.
-    pub arc_size: Option<u64>,
+    /// ZFS ARC counters, where a kstat exists.
+    pub arc: Option<crate::ArcCounters>,
 }
 
 /// Takes snapshots of the machine and a fixed set of devices.
@@ -53,7 +53,10 @@ impl Probe {
             mem: read(PROC_MEMINFO)
                 .ok()
                 .and_then(|text| parse_meminfo(&text).ok()),
-            arc_size: read(ARCSTATS).ok().and_then(|text| parse_arc_size(&text)),
+            arc: ARCSTATS
+                .iter()
+                .find_map(|p| read(p).ok())
+                .map(|text| parse_arc_counters(&text)),
         }
     }
 

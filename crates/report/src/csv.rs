@@ -1,6 +1,7 @@
-//! Per-second samples as CSV (`--timeseries`). A figure that does not apply is an empty cell.
+//! A run as CSV: per-second samples (`--export-timeseries`) or one row of headline figures
+//! (`--export-csv`). A figure that does not apply is an empty cell, never 0.
 
-use bakeoff_core::record::Sample;
+use bakeoff_core::record::{RunRecord, Sample};
 use std::fmt::Write;
 
 /// Header line of the time-series CSV.
@@ -40,6 +41,44 @@ pub fn render_timeseries(samples: &[Sample]) -> String {
     out
 }
 
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// One header line and one row: what ran where, then the headline figures of the comparison
+/// table (`summary` keys, base units) so rows of several runs can be stacked in a spreadsheet.
+pub fn render_summary(r: &RunRecord) -> String {
+    let figures = crate::figures::FIGURES;
+    let mut head = vec![
+        "workload",
+        "target",
+        "stack",
+        "status",
+        "measured_s",
+        "threads",
+    ];
+    head.extend(figures.iter().map(|f| f.key));
+    let status = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut row = vec![
+        field(&r.plan.workload),
+        field(&r.target.path),
+        field(r.stack.as_ref().map_or("", |s| s.spec.as_str())),
+        status,
+        format!("{:.3}", r.measured_ns as f64 / 1e9),
+        r.plan.threads().to_string(),
+    ];
+    row.extend(figures.iter().map(|f| opt((f.get)(&r.summary))));
+    format!("{}\n{}\n", head.join(","), row.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -50,5 +89,12 @@ mod tests {
         1.000,true,12000.000,0.000,98.304,0.000,55.500,12010.000,0.000,98.386,0.000,4096,1073741824
         2.000,true,11800.000,0.000,96.666,0.000,,,,,,,
         ");
+    }
+
+    #[test]
+    fn summary_is_one_row_of_headline_figures() {
+        let mut r = crate::fixture::record();
+        r.target.path = "/mnt/a,b".into();
+        insta::assert_snapshot!(super::render_summary(&r));
     }
 }

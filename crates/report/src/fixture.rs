@@ -72,6 +72,17 @@ pub fn record() -> RunRecord {
         softirq_pct: 5.5,
         steal_pct: 0.0,
         busy_us: 11.1e6,
+        split: Some(CpuSplit {
+            tool_us: 2.5e6,
+            daemons_us: 0.0,
+            kernel_us: 7.6e6,
+            other_us: 1.0e6,
+            steal_us: 0.0,
+            tool_pct: 12.5,
+            daemons_pct: 0.0,
+            kernel_pct: 38.0,
+            other_pct: 5.0,
+        }),
     };
     let devices = vec![DeviceStats {
         name: "loop7".into(),
@@ -92,7 +103,15 @@ pub fn record() -> RunRecord {
         avg_write_wait_us: Some(80.0),
         util_pct: 99.0,
     }];
-    let summary = Summary::compute(&roles, Some(&cpu), &devices, 10.0);
+    let mut ops: Vec<OpStats> = roles.iter().flat_map(|r| r.ops.clone()).collect();
+    // Reads of both roles merged into one headline kind.
+    let reads = ops
+        .iter()
+        .filter(|o| o.kind == OpKind::Read)
+        .map(|o| o.ops)
+        .sum();
+    ops.retain(|o| o.kind != OpKind::Read);
+    ops.insert(0, op(OpKind::Read, reads, 8192, 305_000));
     let sample = |t: f64, iops: f64, full: bool| Sample {
         t_s: t,
         measured: true,
@@ -108,7 +127,7 @@ pub fn record() -> RunRecord {
         dirty_bytes: full.then_some(4096),
         cached_bytes: full.then_some(1 << 30),
     };
-    RunRecord {
+    let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         status: RunStatus::Completed,
         error: None,
@@ -130,8 +149,9 @@ pub fn record() -> RunRecord {
             cpus: 2,
             ..Default::default()
         },
-        summary,
+        summary: Summary::default(),
         roles,
+        ops,
         cpu: Some(cpu),
         tool: ToolUsage {
             user_us: 500_000,
@@ -145,10 +165,18 @@ pub fn record() -> RunRecord {
             cached_start_bytes: 1 << 30,
             cached_end_bytes: 1 << 30,
             dirty_max_bytes: 8 << 20,
+            dirty_start_bytes: Some(4 << 20),
+            dirty_end_bytes: Some(6 << 20),
             writeback_max_bytes: 1 << 20,
             available_min_bytes: 20 << 30,
             arc_size_bytes: None,
+            arc_hits: None,
+            arc_misses: None,
         }),
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
-    }
+        findings: Vec::new(),
+    };
+    record.summary = Summary::compute(&record);
+    record.findings = bakeoff_core::findings::run_findings(&record);
+    record
 }

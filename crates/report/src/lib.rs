@@ -1,11 +1,11 @@
 //! Exporters of run records. Each format is one file with one entry point:
 //! [`terminal::render`] (what a DBA pastes into a post), [`json::render`] (the full run record),
-//! [`csv::render_timeseries`] (per-second samples) and [`side_by_side::render`] (several runs
-//! as columns).
+//! [`csv::render_timeseries`] (per-second samples); comparisons of several runs ([`study`], whose
+//! figures are the one table in [`figures`]) render through [`study_table`].
 
 pub mod csv;
+pub mod figures;
 pub mod json;
-pub mod side_by_side;
 pub mod study;
 pub mod study_table;
 pub mod terminal;

@@ -2,142 +2,32 @@
 //! and, against the baseline cell, a ratio and a verdict; plus the findings that explain it.
 
 use bakeoff_core::findings::{cell_findings, Finding};
-use bakeoff_core::record::{RunRecord, Summary};
-use bakeoff_core::verdict::{compare, median, spread, Better, Comparison, Method};
+use bakeoff_core::record::RunRecord;
+#[cfg(test)]
+use bakeoff_core::verdict::Verdict;
+use bakeoff_core::verdict::{compare, median, spread, Comparison, Method};
 use serde::Serialize;
 
 /// Version of the comparison JSON.
-pub const REPORT_SCHEMA_VERSION: u32 = 1;
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
-/// A headline figure that can be a column.
-pub struct FigureDef {
-    /// Key (a `Summary` field).
-    pub key: &'static str,
-    /// Column heading.
-    pub label: &'static str,
-    /// Which direction is better.
-    pub better: Better,
-    /// Reads it from a summary.
-    pub get: fn(&Summary) -> Option<f64>,
-    /// Decimals to show.
-    pub decimals: usize,
-}
+pub use crate::figures::{figure, Compare, Figure, DEFAULT_COLUMNS, FIGURES};
 
-/// Every figure a comparison can show, in the default order.
-pub const FIGURES: &[FigureDef] = &[
-    FigureDef {
-        key: "read_iops",
-        label: "read IOPS",
-        better: Better::Higher,
-        get: |s| s.read_iops,
-        decimals: 0,
-    },
-    FigureDef {
-        key: "write_iops",
-        label: "write IOPS",
-        better: Better::Higher,
-        get: |s| s.write_iops,
-        decimals: 0,
-    },
-    FigureDef {
-        key: "cpu_busy_pct",
-        label: "CPU %",
-        better: Better::Lower,
-        get: |s| s.cpu_busy_pct,
-        decimals: 1,
-    },
-    FigureDef {
-        key: "cpu_us_per_op",
-        label: "CPU us/op",
-        better: Better::Lower,
-        get: |s| s.cpu_us_per_op,
-        decimals: 1,
-    },
-    FigureDef {
-        key: "read_lat_p99_us",
-        label: "read p99 us",
-        better: Better::Lower,
-        get: |s| s.read_lat_p99_us,
-        decimals: 0,
-    },
-    FigureDef {
-        key: "device_read_bytes_per_op",
-        label: "dev B/read",
-        better: Better::Lower,
-        get: |s| s.device_read_bytes_per_op,
-        decimals: 0,
-    },
-    FigureDef {
-        key: "read_amplification",
-        label: "read amp",
-        better: Better::Lower,
-        get: |s| s.read_amplification,
-        decimals: 2,
-    },
-    FigureDef {
-        key: "cache_hit_pct",
-        label: "cache hit %",
-        better: Better::Lower,
-        get: |s| s.cache_hit_pct,
-        decimals: 1,
-    },
-    FigureDef {
-        key: "write_amplification",
-        label: "write amp",
-        better: Better::Lower,
-        get: |s| s.write_amplification,
-        decimals: 2,
-    },
-    FigureDef {
-        key: "read_mb_s",
-        label: "read MB/s",
-        better: Better::Higher,
-        get: |s| s.read_mb_s,
-        decimals: 1,
-    },
-    FigureDef {
-        key: "write_mb_s",
-        label: "write MB/s",
-        better: Better::Higher,
-        get: |s| s.write_mb_s,
-        decimals: 1,
-    },
-    FigureDef {
-        key: "write_lat_p99_us",
-        label: "write p99 us",
-        better: Better::Lower,
-        get: |s| s.write_lat_p99_us,
-        decimals: 0,
-    },
-];
-
-/// The default columns (the `slob` headline figures).
-pub const DEFAULT_COLUMNS: &[&str] = &[
-    "read_iops",
-    "write_iops",
-    "cpu_busy_pct",
-    "cpu_us_per_op",
-    "read_lat_p99_us",
-    "device_read_bytes_per_op",
-    "read_amplification",
-    "cache_hit_pct",
-];
-
-/// Looks up a column by key.
-pub fn figure(key: &str) -> Option<&'static FigureDef> {
-    FIGURES.iter().find(|f| f.key == key)
-}
-
-/// One figure of one cell.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One figure of one cell. Its median, range and comparison come from the same values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FigureCell {
     /// Median over the repetitions.
     pub median: Option<f64>,
-    /// Smallest and largest repetition.
+    /// Smallest repetition.
     pub min: Option<f64>,
     /// Largest repetition.
     pub max: Option<f64>,
-    /// Against the baseline cell (absent for the baseline itself).
+    /// `median / baseline median`, where both are clear of zero (absent for the baseline).
+    pub ratio: Option<f64>,
+    /// `median - baseline median`, for percentages and where a side is (near) zero: a ratio of
+    /// something near zero says nothing.
+    pub difference: Option<f64>,
+    /// The verdict against the baseline: only for result and cost figures compared by ratio.
     pub vs_baseline: Option<Comparison>,
 }
 
@@ -185,15 +75,41 @@ pub struct CellRuns {
     pub baseline: Option<usize>,
 }
 
+/// Compares one figure of a cell (values `xs`) with its baseline's (`bs`).
+fn figure_cell(f: &Figure, xs: &[f64], bs: Option<&[f64]>, method: &Method) -> FigureCell {
+    let (min, max) = spread(xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
+    let mut cell = FigureCell {
+        median: median(xs),
+        min,
+        max,
+        ..FigureCell::default()
+    };
+    let (Some(bs), Some(m)) = (bs, cell.median) else {
+        return cell;
+    };
+    let Some(mb) = median(bs) else { return cell };
+    let clear = |v: &[f64]| v.iter().all(|x| *x > f.floor);
+    if f.percent || !clear(xs) || !clear(bs) {
+        cell.difference = Some(m - mb);
+        return cell;
+    }
+    cell.ratio = Some(m / mb);
+    if let Compare::Verdict(better) = f.compare {
+        cell.vs_baseline = Some(compare(xs, bs, better, method));
+    }
+    cell
+}
+
 /// Builds the comparison of `cells` over `columns`.
 pub fn build(
     cells: &[CellRuns],
-    columns: &[&'static FigureDef],
+    columns: &[&'static Figure],
     method: &Method,
     min_repetitions: usize,
 ) -> StudyReport {
-    let values = |c: &CellRuns, f: &FigureDef| -> Vec<f64> {
-        c.runs.iter().filter_map(|r| (f.get)(&r.summary)).collect()
+    let values = |c: &CellRuns, f: &Figure| -> Vec<f64> {
+        let all = c.runs.iter().filter_map(|r| (f.get)(&r.summary));
+        all.filter(|x| x.is_finite()).collect()
     };
     let rows = cells
         .iter()
@@ -203,30 +119,18 @@ pub fn build(
             let figures = columns
                 .iter()
                 .map(|f| {
-                    let xs = values(c, f);
-                    let (min, max) = spread(&xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
-                    let vs_baseline = match c.baseline {
-                        Some(b) if b != i => {
-                            Some(compare(&xs, &values(&cells[b], f), f.better, method))
-                        }
-                        _ => None,
-                    };
-                    FigureCell {
-                        median: median(&xs),
-                        min,
-                        max,
-                        vs_baseline,
-                    }
+                    let base = c.baseline.filter(|b| *b != i && *b < cells.len());
+                    let bs = base.map(|b| values(&cells[b], f));
+                    figure_cell(f, &values(c, f), bs.as_deref(), method)
                 })
                 .collect();
-            let findings = cell_findings(&c.runs, min_repetitions);
             CellRow {
                 label: c.label.clone(),
                 stack: c.stack.clone(),
                 runs: c.runs.len(),
                 is_baseline,
                 figures,
-                findings,
+                findings: cell_findings(&c.runs, min_repetitions),
             }
         })
         .collect();
@@ -271,4 +175,69 @@ fn provenance_notes(cells: &[CellRuns]) -> Vec<String> {
         }
     }
     notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(label: &str, values: &[(f64, f64, f64)]) -> CellRuns {
+        let runs = values
+            .iter()
+            .map(|&(iops, amp, busy)| {
+                let mut r = crate::fixture::record();
+                r.summary.read_iops = Some(iops);
+                r.summary.read_amplification = Some(amp);
+                r.summary.cpu_busy_pct = Some(busy);
+                r
+            })
+            .collect();
+        CellRuns {
+            label: label.into(),
+            stack: label.into(),
+            runs,
+            baseline: Some(0),
+        }
+    }
+
+    #[test]
+    fn near_zero_figures_get_a_difference_and_diagnostics_no_verdict() {
+        // A cached cell: read amplification structurally near zero, one run exactly 0.
+        let cells = [
+            cell(
+                "base",
+                &[(100.0, 1.0, 50.0), (101.0, 1.0, 51.0), (99.0, 1.0, 49.0)],
+            ),
+            cell(
+                "cached",
+                &[
+                    (300.0, 0.0, 90.0),
+                    (310.0, 0.003, 91.0),
+                    (305.0, 0.001, 92.0),
+                ],
+            ),
+        ];
+        let cols: Vec<_> = ["read_iops", "read_amplification", "cpu_busy_pct"]
+            .iter()
+            .map(|k| figure(k).unwrap())
+            .collect();
+        let r = build(&cells, &cols, &Method::default(), 3);
+        let [iops, amp, busy] = &r.rows[1].figures[..] else {
+            panic!("three figures")
+        };
+        // IOPS: a ratio and a verdict from the same three values as the median.
+        assert_eq!(iops.median, Some(305.0));
+        assert!((iops.ratio.unwrap() - 305.0 / 100.0).abs() < 1e-12);
+        let v = iops.vs_baseline.as_ref().unwrap();
+        assert_eq!((v.verdict, v.n_cell, v.n_baseline), (Verdict::Better, 3, 3));
+        // Amplification: the median keeps the zero; no ratio of something near zero.
+        assert_eq!((amp.median, amp.min), (Some(0.001), Some(0.0)));
+        assert_eq!((amp.ratio, amp.vs_baseline.is_none()), (None, true));
+        assert!((amp.difference.unwrap() - (0.001 - 1.0)).abs() < 1e-12);
+        // Machine busy %: a diagnostic, compared in points, never better or worse.
+        assert_eq!(
+            (busy.difference, busy.vs_baseline.is_none()),
+            (Some(41.0), true)
+        );
+    }
 }

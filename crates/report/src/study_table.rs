@@ -2,7 +2,7 @@
 //! over repetitions, and against the baseline the ratio and the verdict:
 //! `48,902 [47,1k–50,2k] ×0.50 worse`.
 
-use crate::study::{figure, CellRow, FigureCell, StudyReport};
+use crate::study::{figure, CellRow, Figure, FigureCell, StudyReport};
 use bakeoff_core::verdict::Verdict;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
@@ -34,8 +34,11 @@ fn verdict_mark(v: Verdict) -> &'static str {
     }
 }
 
-/// The text of one figure cell.
-fn cell_text(f: &FigureCell, decimals: usize, with_range: bool) -> String {
+/// The text of one figure cell: `median [min–max]` and, against the baseline, `×ratio` with the
+/// verdict mark (diagnostic figures: no mark), or `+difference` for percentages and figures that
+/// are (near) zero on a side.
+fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
+    let decimals = def.map_or(1, |d| d.decimals);
     let Some(m) = f.median else { return "-".into() };
     let mut s = number(m, decimals);
     if with_range {
@@ -45,10 +48,26 @@ fn cell_text(f: &FigureCell, decimals: usize, with_range: bool) -> String {
             }
         }
     }
-    if let Some(c) = f.vs_baseline.as_ref().filter(|c| c.ratio.is_finite()) {
-        let _ = write!(s, " ×{:.2}{}", c.ratio, verdict_mark(c.verdict));
+    let mark = f
+        .vs_baseline
+        .as_ref()
+        .map_or("", |c| verdict_mark(c.verdict));
+    if let Some(r) = f.ratio.filter(|r| r.is_finite()) {
+        let _ = write!(s, " ×{r:.2}{mark}");
+    } else if let Some(d) = f.difference.filter(|d| d.is_finite()) {
+        let unit = if def.is_some_and(|d| d.percent) {
+            " pt"
+        } else {
+            ""
+        };
+        let sign = if d < 0.0 { "−" } else { "+" };
+        let _ = write!(s, " {sign}{}{unit}", signed(d.abs(), decimals.max(1)));
     }
     s
+}
+
+fn signed(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}")
 }
 
 fn headings(r: &StudyReport) -> Vec<String> {
@@ -69,11 +88,7 @@ fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
     };
     let mut cells = vec![label, row.runs.to_string()];
     for (k, f) in r.columns.iter().zip(&row.figures) {
-        cells.push(cell_text(
-            f,
-            figure(k).map_or(1, |d| d.decimals),
-            with_range,
-        ));
+        cells.push(cell_text(f, figure(k), with_range));
     }
     cells
 }
@@ -105,7 +120,7 @@ pub fn render_table(r: &StudyReport) -> String {
         t.add_row(row_cells(r, row, true));
     }
     let legend = format!(
-        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md)",
+        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
         r.min_effect * 100.0
     );
     format!("{t}\n{legend}\n{}", findings_text(r, "  - "))
@@ -118,14 +133,14 @@ pub fn render_markdown(r: &StudyReport) -> String {
     for row in &r.rows {
         let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
     }
-    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%.", r.min_effect * 100.0);
+    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
     s + &findings_text(r, "- ")
 }
 
 /// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
 pub fn render_csv(r: &StudyReport) -> String {
     let mut s = String::from(
-        "cell,stack,runs,baseline,figure,median,min,max,ratio,ci_low,ci_high,p_value,verdict\n",
+        "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n",
     );
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
     let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
@@ -134,7 +149,7 @@ pub fn render_csv(r: &StudyReport) -> String {
             let c = f.vs_baseline.as_ref();
             let _ = writeln!(
                 s,
-                "{},{},{},{},{k},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{k},{},{},{},{},{},{},{},{},{}",
                 quote(&row.label),
                 quote(&row.stack),
                 row.runs,
@@ -142,7 +157,8 @@ pub fn render_csv(r: &StudyReport) -> String {
                 opt(f.median),
                 opt(f.min),
                 opt(f.max),
-                opt(c.map(|c| c.ratio)),
+                opt(f.ratio),
+                opt(f.difference),
                 opt(c.map(|c| c.ci_low)),
                 opt(c.map(|c| c.ci_high)),
                 opt(c.and_then(|c| c.p_value)),

@@ -1,6 +1,7 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
 
-use crate::fmt::{bytes, group, lat, pct, rate, ratio};
+use crate::fmt::{bytes, group, lat, pct, rate, rate as fmt_rate, ratio};
+use bakeoff_core::findings::Severity;
 use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
 use comfy_table::{presets::NOTHING, CellAlignment, Table};
@@ -12,7 +13,24 @@ pub fn render(r: &RunRecord) -> String {
     out.push_str(&roles_table(r));
     out.push('\n');
     out.push_str(&system(r));
+    out.push_str(&findings(r));
     out
+}
+
+fn findings(r: &RunRecord) -> String {
+    let mut s = String::new();
+    for f in &r.findings {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        let _ = write!(
+            s,
+            "\n{level}: {} ({})\n  {}: {}\n",
+            f.title, f.id, f.evidence, f.suggestion
+        );
+    }
+    s
 }
 
 fn header(r: &RunRecord) -> String {
@@ -31,11 +49,11 @@ fn header(r: &RunRecord) -> String {
         None => r.target.path.clone(),
     };
     let mut s = format!(
-        "{} on {place}{fs}: {:.1} s measured, engine {}, {} threads, dataset {}{status}\n\n",
+        "{} on {place}{fs}: {:.1} s measured, engine {}, {}, dataset {}{status}\n\n",
         r.plan.workload,
         r.measured_ns as f64 / 1e9,
         r.plan.engine.name(),
-        r.plan.threads(),
+        count(r.plan.threads() as u64, "thread"),
         format_bytes(r.plan.dataset_bytes()),
     );
     if let Some(e) = &r.error {
@@ -44,16 +62,25 @@ fn header(r: &RunRecord) -> String {
     s
 }
 
-fn roles_table(r: &RunRecord) -> String {
-    let mut t = Table::new();
-    t.load_preset(NOTHING);
+/// "1 thread", "7 threads".
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The per-role table: its headings and rows (one per role and operation kind, plus service
+/// time under a target rate).
+fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
     let open_loop = r
         .roles
         .iter()
         .flat_map(|x| &x.ops)
         .any(|o| o.service.is_some());
     let lat_label = if open_loop { " (from schedule)" } else { "" };
-    t.set_header(vec![
+    let header = vec![
         "role".to_string(),
         "thr".into(),
         "op".into(),
@@ -64,22 +91,18 @@ fn roles_table(r: &RunRecord) -> String {
         "p99".into(),
         "p99.9".into(),
         "max".into(),
-    ]);
+    ];
+    let mut rows = Vec::new();
     for role in &r.roles {
         for (i, op) in role.ops.iter().enumerate() {
             let l = op.lat.as_ref();
             let p = |q: f64| lat(l.and_then(|l| l.at(q)));
-            let name = if i == 0 {
-                role.name.clone()
+            let (name, threads) = if i == 0 {
+                (role.name.clone(), role.threads.to_string())
             } else {
-                String::new()
+                (String::new(), String::new())
             };
-            let threads = if i == 0 {
-                role.threads.to_string()
-            } else {
-                String::new()
-            };
-            t.add_row(vec![
+            rows.push(vec![
                 name,
                 threads,
                 op.kind.name().into(),
@@ -93,7 +116,7 @@ fn roles_table(r: &RunRecord) -> String {
             ]);
             if let Some(svc) = &op.service {
                 let q = |x: f64| lat(svc.at(x));
-                t.add_row(vec![
+                rows.push(vec![
                     String::new(),
                     String::new(),
                     "  service".into(),
@@ -108,6 +131,28 @@ fn roles_table(r: &RunRecord) -> String {
             }
         }
     }
+    (header, rows)
+}
+
+/// " lgwr: 3.0 commits per log write (group commit)" for each group-committing role.
+fn commit_lines(r: &RunRecord) -> Vec<String> {
+    r.roles
+        .iter()
+        .filter_map(|role| {
+            role.commits_per_write
+                .map(|c| format!("{}: {c:.1} commits per log write (group commit)", role.name))
+        })
+        .collect()
+}
+
+fn roles_table(r: &RunRecord) -> String {
+    let (header, rows) = role_rows(r);
+    let mut t = Table::new();
+    t.load_preset(NOTHING);
+    t.set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
     for i in 1..10 {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
@@ -121,14 +166,51 @@ fn roles_table(r: &RunRecord) -> String {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    for role in &r.roles {
-        if let Some(c) = role.commits_per_write {
-            let _ = writeln!(
-                out,
-                " {}: {c:.1} commits per log write (group commit)",
-                role.name
-            );
+    for line in commit_lines(r) {
+        let _ = writeln!(out, " {line}");
+    }
+    out
+}
+
+/// The same summary in Markdown (`run --export-markdown`): the header as a paragraph, the
+/// per-role table, then the system, device and memory lines and the findings as a list.
+pub fn render_markdown(r: &RunRecord) -> String {
+    let mut out = header(r);
+    let (header, rows) = role_rows(r);
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    out.push_str(&line(&header));
+    let align: Vec<String> = (0..header.len())
+        .map(|i| if i == 0 || i == 2 { "---" } else { "---:" }.to_string())
+        .collect();
+    out.push_str(&line(&align));
+    for row in &rows {
+        out.push_str(&line(row));
+    }
+    out.push('\n');
+    let mut items = commit_lines(r);
+    // "cpu      busy ..." lines, spaces collapsed; an indented line continues the one above.
+    for text in system(r).lines() {
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match items.last_mut() {
+            Some(last) if text.starts_with(' ') => *last = format!("{last}; {words}"),
+            _ => items.push(words),
         }
+    }
+    for f in &r.findings {
+        let level = match f.severity {
+            Severity::Warning => "warning",
+            Severity::Info => "note",
+        };
+        items.push(format!(
+            "{level}: {} ({}): {}: {}",
+            f.title, f.id, f.evidence, f.suggestion
+        ));
+    }
+    for item in items {
+        let _ = writeln!(out, "- {item}");
     }
     out
 }
@@ -179,24 +261,61 @@ fn us(v: Option<f64>) -> String {
     )
 }
 
-fn system(r: &RunRecord) -> String {
-    let mut s = String::new();
-    let sm = &r.summary;
-    if let Some(c) = &r.cpu {
+fn cpu_lines(r: &RunRecord) -> String {
+    let Some(c) = &r.cpu else {
+        return String::new();
+    };
+    let mut s = format!(
+        "cpu      machine busy {:.1}% of {} (user {:.1}%, sys {:.1}%, iowait {:.1}%, irq {:.1}%, softirq {:.1}%, steal {:.1}%)\n",
+        c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
+    );
+    if let Some(x) = &c.split {
         let _ = writeln!(
             s,
-            "cpu      busy {:.1}% of {} CPUs (user {:.1}, sys {:.1}, iowait {:.1}, irq {:.1}, softirq {:.1}, steal {:.1})",
-            c.busy_pct, c.cpus, c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
-        );
-        let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
-            format!("; bakeoff itself {p:.1}% of busy CPU")
-        });
-        let _ = writeln!(
-            s,
-            "         {} us CPU per operation{share}",
-            ratio(sm.cpu_us_per_op)
+            "         by whom: bakeoff {:.1}%, stack daemons {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            x.tool_pct, x.daemons_pct, x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
+    let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
+        format!("; bakeoff itself {p:.1}% of busy CPU")
+    });
+    let _ = writeln!(
+        s,
+        "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",
+        ratio(r.summary.cpu_us_per_op)
+    );
+    s
+}
+
+/// The headline latencies: every operation of a kind, all roles merged.
+fn latency_line(r: &RunRecord) -> String {
+    let sm = &r.summary;
+    let us = |v: Option<f64>| lat(v.map(|u| (u * 1e3) as u64));
+    let mut parts = Vec::new();
+    if sm.read_lat_p50_us.is_some() {
+        let (p50, p99) = (us(sm.read_lat_p50_us), us(sm.read_lat_p99_us));
+        parts.push(format!("read p50 {p50} p99 {p99}"));
+    }
+    if sm.write_lat_p99_us.is_some() {
+        parts.push(format!("write p99 {}", us(sm.write_lat_p99_us)));
+    }
+    if sm.commit_lat_p50_us.is_some() {
+        let (p50, p99) = (us(sm.commit_lat_p50_us), us(sm.commit_lat_p99_us));
+        let rate = sm
+            .commits_per_s
+            .map_or_else(String::new, |c| format!(" ({}/s)", fmt_rate(c)));
+        parts.push(format!("commit{rate} p50 {p50} p99 {p99}"));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("latency  all roles: {}\n", parts.join("; "))
+}
+
+fn system(r: &RunRecord) -> String {
+    let mut s = latency_line(r);
+    s += &cpu_lines(r);
+    let sm = &r.summary;
     if r.devices.is_empty() {
         let _ = writeln!(
             s,
@@ -210,18 +329,21 @@ fn system(r: &RunRecord) -> String {
     if !r.devices.is_empty() {
         let _ = writeln!(
             s,
-            "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); cache hits {}",
+            "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); reads not from the devices {}",
             bytes(sm.device_read_bytes_per_op),
             ratio(sm.read_amplification),
             bytes(sm.device_write_bytes_per_op),
             ratio(sm.write_amplification),
-            pct(sm.cache_hit_pct),
+            pct(sm.reads_not_from_device_pct),
         );
     }
     if let Some(m) = &r.memory {
-        let arc = m
+        let mut arc = m
             .arc_size_bytes
             .map_or_else(String::new, |a| format!(", ZFS ARC {}", format_bytes(a)));
+        if let Some(h) = sm.arc_hit_pct {
+            arc += &format!(" (hits {h:.1}%)");
+        }
         let _ = writeln!(
             s,
             "memory   page cache {} -> {}, dirty max {}, writeback max {}, available min {}{arc}",
@@ -240,5 +362,24 @@ mod tests {
     #[test]
     fn summary_reads_like_a_report() {
         insta::assert_snapshot!(super::render(&crate::fixture::record()));
+    }
+
+    #[test]
+    fn markdown_summary_is_a_table_and_a_list() {
+        insta::assert_snapshot!(super::render_markdown(&crate::fixture::record()));
+    }
+
+    #[test]
+    fn one_thread_and_one_cpu_are_singular() {
+        let mut r = crate::fixture::record();
+        r.plan.roles.truncate(1);
+        r.plan.roles[0].threads = 1;
+        if let Some(c) = &mut r.cpu {
+            c.cpus = 1;
+        }
+        let text = super::render(&r);
+        assert!(text.contains(", 1 thread, "), "{text}");
+        assert!(text.contains("of 1 CPU (user"), "{text}");
+        assert_eq!(super::count(2, "CPU"), "2 CPUs");
     }
 }

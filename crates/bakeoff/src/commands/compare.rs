@@ -2,8 +2,10 @@
 //! run into a results directory, one atomically written record per run, resumable; then the
 //! comparison table.
 
+use super::exports::{self, Export, Kind};
 use super::measure::interrupt_flag;
 use super::on_stack::{run_on_stack, StackRun};
+use super::preflight;
 use super::run::{load_workload, parse_sets};
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -83,13 +85,58 @@ fn cell_plans(plan: &StudyPlan) -> Result<Vec<Plan>, Failure> {
     Ok(plans)
 }
 
+/// About how many bytes a run record takes, for the results directory's space check: the
+/// record itself plus one sample per second.
+fn record_bytes(plan: &Plan) -> u64 {
+    64 * 1024 + 2048 * (plan.ramp_time + plan.runtime).as_secs()
+}
+
+/// Everything the study needs before its first run (and all a dry run does): the report's
+/// options, the output files, the results directory, and every stack of every cell.
+fn check(
+    args: &CompareArgs,
+    plan: &StudyPlan,
+    plans: &[Plan],
+    out: &Path,
+) -> Result<Vec<Export>, Failure> {
+    preflight::size("--size", &args.stack_opts.size)?;
+    let study_size = match &args.study {
+        Some(path) => format!("{}: size", path.display()),
+        None => "--size".into(),
+    };
+    preflight::size(&study_size, &plan.study.size)?;
+    super::report::columns(&args.report)?;
+    super::report::min_effect(&args.report)?;
+    super::report::check_against(&args.report, &plan.study.stacks)?;
+    check_results(out, plan, args.resume)?;
+    let exports = exports::open(&exports::requests(&args.export))?;
+    let mut opts = args.stack_opts.clone();
+    opts.size = plan.study.size.clone();
+    let mut checked: Vec<(&str, u64)> = Vec::new();
+    for (cell, p) in plan.cells.iter().zip(plans) {
+        let dataset = p.dataset_bytes();
+        if checked
+            .iter()
+            .any(|(s, d)| *s == cell.stack && *d >= dataset)
+        {
+            continue;
+        }
+        preflight::stack(&preflight::spec(&cell.stack)?, &opts, dataset)?;
+        checked.push((&cell.stack, dataset));
+    }
+    let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
+    preflight::results_room(out, plan.order.len(), per_run)?;
+    Ok(exports)
+}
+
 fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
     let per_run: f64 = plans
         .iter()
         .map(|p| (p.ramp_time + p.runtime).as_secs_f64() + 8.0)
         .sum::<f64>()
-        / plans.len() as f64;
-    let size = bakeoff_core::units::parse_size(&opts.size).unwrap_or(1 << 30);
+        / plans.len().max(1) as f64;
+    // Checked before: the study's size is what the runs use.
+    let size = bakeoff_core::units::parse_size(&plan.study.size).unwrap_or(1 << 30);
     let disk = plan
         .cells
         .iter()
@@ -142,31 +189,39 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
         .map_err(io)
 }
 
-/// Saves the plan, or checks it matches the one saved (for --resume).
-fn open_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failure> {
+/// Checks the results directory can take this study: a new directory, or with `--resume`
+/// one that holds the same study.
+fn check_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failure> {
+    let path = out.join("study.json");
+    if !path.exists() {
+        return Ok(());
+    }
+    if !resume {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "{} already holds a study: add --resume to finish it, or choose another --out",
+                out.display()
+            ),
+        ));
+    }
+    let saved = super::results::read_plan(out)?;
+    if saved.cells != plan.cells || saved.study.repeat != plan.study.repeat {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "--resume: the study in {} differs from this one",
+                out.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Saves the plan unless the results directory already holds it (checked by `check_results`).
+fn save_plan(out: &Path, plan: &StudyPlan) -> Result<(), Failure> {
     let path = out.join("study.json");
     if path.exists() {
-        let saved: StudyPlan =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
-                .map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))?;
-        if !resume {
-            return Err(failure(
-                Code::Usage,
-                format!(
-                    "{} already holds a study: add --resume to finish it, or choose another --out",
-                    out.display()
-                ),
-            ));
-        }
-        if saved.cells != plan.cells || saved.study.repeat != plan.study.repeat {
-            return Err(failure(
-                Code::Usage,
-                format!(
-                    "--resume: the study in {} differs from this one",
-                    out.display()
-                ),
-            ));
-        }
         return Ok(());
     }
     let text = serde_json::to_string_pretty(plan).expect("plans serialise");
@@ -179,15 +234,18 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
     let plans = cell_plans(&plan)?;
-    if args.dry_run {
-        print_dry_run(&plan, &plans, &args.stack_opts);
-        return Ok(Code::Ok);
-    }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
-    open_results(&out, &plan, args.resume)?;
+    let exports = check(&args, &plan, &plans, &out)?;
+    if args.dry_run {
+        print_dry_run(&plan, &plans, &args.stack_opts);
+        drop(exports);
+        eprintln!("dry run: ok, the study would start");
+        return Ok(Code::Ok);
+    }
+    save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
     let started = Instant::now();
     let (mut done, total) = (0usize, plan.order.len());
@@ -222,40 +280,57 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
         }
-        match record.status {
-            RunStatus::Completed => {
-                write_atomically(&path, &bakeoff_report::json::render(&record))?
-            }
-            RunStatus::Interrupted => break, // the run in flight is never recorded as a result
-            RunStatus::Failed => {
-                write_atomically(
-                    &path.with_extension("failed.json"),
-                    &bakeoff_report::json::render(&record),
-                )?;
-                return Err(failure(
-                    Code::Io,
-                    format!(
-                        "{} rep {}: {}",
-                        cell.label,
-                        slot.rep,
-                        record.error.unwrap_or_default()
-                    ),
-                ));
-            }
+        if !store(&record, &path, cell, slot.rep)? {
+            break; // interrupted: the run in flight is never recorded as a result
         }
     }
     bar.finish_and_clear();
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
-            "interrupted: finished runs are in {}; `--resume` runs only what is missing",
+            "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
             out.display()
         );
         return Ok(Code::Interrupted);
     }
-    let report = super::report::load(std::slice::from_ref(&out), &args.report)?;
-    print!("{}", super::report::render(&report, &args.report)?);
+    finish(&out, &args, exports)
+}
+
+/// Records a finished run: a completed one as a result, a failed one beside it (not a result,
+/// and the study stops). False if the run was interrupted.
+fn store(
+    record: &RunRecord,
+    path: &Path,
+    cell: &bakeoff_core::study::Cell,
+    rep: u32,
+) -> Result<bool, Failure> {
+    let text = bakeoff_report::json::render(record);
+    match record.status {
+        RunStatus::Completed => write_atomically(path, &text).map(|()| true),
+        RunStatus::Interrupted => Ok(false),
+        RunStatus::Failed => {
+            write_atomically(&path.with_extension("failed.json"), &text)?;
+            let error = record.error.as_deref().unwrap_or_default();
+            Err(failure(
+                Code::Io,
+                format!("{} rep {rep}: {error}", cell.label),
+            ))
+        }
+    }
+}
+
+/// The comparison of the finished study: printed, exported, and where the results are.
+fn finish(out: &Path, args: &CompareArgs, exports: Vec<Export>) -> Result<Code, Failure> {
+    let loaded = super::report::load(&[out.to_path_buf()], &args.report)?;
+    let report = &loaded.report;
+    let table = super::report::render(report, &args.report)?;
+    exports::deliver(&table, exports, |kind| match kind {
+        Kind::Json => bakeoff_report::study_table::render_json(report),
+        Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
+        Kind::Csv => bakeoff_report::study_table::render_csv(report),
+        Kind::Timeseries => unreachable!("compare never requests a time series"),
+    })?;
     eprintln!("results: {}", out.display());
-    Ok(Code::Ok)
+    Ok(loaded.code())
 }
 
 fn report_progress(

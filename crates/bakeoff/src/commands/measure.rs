@@ -4,7 +4,7 @@ use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::Sampler;
 use bakeoff_core::plan::Plan;
-use bakeoff_core::record::{RunRecord, RunStatus, Summary, SCHEMA_VERSION};
+use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
 use bakeoff_engine::{execute, lay_out, LayoutError, Target, TickKind};
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,19 +43,28 @@ pub fn measure(
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
 ) -> Result<RunRecord, Failure> {
-    measure_with_devices(plan, target, interrupt, quiet, before_run, None)
+    measure_with_devices(plan, target, interrupt, quiet, before_run, Known::default())
 }
 
-/// [`measure`] with the devices to sample given (a stack knows its members), else resolved
-/// from the target.
+/// What a stack knows about itself that the probes cannot find from the target.
+#[derive(Default)]
+pub struct Known {
+    /// The devices to sample (a stack knows its members); `None`: resolved from the target.
+    pub devices: Option<Vec<bakeoff_probe::DeviceInfo>>,
+    /// The stack's daemons: their CPU is the stack's.
+    pub daemons: Vec<u32>,
+}
+
+/// [`measure`] with what the stack knows.
 pub fn measure_with_devices(
     plan: &Plan,
     target: &Target,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
-    devices: Option<Vec<bakeoff_probe::DeviceInfo>>,
+    known: Known,
 ) -> Result<RunRecord, Failure> {
+    let Known { devices, daemons } = known;
     let path = target.path();
     let devices = devices.unwrap_or_else(|| {
         resolve_devices(path).unwrap_or_else(|e| {
@@ -91,7 +100,7 @@ pub fn measure_with_devices(
         quiet,
     );
     run_bar.set_prefix(plan.workload.clone());
-    let mut sampler = Sampler::new(Probe::new(devices));
+    let mut sampler = Sampler::new(Probe::new(devices), daemons);
     let output = execute(plan, &dataset, interrupt, &mut |tick| {
         sampler.on_tick(tick);
         if tick.kind == TickKind::Second {
@@ -115,20 +124,13 @@ pub fn measure_with_devices(
         (None, true) => RunStatus::Interrupted,
         (None, false) => RunStatus::Completed,
     };
-    let secs = output.measured.as_secs_f64();
     // A failed run's figures are not results: keep the error, drop the numbers.
-    let (roles, summary) = if status == RunStatus::Failed {
-        (Vec::new(), Summary::default())
+    let (roles, ops) = if status == RunStatus::Failed {
+        (Vec::new(), Vec::new())
     } else {
-        let s = Summary::compute(
-            &output.roles,
-            measured.cpu.as_ref(),
-            &measured.devices,
-            secs,
-        );
-        (output.roles, s)
+        (output.roles, output.ops)
     };
-    Ok(RunRecord {
+    let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         status,
         error: output.error.map(|e| e.to_string()),
@@ -138,18 +140,28 @@ pub fn measure_with_devices(
         target: target_info(path),
         stack: None,
         cold: None,
-        environment: environment(
-            env!("CARGO_PKG_VERSION"),
-            Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),
-        ),
-        summary,
+        environment: Environment {
+            // The clock the engine times operations with, not the kernel's.
+            timer_overhead_ns: bakeoff_engine::clock::read_cost_ns(),
+            ..environment(
+                env!("CARGO_PKG_VERSION"),
+                Some(env!("BAKEOFF_GIT_HASH")).filter(|h| !h.is_empty()),
+            )
+        },
+        summary: Summary::default(),
         roles,
+        ops,
         cpu: measured.cpu,
         tool: measured.tool,
         devices: measured.devices,
         memory: measured.memory,
         samples: measured.samples,
-    })
+        findings: Vec::new(),
+    };
+    if status != RunStatus::Failed {
+        record.summary = Summary::compute(&record);
+    }
+    Ok(record)
 }
 
 /// The exit code a record's status maps to.

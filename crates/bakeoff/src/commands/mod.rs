@@ -2,10 +2,14 @@
 
 pub mod cleanup;
 pub mod compare;
+pub mod completions;
 pub mod demo;
+pub mod exports;
 pub mod measure;
 pub mod on_stack;
+pub mod preflight;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod stack;
 pub mod workloads;

@@ -1,7 +1,7 @@
 //! One measured run on a freshly built stack, torn down on every path: shared by `run --stack`,
 //! `demo` and `compare`.
 
-use super::measure::measure_with_devices;
+use super::measure::{measure_with_devices, Known};
 use crate::cli::StackOpts;
 use crate::exit::{stack_failure, Failure};
 use bakeoff_core::record::{RunRecord, RunStatus};
@@ -49,17 +49,13 @@ pub fn run_on_stack(
     } else {
         Target::Directory(stack.target.clone())
     };
-    let devices = stack.devices.clone();
+    let known = Known {
+        devices: Some(stack.devices.clone()),
+        daemons: stack.daemons().iter().map(|d| d.pid() as u32).collect(),
+    };
     let measured = {
         let mut prepare = || stack.prepare_run(run.warm).map_err(stack_failure);
-        measure_with_devices(
-            plan,
-            &target,
-            interrupt,
-            run.quiet,
-            &mut prepare,
-            Some(devices),
-        )
+        measure_with_devices(plan, &target, interrupt, run.quiet, &mut prepare, known)
     };
     // A stack that broke (a dead ZFS daemon) explains the error it caused.
     let mut record = measured.map_err(|mut f| {
@@ -77,6 +73,7 @@ pub fn run_on_stack(
         record.roles.clear();
         record.summary = Default::default();
     }
+    record.findings = bakeoff_core::findings::run_findings(&record);
     stack.destroy().map_err(stack_failure)?;
     Ok(record)
 }

@@ -1,119 +1,159 @@
 //! `bakeoff report DIR...`: the comparison table from one or more results directories (a
 //! baseline measured last month against a study today), in table, Markdown, CSV or JSON.
 
+use super::results::Reader;
 use crate::cli::{Format, ReportArgs, ReportOpts};
-use crate::exit::{failure, Code, Failure};
+use crate::exit::{bad_value, clip, failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
-use bakeoff_report::study::{build, figure, CellRuns, StudyReport, DEFAULT_COLUMNS};
-use std::path::{Path, PathBuf};
+use bakeoff_report::study::{build, figure, CellRuns, Figure, StudyReport, DEFAULT_COLUMNS};
+use std::path::PathBuf;
 
-fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
-    let path = dir.join("study.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        failure(
-            Code::Usage,
-            format!(
-                "{}: {e} (is this a `bakeoff compare` results directory?)",
-                path.display()
-            ),
-        )
-    })?;
-    serde_json::from_str(&text)
-        .map_err(|e| failure(Code::Usage, format!("{}: {e}", path.display())))
-}
-
-/// Completed runs of a cell (failed runs and half-written files are not results).
-fn read_runs(dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
-    let cell_dir = dir.join("runs").join(&cell.id);
-    let Ok(entries) = std::fs::read_dir(&cell_dir) else {
-        return Ok(Vec::new());
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                n.starts_with("rep-") && n.ends_with(".json") && !n.ends_with(".failed.json")
-            })
-        })
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| failure(Code::Io, format!("{}: {e}", p.display())))?;
-            serde_json::from_str(&text)
-                .map_err(|e| failure(Code::Usage, format!("{}: {e}", p.display())))
-        })
-        .collect()
-}
-
-/// Loads and compares the studies in `dirs`.
-pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<StudyReport, Failure> {
-    // Cells merged by label across directories, each with the label of its planned baseline.
-    let mut cells: Vec<(Cell, Vec<RunRecord>, Option<String>)> = Vec::new();
-    let mut first: Option<StudyPlan> = None;
-    for dir in dirs {
-        let plan = read_plan(dir)?;
-        for (i, cell) in plan.cells.iter().enumerate() {
-            let runs = read_runs(dir, cell)?;
-            let base = plan
-                .baseline_of
-                .get(i)
-                .copied()
-                .flatten()
-                .map(|b| plan.cells[b].label.clone());
-            match cells.iter_mut().find(|(c, _, _)| c.label == cell.label) {
-                Some((_, existing, _)) => existing.extend(runs),
-                None => cells.push((cell.clone(), runs, base)),
-            }
-        }
-        first.get_or_insert(plan);
-    }
-    let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
-    let baseline = opts
-        .against
-        .clone()
-        .or(first.study.baseline.clone())
-        .unwrap_or_else(|| first.study.stacks[0].clone());
-    let min_effect = match &opts.min_effect {
-        Some(m) => {
-            parse_fraction(m).map_err(|e| failure(Code::Usage, format!("--min-effect: {e}")))?
-        }
-        None => first.study.min_effect,
-    };
+/// The figures `--columns` names (default: the slob headline figures).
+pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static Figure>, Failure> {
     let keys: Vec<String> = match &opts.columns {
         Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
         None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
     };
-    let columns = keys
-        .iter()
-        .map(|k| figure(k).ok_or_else(|| failure(Code::Usage, format!("--columns: unknown figure '{k}' (e.g. read_iops, write_iops, cpu_busy_pct)"))))
-        .collect::<Result<Vec<_>, _>>()?;
+    keys.iter()
+        .map(|k| {
+            figure(k).ok_or_else(|| {
+                let known = bakeoff_report::figures::keys();
+                failure(
+                    Code::Usage,
+                    format!(
+                        "--columns: unknown figure '{}' (known: {})",
+                        clip(k),
+                        known.join(", ")
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `--min-effect`, if given (else the study's applies).
+pub fn min_effect(opts: &ReportOpts) -> Result<Option<f64>, Failure> {
+    opts.min_effect
+        .as_deref()
+        .map(|m| parse_fraction(m).map_err(|e| bad_value("--min-effect", m, &e)))
+        .transpose()
+}
+
+/// `--against` must name one of the stacks compared (as written in the study).
+pub fn check_against(opts: &ReportOpts, known: &[String]) -> Result<(), Failure> {
+    let Some(against) = &opts.against else {
+        return Ok(());
+    };
+    if known.contains(against) {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for k in known {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    Err(failure(
+        Code::Usage,
+        format!(
+            "--against '{}' is not a stack of this study (its stacks: {})",
+            clip(against),
+            names.join(", ")
+        ),
+    ))
+}
+
+/// A comparison, and how many run records it had to leave out.
+pub struct Loaded {
+    /// The comparison.
+    pub report: StudyReport,
+    /// Run records that could not be read (named on stderr and in the notes).
+    pub unreadable: usize,
+}
+
+impl Loaded {
+    /// The exit code: some records left out is not a clean result.
+    pub fn code(&self) -> Code {
+        if self.unreadable > 0 {
+            Code::Unreadable
+        } else {
+            Code::Ok
+        }
+    }
+}
+
+/// A cell merged across directories: its runs and the label of its planned baseline.
+struct Merged {
+    cell: Cell,
+    runs: Vec<RunRecord>,
+    planned: Option<String>,
+}
+
+/// Loads and compares the studies in `dirs`; each directory and run record counts once.
+pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
+    let columns = columns(opts)?;
+    let given_min_effect = min_effect(opts)?;
+    let mut reader = Reader::default();
+    let mut cells: Vec<Merged> = Vec::new();
+    let mut first: Option<StudyPlan> = None;
+    for dir in dirs {
+        let Some(study) = reader.read(dir)? else {
+            continue;
+        };
+        let plan = &study.plan;
+        for ((i, cell), runs) in plan.cells.iter().enumerate().zip(study.runs) {
+            let planned = plan.baseline_of[i].map(|b| plan.cells[b].label.clone());
+            match cells.iter_mut().find(|m| m.cell.label == cell.label) {
+                Some(m) => m.runs.extend(runs),
+                None => cells.push(Merged {
+                    cell: cell.clone(),
+                    runs,
+                    planned,
+                }),
+            }
+        }
+        first.get_or_insert(study.plan);
+    }
+    let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
+    let known: Vec<String> = cells.iter().map(|m| m.cell.base_stack.clone()).collect();
+    check_against(opts, &known)?;
+    let baseline = opts
+        .against
+        .clone()
+        .or(first.study.baseline.clone())
+        .unwrap_or_else(|| known[0].clone());
     let runs: Vec<CellRuns> = cells
         .iter()
-        .map(|(c, r, planned)| {
-            let chosen = match (&opts.against, planned) {
-                (None, Some(label)) => cells.iter().position(|(b, _, _)| b.label == *label),
-                _ => cells.iter().position(|(b, _, _)| {
-                    b.base_stack == baseline && b.workload == c.workload && b.set == c.set
+        .map(|m| {
+            let c = &m.cell;
+            let chosen = match (&opts.against, &m.planned) {
+                (None, Some(label)) => cells.iter().position(|b| b.cell.label == *label),
+                _ => cells.iter().position(|b| {
+                    b.cell.base_stack == baseline
+                        && b.cell.workload == c.workload
+                        && b.cell.set == c.set
                 }),
             };
             CellRuns {
                 label: c.label.clone(),
                 stack: c.stack.clone(),
-                runs: r.clone(),
+                runs: m.runs.clone(),
                 baseline: chosen,
             }
         })
         .collect();
     let method = Method {
-        min_effect,
+        min_effect: given_min_effect.unwrap_or(first.study.min_effect),
         ..Method::default()
     };
-    Ok(build(&runs, &columns, &method, 3))
+    let mut report = build(&runs, &columns, &method, 3);
+    report.notes.extend(reader.notes);
+    Ok(Loaded {
+        report,
+        unreadable: reader.unreadable,
+    })
 }
 
 /// Renders in the requested format.
@@ -129,7 +169,7 @@ pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure
 
 /// Runs the command.
 pub fn run(args: ReportArgs) -> Result<Code, Failure> {
-    let report = load(&args.dirs, &args.report)?;
-    print!("{}", render(&report, &args.report)?);
-    Ok(Code::Ok)
+    let loaded = load(&args.dirs, &args.report)?;
+    print!("{}", render(&loaded.report, &args.report)?);
+    Ok(loaded.code())
 }

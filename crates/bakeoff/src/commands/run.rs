@@ -1,14 +1,17 @@
 //! `bakeoff run`: one workload on one target.
 
+use super::exports::{self, Export, Kind, Request};
 use super::measure::{interrupt_flag, measure, status_code};
 use super::on_stack::{run_on_stack, StackRun};
+use super::preflight;
 use crate::cli::RunArgs;
 use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::settings::Settings;
-use bakeoff_core::units::parse_size;
 use bakeoff_core::workload::{builtin, builtins, Workload};
+use bakeoff_core::Plan;
 use bakeoff_engine::Target;
-use std::io::Write;
+use bakeoff_stack::gate::Claim;
 use std::path::Path;
 
 /// Loads the workload named on the command line or from `--job`.
@@ -48,19 +51,63 @@ pub fn parse_sets(sets: &[String]) -> Result<Settings, Failure> {
     Ok(all)
 }
 
-/// Writes `text` to `path` atomically (temp file + rename), or to stdout for "-".
-pub fn write_output(path: &Path, text: &str) -> Result<(), Failure> {
-    let io = |what: &str, e: std::io::Error| {
-        failure(Code::Io, format!("{what} {}: {e}", path.display()))
+/// What the checks before a run established.
+struct Checked {
+    mem_limit: Option<u64>,
+    /// The checked `--target` and, for a device, the claim held until the run ends.
+    target: Option<(Target, Option<Claim>)>,
+    exports: Vec<Export>,
+}
+
+fn export_requests(args: &RunArgs) -> Vec<Request<'_>> {
+    let mut requests = exports::requests(&args.export);
+    requests.push(Request {
+        kind: Kind::Timeseries,
+        flag: "--export-timeseries",
+        path: args.timeseries.as_deref(),
+    });
+    requests
+}
+
+/// Everything a run needs before it starts (and all a dry run does): usage first, then the
+/// output files, then the target or stack.
+fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
+    let mem_limit = match &args.mem_limit {
+        Some(m) => Some(preflight::size("--mem-limit", m)?),
+        None => None,
     };
-    if path == Path::new("-") {
-        return std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| io("writing", e));
+    preflight::size("--size", &args.stack_opts.size)?;
+    let spec = args.stack.as_deref().map(preflight::spec).transpose()?;
+    if spec.is_none() {
+        if mem_limit.is_some() {
+            return Err(failure(
+                Code::Usage,
+                "--mem-limit applies to runs on a stack: add --stack SPEC",
+            ));
+        }
+        if !args.stack_opts.devices.is_empty() || !args.stack_opts.destroy_data_on.is_empty() {
+            return Err(failure(
+                Code::Usage,
+                "--device and --destroy-data-on apply to runs on a stack: add --stack SPEC",
+            ));
+        }
     }
-    let tmp = path.with_extension("tmp~");
-    std::fs::write(&tmp, text).map_err(|e| io("writing", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| io("renaming into place", e))
+    let exports = exports::open(&export_requests(args))?;
+    let target = match (&spec, &args.target) {
+        (Some(spec), _) => {
+            preflight::stack(spec, &args.stack_opts, plan.dataset_bytes())?;
+            None
+        }
+        (None, Some(path)) => Some(preflight::target(path, plan)?),
+        (None, None) => {
+            return Err(failure(Code::Usage, "give --target PATH or --stack SPEC"));
+        }
+    };
+    Ok(Checked {
+        mem_limit,
+        target,
+        exports,
+    })
 }
 
 /// Runs the command.
@@ -69,52 +116,40 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     let plan = workload
         .plan(&parse_sets(&args.set)?)
         .map_err(|e| failure(Code::Usage, e))?;
+    let checked = check(&args, &plan)?;
     if args.dry_run {
         println!("{}", bakeoff_report::json::render_plan(&plan));
+        drop(checked);
+        eprintln!("dry run: ok, the run would start");
         return Ok(Code::Ok);
     }
-    let mem_limit = match &args.mem_limit {
-        Some(m) => {
-            Some(parse_size(m).map_err(|e| failure(Code::Usage, format!("--mem-limit: {e}")))?)
-        }
-        None => None,
-    };
-    if mem_limit.is_some() && args.stack.is_none() {
-        return Err(failure(
-            Code::Usage,
-            "--mem-limit applies to runs on a stack: add --stack SPEC",
-        ));
-    }
     let interrupt = interrupt_flag()?;
-    let record = match &args.stack {
-        Some(spec) => {
+    let record = match (&args.stack, checked.target) {
+        (Some(spec), _) => {
             let run = StackRun {
                 spec,
                 opts: &args.stack_opts,
                 warm: args.warm,
-                mem_limit,
+                mem_limit: checked.mem_limit,
                 quiet: args.quiet,
             };
             run_on_stack(&run, &plan, &interrupt)?
         }
-        None => run_on_target(&args, &plan, &interrupt)?,
+        (None, Some(target)) => run_on_target(&args, target, &plan, &interrupt)?,
+        (None, None) => unreachable!("check() requires --target or --stack"),
     };
-    report(&args, &record)?;
+    report(checked.exports, &record)?;
     Ok(status_code(&record))
 }
 
 /// Runs on a directory or loop device the user gave.
 fn run_on_target(
     args: &RunArgs,
-    plan: &bakeoff_core::Plan,
-    interrupt: &std::sync::atomic::AtomicBool,
-) -> Result<bakeoff_core::record::RunRecord, Failure> {
-    let path = args
-        .target
-        .as_deref()
-        .expect("clap requires --target without --stack");
     // The claim keeps the device exclusively ours (nobody can mount it) until the run ends.
-    let (target, _claim) = crate::target::check(path)?;
+    (target, _claim): (Target, Option<Claim>),
+    plan: &Plan,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<RunRecord, Failure> {
     let cold = !args.warm && rustix::process::geteuid().is_root();
     if !args.warm && !cold {
         eprintln!("bakeoff: warning: not root, so caches cannot be dropped: this run starts warm");
@@ -128,6 +163,7 @@ fn run_on_target(
     let mut record = measure(plan, &target, interrupt, args.quiet, &mut prepare);
     if let Ok(r) = &mut record {
         r.cold = Some(cold);
+        r.findings = bakeoff_core::findings::run_findings(r);
     }
     if args.remove_data {
         if let Target::Directory(dir) = &target {
@@ -137,22 +173,18 @@ fn run_on_target(
     record
 }
 
-fn report(args: &RunArgs, record: &bakeoff_core::record::RunRecord) -> Result<(), Failure> {
-    let to_stdout = |p: &Option<std::path::PathBuf>| p.as_deref() == Some(Path::new("-"));
+/// Prints the summary and writes the exports.
+fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
     let summary = bakeoff_report::terminal::render(record);
-    if to_stdout(&args.json) || to_stdout(&args.timeseries) {
-        eprint!("{summary}");
-    } else {
-        print!("{summary}");
-    }
-    if let Some(path) = &args.json {
-        write_output(path, &bakeoff_report::json::render(record))?;
-    }
-    if let Some(path) = &args.timeseries {
-        write_output(
-            path,
-            &bakeoff_report::csv::render_timeseries(&record.samples),
-        )?;
+    exports::deliver(&summary, exports, |kind| match kind {
+        Kind::Json => bakeoff_report::json::render(record),
+        Kind::Markdown => bakeoff_report::terminal::render_markdown(record),
+        Kind::Csv => bakeoff_report::csv::render_summary(record),
+        Kind::Timeseries => bakeoff_report::csv::render_timeseries(&record.samples),
+    })?;
+    // The summary shows the error in context; stderr gets it with the prefix of every failure.
+    if let (RunStatus::Failed, Some(e)) = (&record.status, &record.error) {
+        eprintln!("bakeoff: error: the run failed, its figures are not results: {e}");
     }
     Ok(())
 }

@@ -149,6 +149,32 @@ pub fn fig(v: &serde_json::Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("summary.{key} is {}", v["summary"][key]))
 }
 
+/// A quick `compare` of two directory stacks: randread on the null engine, warm (no cache
+/// drop, so it disturbs nobody), 200 ms per run, with its own stack ledger and images beside `a` (so it
+/// runs without root and never replays another run's ledger). Add `--out DIR` and more
+/// through `extra`.
+pub fn quick_compare(
+    a: &Path,
+    b: &Path,
+    repeat: u32,
+    extra: &[&str],
+) -> assert_cmd::assert::Assert {
+    assert_cmd::Command::cargo_bin("bakeoff")
+        .unwrap()
+        .env("BAKEOFF_STATE_DIR", a.with_file_name("state"))
+        .args(["compare", "--warm", "--workload", "randread"])
+        .arg("--images")
+        .arg(a.with_file_name("images"))
+        .args(["--repeat", &repeat.to_string()])
+        .args(["--set", "engine=null,size=1m,runtime=200ms"])
+        .arg("--stack")
+        .arg(format!("dir={}", a.display()))
+        .arg("--stack")
+        .arg(format!("dir={}", b.display()))
+        .args(extra)
+        .assert()
+}
+
 /// A private state directory (`BAKEOFF_STATE_DIR`) and images directory for one test.
 pub struct Scene {
     pub state: tempfile::TempDir,

@@ -50,10 +50,12 @@ pub trait Engine: Sized + Send {
     /// The buffer of `slot`, to fill before a write or read after a read.
     fn buf_mut(&mut self, slot: u32) -> &mut [u8];
 
-    /// Queues and submits requests (a synchronous engine performs them here).
+    /// Queues requests; they are submitted here or at the latest by the next [`Engine::reap`]
+    /// (a synchronous engine performs them here).
     fn submit(&mut self, reqs: &[IoReq]) -> io::Result<()>;
 
-    /// Waits until at least `min` completions are available and appends all available ones.
+    /// Submits what is queued, waits until at least `min` completions are available and
+    /// appends all available ones.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
 
     /// Syncs one file (no I/O may be in flight).

@@ -119,31 +119,41 @@ impl<E: Engine> Worker<E> {
         self.engine.buf_mut(slot)[..8].copy_from_slice(&self.stamp.to_le_bytes());
     }
 
+    /// Blocks of `bs` in each file's I/O region; recomputed only when the block size changes
+    /// (a division per operation would cost more than the clock readings).
+    fn blocks_of(&mut self, bs: u64) -> &[u64] {
+        if self.blocks.0 != bs {
+            let offset0 = self.role.offset;
+            let per_file = self.files.regions.iter();
+            let blocks = per_file.map(|r| ((r.size - offset0) / bs).max(1)).collect();
+            self.blocks = (bs, blocks);
+        }
+        &self.blocks.1
+    }
+
     fn next_offset(&mut self, io: &IoStep) -> (u32, u64) {
-        let regions = &self.files.regions;
         let offset0 = self.role.offset;
+        let nfiles = self.files.regions.len();
         match io.pattern {
             Pattern::Random => {
-                let f = if regions.len() > 1 {
-                    self.rng.usize(0..regions.len())
+                let f = if nfiles > 1 {
+                    self.rng.usize(0..nfiles)
                 } else {
                     0
                 };
-                let blocks = ((regions[f].size - offset0) / io.bs).max(1);
-                (
-                    f as u32,
-                    regions[f].base + offset0 + self.rng.u64(0..blocks) * io.bs,
-                )
+                let blocks = self.blocks_of(io.bs)[f];
+                let block = self.rng.u64(0..blocks);
+                let base = self.files.regions[f].base;
+                (f as u32, base + offset0 + block * io.bs)
             }
             Pattern::Sequential => {
-                let mut f = self.seq_file % regions.len();
-                let blocks = ((regions[f].size - offset0) / io.bs).max(1);
-                if self.seq_block >= blocks {
+                let mut f = self.seq_file % nfiles;
+                if self.seq_block >= self.blocks_of(io.bs)[f] {
                     self.seq_block = 0;
-                    f = (f + 1) % regions.len();
+                    f = (f + 1) % nfiles;
                     self.seq_file = f;
                 }
-                let off = regions[f].base + offset0 + self.seq_block * io.bs;
+                let off = self.files.regions[f].base + offset0 + self.seq_block * io.bs;
                 self.seq_block += 1;
                 (f as u32, off)
             }

@@ -24,7 +24,9 @@ impl<E: Engine> Worker<E> {
             if self.role.sync_mode == SyncMode::None {
                 self.sync(0, SyncKind::Fdatasync)?;
             }
-            self.stats.commits += batch.commits;
+            if self.shared.in_window(self.shared.now_ns()) {
+                self.stats.commits += batch.commits;
+            }
             queue.complete(batch.upto);
         }
         Ok(())

@@ -36,6 +36,8 @@ pub struct Worker<E: Engine> {
     done: Vec<Completion>,
     seq_file: usize,
     seq_block: u64,
+    /// Block size and the number of such blocks in each file's region (see `blocks_of`).
+    blocks: (u64, Vec<u64>),
     writes_since_sync: u64,
     last_write_file: u32,
     interval_ns: u64,
@@ -95,6 +97,7 @@ impl<E: Engine> Worker<E> {
             done: Vec::with_capacity(depth as usize),
             seq_file: thread % nfiles,
             seq_block: blocks * thread as u64 / threads,
+            blocks: (0, Vec::new()),
             writes_since_sync: 0,
             last_write_file: 0,
             interval_ns,
@@ -123,6 +126,8 @@ impl<E: Engine> Worker<E> {
 
     /// Runs until the run ends or an I/O fails.
     pub fn run(mut self) -> ThreadStats {
+        // The open-loop schedule starts when the run does, not when this worker was set up.
+        self.next_sched_ns = self.shared.now_ns();
         let outcome = if self.role.log_writer {
             self.run_log_writer()
         } else {
@@ -151,11 +156,7 @@ impl<E: Engine> Worker<E> {
                     Step::Wait => self.shared.gates[self.role_idx][self.thread]
                         .clone()
                         .wait(&|| self.shared.stopped()),
-                    Step::Commit { bytes, log_role } => {
-                        if let Some(q) = self.shared.logs[*log_role].clone() {
-                            q.commit(*bytes, &|| self.shared.stopped());
-                        }
-                    }
+                    Step::Commit { bytes, log_role } => self.commit(*bytes, *log_role),
                     Step::Sync(kind) => self.sync(self.last_write_file, *kind)?,
                 }
                 if self.stopped() {
@@ -166,7 +167,22 @@ impl<E: Engine> Worker<E> {
         Ok(())
     }
 
-    /// Issues `io.count` operations (or until the end), keeping up to `iodepth` in flight.
+    /// Hands `bytes` of redo to the log writer and waits until it is durable; the wait is the
+    /// commit latency a session feels.
+    fn commit(&mut self, bytes: u64, log_role: usize) {
+        let Some(q) = self.shared.logs[log_role].clone() else {
+            return;
+        };
+        let t0 = self.shared.now_ns();
+        if q.commit(bytes, &|| self.shared.stopped()) {
+            let t1 = self.shared.now_ns();
+            let measured = self.shared.in_window(t1);
+            self.stats
+                .record(OpKind::Commit, bytes, t1 - t0, t1 - t0, measured);
+        }
+    }
+
+    /// Syncs one file and accounts it.
     fn sync(&mut self, file: u32, kind: SyncKind) -> Result<(), RunError> {
         let t0 = self.shared.now_ns();
         self.engine
@@ -179,7 +195,6 @@ impl<E: Engine> Worker<E> {
         Ok(())
     }
 
-    /// Group commit: take every queued commit, append its redo, make it durable, release.
     fn path_of(&self, file: u32) -> String {
         self.files
             .regions

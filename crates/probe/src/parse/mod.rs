@@ -7,13 +7,15 @@ mod block_stat;
 mod cpuinfo;
 mod meminfo;
 mod mountinfo;
+mod pid_stat;
 mod proc_stat;
 
-pub use arcstats::parse_arc_size;
+pub use arcstats::{parse_arc_counters, parse_arc_size, ArcCounters};
 pub use block_stat::{parse_block_stat, DiskCounters};
 pub use cpuinfo::parse_cpu_model;
 pub use meminfo::{parse_meminfo, MemInfo};
 pub use mountinfo::{parse_mountinfo, MountEntry};
+pub use pid_stat::{parse_pid_stat, ProcStat};
 pub use proc_stat::{parse_proc_stat, CpuTimes};
 
 use crate::ProbeError;

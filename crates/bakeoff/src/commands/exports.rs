@@ -1,0 +1,251 @@
+//! The files `run` and `compare` export to (hyperfine's `--export-*` convention, `-` for
+//! stdout). Each is created before any work, so a bad path fails at once instead of losing a
+//! finished run, and written atomically at the end: a temporary file in the same directory,
+//! synced, then renamed over the path.
+
+use crate::exit::{clip, failure, Code, Failure};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// What an export holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A run record or the comparison as JSON.
+    Json,
+    /// A run's summary table or the comparison as Markdown.
+    Markdown,
+    /// A run's headline figures in one row or the comparison as CSV.
+    Csv,
+    /// A run's per-second samples as CSV.
+    Timeseries,
+}
+
+/// An export asked for on the command line: its kind, the flag that named it, and the path.
+pub struct Request<'a> {
+    /// What to write.
+    pub kind: Kind,
+    /// The flag, for messages (`--export-json`).
+    pub flag: &'static str,
+    /// The path, or `-` for stdout; `None` if the flag was not given.
+    pub path: Option<&'a Path>,
+}
+
+/// An export whose file already exists as a temporary file beside its final path.
+pub struct Export {
+    /// What to write.
+    pub kind: Kind,
+    flag: &'static str,
+    path: PathBuf,
+    /// `None` for stdout.
+    temp: Option<NamedTempFile>,
+}
+
+fn is_stdout(path: &Path) -> bool {
+    path == Path::new("-")
+}
+
+/// Opens every requested export, or fails before anything runs: two exports to stdout or to
+/// the same file are a usage error; a file that cannot be created is an environment error.
+pub fn open(requests: &[Request]) -> Result<Vec<Export>, Failure> {
+    let given: Vec<(&Request, &Path)> = requests
+        .iter()
+        .filter_map(|r| r.path.map(|p| (r, p)))
+        .collect();
+    for (i, (a, pa)) in given.iter().enumerate() {
+        if let Some((b, _)) = given[..i].iter().find(|(_, pb)| pb == pa) {
+            let target = if is_stdout(pa) {
+                "stdout (-)".to_string()
+            } else {
+                clip(&pa.display().to_string())
+            };
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "{} and {} both write to {target}: give one of them another file",
+                    b.flag, a.flag
+                ),
+            ));
+        }
+    }
+    given
+        .into_iter()
+        .map(|(r, p)| Export::create(r.kind, r.flag, p))
+        .collect()
+}
+
+/// The requests for `--export-json`, `--export-markdown` and `--export-csv`.
+pub fn requests(opts: &crate::cli::ExportOpts) -> Vec<Request<'_>> {
+    vec![
+        Request {
+            kind: Kind::Json,
+            flag: "--export-json",
+            path: opts.json.as_deref(),
+        },
+        Request {
+            kind: Kind::Markdown,
+            flag: "--export-markdown",
+            path: opts.markdown.as_deref(),
+        },
+        Request {
+            kind: Kind::Csv,
+            flag: "--export-csv",
+            path: opts.csv.as_deref(),
+        },
+    ]
+}
+
+/// Prints `human` (to stderr when an export takes stdout, so the export stays clean), then
+/// writes each export as `render` gives it.
+pub fn deliver(
+    human: &str,
+    exports: Vec<Export>,
+    render: impl Fn(Kind) -> String,
+) -> Result<(), Failure> {
+    if exports.iter().any(|e| e.temp.is_none()) {
+        eprint!("{human}");
+    } else {
+        print!("{human}");
+    }
+    for export in exports {
+        let text = render(export.kind);
+        export.finish(&text)?;
+    }
+    Ok(())
+}
+
+impl Export {
+    fn create(kind: Kind, flag: &'static str, path: &Path) -> Result<Export, Failure> {
+        let shown = clip(&path.display().to_string());
+        if is_stdout(path) {
+            return Ok(Export {
+                kind,
+                flag,
+                path: path.to_path_buf(),
+                temp: None,
+            });
+        }
+        if path.is_dir() {
+            return Err(failure(
+                Code::Usage,
+                format!("{flag} {shown} is a directory: give a file name"),
+            ));
+        }
+        let name = path.file_name().ok_or_else(|| {
+            failure(
+                Code::Usage,
+                format!("{flag} {shown} names no file: give a file name"),
+            )
+        })?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let dir_shown = clip(&dir.display().to_string());
+        if !dir.is_dir() {
+            return Err(failure(
+                Code::Environment,
+                format!("cannot create {flag} {shown}: there is no directory {dir_shown}"),
+            ));
+        }
+        let temp = tempfile::Builder::new()
+            .prefix(&format!(".{}.", name.to_string_lossy()))
+            .suffix(".tmp")
+            // 0644 after the umask, as a plain `File::create` would make it.
+            .permissions(std::fs::Permissions::from_mode(0o666))
+            .tempfile_in(dir)
+            .map_err(|e| {
+                // tempfile's message names the temporary file; the user knows only the path.
+                let e = std::io::Error::from(e.kind());
+                failure(
+                    Code::Environment,
+                    format!("cannot create {flag} {shown}: {e} (is {dir_shown} writable?)"),
+                )
+            })?;
+        Ok(Export {
+            kind,
+            flag,
+            path: path.to_path_buf(),
+            temp: Some(temp),
+        })
+    }
+
+    /// Writes `text` to stdout, or into the temporary file and renames it into place.
+    pub fn finish(self, text: &str) -> Result<(), Failure> {
+        let io = |what: &str, e: std::io::Error| {
+            failure(
+                Code::Io,
+                format!("{what} {} {}: {e}", self.flag, self.path.display()),
+            )
+        };
+        let Some(mut temp) = self.temp else {
+            return std::io::stdout()
+                .write_all(text.as_bytes())
+                .map_err(|e| io("writing", e));
+        };
+        temp.write_all(text.as_bytes())
+            .and_then(|()| temp.as_file().sync_all())
+            .map_err(|e| io("writing", e))?;
+        temp.persist(&self.path)
+            .map_err(|e| io("renaming into place", e.error))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req<'a>(kind: Kind, flag: &'static str, path: &'a Path) -> Request<'a> {
+        Request {
+            kind,
+            flag,
+            path: Some(path),
+        }
+    }
+
+    #[test]
+    fn files_appear_only_when_finished_and_stdout_twice_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("r.json");
+        let exports = open(&[req(Kind::Json, "--export-json", &path)]).unwrap();
+        assert!(!path.exists(), "nothing at the path before the end");
+        for e in exports {
+            e.finish("{}\n").unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{}\n");
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temp left"
+        );
+
+        let dash = Path::new("-");
+        let err = open(&[
+            req(Kind::Json, "--export-json", dash),
+            req(Kind::Timeseries, "--export-timeseries", dash),
+        ])
+        .err()
+        .unwrap();
+        assert_eq!(err.code, Code::Usage);
+        assert!(err.error.to_string().contains("both write to stdout"));
+
+        let err = open(&[req(
+            Kind::Json,
+            "--export-csv",
+            Path::new("/nonexistent/x.csv"),
+        )])
+        .err()
+        .unwrap();
+        assert_eq!(err.code, Code::Environment);
+        assert!(err.error.to_string().contains("/nonexistent"));
+        let dropped = open(&[req(Kind::Csv, "--export-csv", &d.path().join("x.csv"))]);
+        drop(dropped);
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "an export dropped unfinished leaves nothing"
+        );
+    }
+}

@@ -1,0 +1,292 @@
+//! What a run checks before it touches anything, and all that `--dry-run` does: one code path,
+//! so a dry run says ok exactly when the real run would start (as fio's `--parse-only` does),
+//! and fails otherwise with the exit code the run would give.
+
+use crate::cli::StackOpts;
+use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
+use bakeoff_core::units::{format_bytes, parse_size};
+use bakeoff_core::Plan;
+use bakeoff_engine::{LayoutError, Target};
+use bakeoff_stack::fs::missing_tool;
+use bakeoff_stack::gate::{self, Claim};
+use bakeoff_stack::{StackError, StackSpec};
+use std::path::{Path, PathBuf};
+
+/// A tmpfs stack without `size=` gets this much (the stack crate's default).
+const TMPFS_DEFAULT_SIZE: u64 = 1 << 30;
+
+/// A size given on the command line or in a study, in bytes.
+pub fn size(flag: &str, text: &str) -> Result<u64, Failure> {
+    parse_size(text).map_err(|m| crate::exit::bad_value(flag, text, &m))
+}
+
+/// A stack spec, or a usage error quoting at most 200 characters of it.
+pub fn spec(text: &str) -> Result<StackSpec, Failure> {
+    StackSpec::parse_arg(text).map_err(|e| failure(Code::Usage, clip_in(&e.to_string(), text)))
+}
+
+/// The nearest existing ancestor of `path` (the run creates the rest) and its free bytes.
+pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
+    let mut at = path;
+    while !at.exists() {
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    let vfs = rustix::fs::statvfs(at).map_err(|e| {
+        failure(
+            Code::Environment,
+            format!("checking free space of {}: {e}", at.display()),
+        )
+    })?;
+    Ok((at.to_path_buf(), vfs.f_bavail.saturating_mul(vfs.f_frsize)))
+}
+
+/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files already there count as
+/// free, since the layout reuses or replaces them.
+fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
+    let (_, free) = free_bytes(dir)?;
+    let ours: u64 = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("bakeoff-"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let available = free.saturating_add(ours);
+    if needed > available {
+        let e = LayoutError::NoSpace {
+            path: dir.to_path_buf(),
+            needed,
+            available,
+        };
+        return Err(failure(Code::Environment, e));
+    }
+    Ok(())
+}
+
+/// The run target: an existing writable directory with room for the dataset, or a loop device
+/// that passes the safety gate and holds it. The claim on a device must be held for the run.
+pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failure> {
+    let (target, claim) = crate::target::check(path)?;
+    match (&target, &claim) {
+        (Target::Directory(dir), _) => room_in_directory(dir, plan.dataset_bytes())?,
+        (Target::Device(dev), Some(claim)) => {
+            let end = bakeoff_engine::layout::regions(plan, &target)
+                .iter()
+                .flatten()
+                .map(|r| r.base + r.size)
+                .max()
+                .unwrap_or(0);
+            if end > claim.size_bytes {
+                let e = LayoutError::DeviceTooSmall {
+                    path: dev.clone(),
+                    needed: end,
+                    size: claim.size_bytes,
+                };
+                return Err(failure(Code::Environment, e));
+            }
+        }
+        (Target::Device(_), None) => {}
+    }
+    Ok((target, claim))
+}
+
+/// What building `spec` and laying out `dataset` bytes on it needs from this machine: its
+/// tools, root, a writable ledger and images directory, the `--device`s named in `--destroy-data-on` and through the safety gate, room
+/// for the data the loop images will hold, and a stack large enough for the dataset. The
+/// stack's exact capacity (after file-system overhead) is checked again once it is built.
+pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
+    let loop_size = size("--size", &opts.size)?;
+    let no_devices = spec.backing_devices() == 0;
+    if no_devices && !opts.devices.is_empty() {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "--device does not apply to {} stacks, which use no block device",
+                spec.kind.name()
+            ),
+        ));
+    }
+    if let Some((tool, package)) = missing_tool(spec.kind) {
+        return Err(stack_failure(StackError::Missing {
+            kind: spec.kind.name(),
+            tool,
+            package,
+        }));
+    }
+    if spec.kind.needs_root() && !rustix::process::geteuid().is_root() {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "building {} needs root (loop devices, mkfs, mount): run as root or with sudo",
+                clip(&spec.text)
+            ),
+        ));
+    }
+    ledger_writable()?;
+    // Every stack keeps its mount point (or its name, for dir=) under --images.
+    creatable(&opts.images, "the images directory", "choose --images DIR")?;
+    let (capacity, how) = match spec.kind.name() {
+        "dir" => {
+            let dir = PathBuf::from(spec.options.get("path").cloned().unwrap_or_default());
+            if !dir.is_dir() {
+                return Err(stack_failure(StackError::Environment(format!(
+                    "dir={} is not an existing directory",
+                    clip(&dir.display().to_string())
+                ))));
+            }
+            return room_in_directory(&dir, dataset);
+        }
+        "tmpfs" => {
+            let size = spec.size.unwrap_or(TMPFS_DEFAULT_SIZE);
+            (size, "tmpfs size".to_string())
+        }
+        _ if !opts.devices.is_empty() => devices(spec, opts)?,
+        _ => {
+            let per = spec.size.unwrap_or(loop_size);
+            images_room(opts, dataset)?;
+            let capacity = per.saturating_mul(u64::from(spec.devices));
+            (capacity, devices_text(spec.devices, Some(per)))
+        }
+    };
+    if dataset > capacity {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "stack {} holds at most {} ({how}), the dataset needs {dataset} bytes ({}): \
+                 {} or lower the dataset",
+                clip(&spec.text),
+                format_bytes(capacity),
+                format_bytes(dataset),
+                if opts.devices.is_empty() {
+                    "raise --size (or size= in the spec)"
+                } else {
+                    "give larger devices"
+                }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// "2 devices of 1 GiB", "1 device given".
+fn devices_text(n: u32, each: Option<u64>) -> String {
+    let noun = if n == 1 { "device" } else { "devices" };
+    match each {
+        Some(size) => format!("{n} {noun} of {}", format_bytes(size)),
+        None => format!("{n} {noun} given"),
+    }
+}
+
+/// Room under `--images` for what the sparse loop images will really hold: the dataset.
+fn images_room(opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
+    let (at, free) = free_bytes(&opts.images)?;
+    if dataset > free {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "not enough space for the loop images under {}: the dataset writes {}, {} are free on {} \
+                 (free some space or choose --images DIR)",
+                opts.images.display(),
+                format_bytes(dataset),
+                format_bytes(free),
+                at.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The user's devices: as many as the spec needs, each named in `--destroy-data-on` (by
+/// device number, so any alias counts) and through the safety gate. Their data capacity.
+fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure> {
+    let n = spec.backing_devices() as usize;
+    if opts.devices.len() != n {
+        return Err(stack_failure(StackError::Environment(format!(
+            "{} needs {n} device(s), {} were given with --device",
+            clip(&spec.text),
+            opts.devices.len()
+        ))));
+    }
+    let rdev = |p: &Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
+    let mut capacity = 0u64;
+    for (i, d) in opts.devices.iter().enumerate() {
+        if let Err(e) = rustix::fs::stat(d) {
+            return Err(failure(
+                Code::Environment,
+                format!("--device {}: {e}", clip(&d.display().to_string())),
+            ));
+        }
+        let paired =
+            rdev(d).is_some_and(|r| opts.destroy_data_on.iter().any(|p| rdev(p) == Some(r)));
+        if !paired {
+            return Err(stack_failure(StackError::Refused {
+                device: clip(&d.display().to_string()),
+                reason: "a --device is used only when --destroy-data-on names the same device"
+                    .into(),
+            }));
+        }
+        // Released at once: the build claims it again, after checking it again.
+        let claim = gate::check(d, &opts.destroy_data_on).map_err(stack_failure)?;
+        let is_log = spec.roles().get(i) == Some(&"log");
+        if !is_log {
+            capacity += claim.size_bytes;
+        }
+    }
+    Ok((capacity, devices_text(spec.devices, None)))
+}
+
+/// Checks that `path` (a directory the run will create) can be created: in its nearest
+/// existing ancestor, a temporary directory is made and removed. Returns that ancestor and
+/// its free bytes.
+fn creatable(path: &Path, what: &str, advice: &str) -> Result<(PathBuf, u64), Failure> {
+    let (at, free) = free_bytes(path)?;
+    tempfile::Builder::new()
+        .prefix(".bakeoff-check-")
+        .tempdir_in(&at)
+        .map_err(|e| {
+            failure(
+                Code::Environment,
+                format!(
+                    "cannot create {what} {} in {}: {} ({advice})",
+                    clip(&path.display().to_string()),
+                    at.display(),
+                    std::io::Error::from(e.kind())
+                ),
+            )
+        })?;
+    Ok((at, free))
+}
+
+/// The ledger every stack is recorded in before it is built can be written.
+fn ledger_writable() -> Result<(), Failure> {
+    let dir = bakeoff_stack::ledger::state_dir().join("ledger");
+    creatable(
+        &dir,
+        "the stack ledger",
+        "run as root, or set BAKEOFF_STATE_DIR to a writable directory",
+    )?;
+    Ok(())
+}
+
+/// Room under the results directory for `runs` run records of about `per_run` bytes each.
+pub fn results_room(out: &Path, runs: usize, per_run: u64) -> Result<(), Failure> {
+    let (at, free) = creatable(out, "the results directory", "choose another --out")?;
+    let needed = per_run.saturating_mul(runs as u64);
+    if needed > free {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "not enough space for the results under {}: {runs} run records need about {}, {} are free \
+                 (free some space or choose another --out)",
+                at.display(),
+                format_bytes(needed),
+                format_bytes(free)
+            ),
+        ));
+    }
+    Ok(())
+}

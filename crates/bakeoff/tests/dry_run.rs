@@ -1,0 +1,356 @@
+//! `--dry-run` checks everything the real run would, and the real run checks it before any I/O:
+//! "dry run: ok" only when the run would start, else the run's own exit code.
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn bakeoff() -> Command {
+    Command::cargo_bin("bakeoff").unwrap()
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
+}
+
+fn entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).unwrap().count()
+}
+
+/// `run randread --dry-run` with a tiny null-engine dataset, plus `args`.
+fn dry(args: &[&str]) -> assert_cmd::assert::Assert {
+    bakeoff()
+        .args(["run", "randread", "--dry-run"])
+        .args(["--set", "engine=null,size=4m,runtime=1s"])
+        .args(args)
+        .assert()
+}
+
+/// [`dry`] on `--target dir`.
+fn dry_run(dir: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    let mut args = vec!["--target", dir.to_str().unwrap()];
+    args.extend(extra);
+    dry(&args)
+}
+
+#[test]
+fn a_dry_run_says_ok_only_when_the_run_would_start() {
+    let d = tmp();
+    let json = d.path().join("out").join("r.json");
+    std::fs::create_dir(d.path().join("out")).unwrap();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    dry_run(&data, &["--json", json.to_str().unwrap()])
+        .success()
+        .stdout(predicate::str::contains("\"workload\""))
+        .stderr(predicate::str::ends_with(
+            "dry run: ok, the run would start\n",
+        ));
+    assert_eq!(entries(&data), 0, "the target is untouched");
+    assert_eq!(
+        entries(&d.path().join("out")),
+        0,
+        "the output was only tried"
+    );
+}
+
+#[test]
+fn a_dry_run_fails_with_the_runs_exit_code_for_each_reason() {
+    let d = tmp();
+    let t = d.path();
+    let no_ok = || predicate::str::contains("dry run: ok").not();
+    // Usage (2): a bad spec, size, memory limit, both exports on stdout.
+    let target = t.to_str().unwrap();
+    let usage: [(&[&str], &str); 7] = [
+        (&["--stack", "ntfs"], "unknown stack type 'ntfs'"),
+        (
+            &["--target", target, "--size", "bogus"],
+            "--size: 'bogus' is not a size",
+        ),
+        (
+            &["--stack", "dir=/tmp", "--mem-limit", "lots"],
+            "--mem-limit: 'lots' is not a size",
+        ),
+        (
+            &["--target", target, "--mem-limit", "1g"],
+            "--mem-limit applies to runs on a stack",
+        ),
+        (
+            &["--target", target, "--device", "/dev/null"],
+            "--device and --destroy-data-on apply to runs on a stack",
+        ),
+        (
+            &["--target", target, "--json", "-", "--timeseries", "-"],
+            "--export-json and --export-timeseries both write to stdout",
+        ),
+        (&["--target", target, "--json", target], "is a directory"),
+    ];
+    for (args, message) in usage {
+        dry(args)
+            .code(2)
+            .stderr(predicate::str::contains(message).and(no_ok()));
+    }
+    // Environment (3): an output that cannot be created, a target without room.
+    dry_run(t, &["--json", "/nonexistent/dir/x.json"])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "cannot create --export-json /nonexistent/dir/x.json: there is no directory /nonexistent/dir",
+        ));
+    dry_run(t, &["--timeseries", "/proc/x.csv"])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "cannot create --export-timeseries /proc/x.csv",
+        ));
+    dry_run(t, &["--set", "size=100t"])
+        .code(3)
+        .stderr(predicate::str::contains("not enough space in"));
+    dry_run(Path::new("/nonexistent/target"), &[])
+        .code(3)
+        .stderr(predicate::str::contains("/nonexistent/target"));
+    assert_eq!(entries(t), 0, "no check left anything behind");
+}
+
+#[test]
+fn a_bad_value_is_echoed_clipped() {
+    let d = tmp();
+    let huge = format!("{}q", "9".repeat(100_000));
+    let out = dry_run(d.path(), &["--size", &huge]).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("--size: '9999"), "{stderr}");
+    assert!(stderr.contains('…'), "{stderr}");
+    assert!(stderr.len() < 400, "{} bytes of error", stderr.len());
+}
+
+#[test]
+fn an_uncreatable_json_fails_before_any_io() {
+    let d = tmp();
+    bakeoff()
+        .args(["run", "randread", "--quiet", "--target"])
+        .arg(d.path())
+        .args(["--set", "engine=null,size=4m,runtime=1s"])
+        .args(["--json", "/nonexistent/dir/x.json"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::starts_with(
+            "bakeoff: error: cannot create --export-json /nonexistent/dir/x.json",
+        ))
+        .stdout("");
+    assert_eq!(entries(d.path()), 0, "no data files were laid out");
+}
+
+#[test]
+fn compare_checks_the_report_options_and_sizes_before_the_first_run() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = d.path().join("results");
+    // Its own stack ledger and images: runs without root, and replays no other run's ledger.
+    let state = d.path().join("state");
+    let compare = |extra: &[&str]| {
+        bakeoff()
+            .env("BAKEOFF_STATE_DIR", &state)
+            .args(["compare", "--images"])
+            .arg(&state)
+            .arg("--stack")
+            .arg(format!("dir={}", data.display()))
+            .args([
+                "--workload",
+                "randread",
+                "--set",
+                "engine=null,size=1m,runtime=1s",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .assert()
+    };
+    for (args, message) in [
+        (
+            &["--columns", "read_iops,bogus"][..],
+            "--columns: unknown figure 'bogus' (known: read_iops",
+        ),
+        (
+            &["--against", "nosuch"],
+            "--against 'nosuch' is not a stack of this study (its stacks: dir=",
+        ),
+        (&["--size", "bogus"], "--size: 'bogus' is not a size"),
+        (&["--min-effect", "lots"], "'lots' is not a fraction"),
+    ] {
+        compare(args)
+            .code(2)
+            .stderr(predicate::str::contains(message));
+        let mut dry = args.to_vec();
+        dry.push("--dry-run");
+        compare(&dry)
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+    assert!(!out.exists(), "no results directory was made");
+    assert_eq!(entries(&data), 0, "nothing ran");
+    compare(&["--dry-run"])
+        .success()
+        .stderr(predicate::str::ends_with(
+            "dry run: ok, the study would start\n",
+        ));
+    assert!(!out.exists(), "a dry run makes no results directory");
+}
+
+#[test]
+fn compare_dry_run_uses_the_studys_own_size() {
+    let d = tmp();
+    let study = d.path().join("s.toml");
+    let write = |size: &str| {
+        std::fs::write(
+            &study,
+            format!(
+                "stacks = [\"tmpfs:size=64m\"]\nsize = \"{size}\"\n[[workload]]\nname = \"randread\"\nsize = \"16m\"\n"
+            ),
+        )
+        .unwrap()
+    };
+    write("bogus");
+    bakeoff()
+        .args(["compare", "--dry-run", "--study"])
+        .arg(&study)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "s.toml: size: 'bogus' is not a size",
+        ));
+    if !common::privileged() {
+        return;
+    }
+    // The study's size, not the command line's, is what the runs and the dry run use.
+    let compare = |size: &str| {
+        std::fs::write(
+            &study,
+            format!("stacks = [\"ext4\"]\nsize = \"{size}\"\n[[workload]]\nname = \"randread\"\nsize = \"16m\"\n"),
+        )
+        .unwrap();
+        bakeoff()
+            .args(["compare", "--dry-run", "--size", "1g", "--out"])
+            .arg(d.path().join("r"))
+            .arg("--study")
+            .arg(&study)
+            .assert()
+    };
+    compare("2g").success().stdout(predicate::str::contains(
+        "disk: up to 2 GiB of sparse images",
+    ));
+    compare("4m").code(3).stderr(predicate::str::contains(
+        "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
+    ));
+}
+
+/// The absolute path of `program` on this test's PATH.
+fn which(program: &str) -> std::path::PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
+
+/// Privileged: a stack's tools, its devices and the loop images' room, on a loop device this
+/// test makes.
+#[test]
+fn stack_dry_runs_check_tools_devices_and_room() {
+    if !common::privileged() {
+        return;
+    }
+    let d = tmp();
+    let small = "engine=null,size=8m,runtime=1s";
+    let run = |args: &[&str]| {
+        bakeoff()
+            .args(["run", "randread", "--dry-run", "--set", small])
+            .args(args)
+            .assert()
+    };
+    // A missing tool: nothing on PATH, and the standard directories hidden in a private mount
+    // namespace (the stack crate also looks there).
+    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
+    let mount = which("mount");
+    let mut script = format!("{} -t tmpfs none /usr/sbin", mount.display());
+    if !Path::new("/sbin").is_symlink() {
+        script += &format!(" && {} -t tmpfs none /sbin", mount.display());
+    }
+    script += &format!(
+        " && exec {} run randread --dry-run --stack xfs --set {small}",
+        bin.display()
+    );
+    let empty = d.path().join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let out = std::process::Command::new(which("unshare"))
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "/bin/sh",
+            "-c",
+            &script,
+        ])
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("need `mkfs.xfs`"), "{stderr}");
+    assert!(!stderr.contains("dry run: ok"), "{stderr}");
+
+    let disk = common::LoopStack::new(64);
+    let dev = disk.device.as_str();
+    // A loop device's counters survive detach and re-attach: compare, do not expect zero.
+    let writes = |disk: &common::LoopStack| -> u64 {
+        let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", disk.name())).unwrap();
+        stat.split_whitespace().nth(4).unwrap().parse().unwrap()
+    };
+    let writes_before = writes(&disk);
+    run(&["--stack", "ext4", "--device", dev])
+        .code(5)
+        .stderr(predicate::str::contains(
+            "--destroy-data-on names the same device",
+        ));
+    run(&[
+        "--stack",
+        "zfs:devices=2",
+        "--device",
+        dev,
+        "--destroy-data-on",
+        dev,
+    ])
+    .code(3)
+    .stderr(predicate::str::contains("needs 2 device(s), 1 were given"));
+    run(&[
+        "--stack",
+        "ext4",
+        "--device",
+        dev,
+        "--destroy-data-on",
+        dev,
+        "--set",
+        "size=1g",
+    ])
+    .code(3)
+    .stderr(predicate::str::contains(
+        "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
+    ));
+    run(&["--stack", "ext4", "--device", dev, "--destroy-data-on", dev])
+        .success()
+        .stderr(predicate::str::contains("dry run: ok"));
+    run(&["--stack", "ext4", "--size", "200t", "--set", "size=100t"])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "not enough space for the loop images under",
+        ));
+    run(&["--stack", "ext4", "--size", "4m"])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "holds at most 4 MiB (1 device of 4 MiB)",
+        ));
+    assert_eq!(
+        writes(&disk),
+        writes_before,
+        "dry runs never wrote to {dev}"
+    );
+}

@@ -1,0 +1,224 @@
+//! Headline figures mean what their names say, shown on real runs whose physics is known
+//! (root, loop devices the tests create; in CI for real): CPU per operation excludes other
+//! processes, a partition is counted as itself, buffered writes the page cache absorbed are
+//! named.
+
+mod common;
+use common::{fig, privileged, run_json, sh, LoopStack};
+use std::process::{Child, Command, Stdio};
+
+/// `yes > /dev/null` pinned to CPU 0: another process competing with the run.
+struct Hog(Child);
+
+impl Hog {
+    fn start() -> Hog {
+        let child = Command::new("taskset")
+            .args(["-c", "0", "yes"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("taskset yes");
+        Hog(child)
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn finding_ids(v: &serde_json::Value) -> Vec<String> {
+    let all = v["findings"].as_array().cloned().unwrap_or_default();
+    all.iter()
+        .filter_map(|f| f["id"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn cpu_per_operation_leaves_out_a_cpu_hog_and_warns() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    let run = || {
+        run_json(&[
+            "run",
+            "randread",
+            "--target",
+            &mnt,
+            "--set",
+            "bs=8k,direct=true,size=128m,runtime=3s",
+        ])
+    };
+    let quiet = run();
+    let busy = {
+        let _hog = Hog::start();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        run()
+    };
+    let (a, b) = (fig(&quiet, "cpu_us_per_op"), fig(&busy, "cpu_us_per_op"));
+    assert!(
+        (b / a - 1.0).abs() <= 0.25,
+        "CPU per operation {a:.2} µs alone, {b:.2} µs beside a hog"
+    );
+    let other = fig(&busy, "cpu_other_pct");
+    assert!(other > 30.0, "the hog is one of two CPUs: other {other}%");
+    assert!(fig(&quiet, "cpu_other_pct") < 10.0);
+    assert!(finding_ids(&busy).contains(&"cpu_contention".to_string()));
+    assert!(!finding_ids(&quiet).contains(&"cpu_contention".to_string()));
+    let split = &busy["cpu"]["split"];
+    assert!(split["kernel_us"].as_f64().unwrap() > 0.0, "{split}");
+}
+
+/// A loop device with two partitions; ext4 on the first, mounted.
+struct Partitioned {
+    stack: LoopStack,
+    mnt: std::path::PathBuf,
+}
+
+impl Partitioned {
+    fn new() -> Partitioned {
+        let stack = LoopStack::new(512);
+        let img = stack.image.to_str().unwrap().to_string();
+        // Re-attach with partition scanning over a two-partition table.
+        sh("losetup", &["-d", &stack.device]);
+        let table = "label: gpt\n,200M\n,200M\n";
+        let mut sfdisk = Command::new("sfdisk")
+            .args(["-q", &img])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("sfdisk (package fdisk)");
+        use std::io::Write;
+        sfdisk
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(table.as_bytes())
+            .unwrap();
+        assert!(sfdisk.wait().unwrap().success());
+        let dev = sh(
+            "losetup",
+            &["--find", "--show", "--partscan", "--direct-io=on", &img],
+        );
+        let _ = Command::new("partx").args(["-a", &dev]).status();
+        let p1 = format!("{dev}p1");
+        for _ in 0..100 {
+            if std::path::Path::new(&format!("{dev}p2")).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mut stack = stack;
+        stack.device = dev;
+        sh(
+            "mkfs.ext4",
+            &[
+                "-q",
+                "-F",
+                "-E",
+                "lazy_itable_init=0,lazy_journal_init=0",
+                &p1,
+            ],
+        );
+        let mnt = stack.dir.path().join("mnt");
+        std::fs::create_dir(&mnt).unwrap();
+        sh("mount", &["-o", "noatime", &p1, mnt.to_str().unwrap()]);
+        Partitioned { stack, mnt }
+    }
+}
+
+impl Drop for Partitioned {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.mnt).status();
+    }
+}
+
+#[test]
+fn a_partition_is_counted_as_itself_not_its_disk() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let p = Partitioned::new();
+    let p2 = format!("{}p2", p.stack.device);
+    // Writes to the other partition throughout the run: they are not the stack's.
+    let mut dd = Command::new("dd")
+        .args([
+            "if=/dev/zero",
+            &format!("of={p2}"),
+            "bs=1M",
+            "count=150",
+            "oflag=direct",
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let v = run_json(&[
+        "run",
+        "randread",
+        "--target",
+        p.mnt.to_str().unwrap(),
+        "--warm",
+        "--set",
+        "bs=8k,direct=true,size=64m,runtime=2s",
+    ]);
+    assert!(dd.wait().unwrap().success());
+    let dev = &v["devices"][0];
+    assert_eq!(dev["name"], format!("{}p1", p.stack.name()), "{dev}");
+    assert_eq!(dev["role"], "stack");
+    let per_op = fig(&v, "device_reads_per_op");
+    assert!(
+        (0.95..=1.1).contains(&per_op),
+        "{per_op} device reads per read"
+    );
+    let written = dev["write_bytes"].as_u64().unwrap();
+    assert!(
+        written < 4 << 20,
+        "{written} bytes written to the read-only workload's partition: p2's dd leaked in"
+    );
+}
+
+#[test]
+fn buffered_writes_absorbed_by_the_page_cache_are_named() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let stack = LoopStack::new(1024).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    // 256 MiB of buffered writes in 2 s on a machine with GiBs free: most stay dirty.
+    let v = run_json(&[
+        "run",
+        "randwrite",
+        "--target",
+        &mnt,
+        "--set",
+        "bs=64k,size=256m,runtime=2s",
+    ]);
+    let amp = fig(&v, "write_amplification");
+    let ids = finding_ids(&v);
+    if amp < 0.5 {
+        assert!(
+            ids.contains(&"writes_absorbed".to_string()),
+            "amp {amp}: {ids:?}"
+        );
+    }
+    // Direct writes reach the device: no such finding.
+    let d = run_json(&[
+        "run",
+        "randwrite",
+        "--target",
+        &mnt,
+        "--set",
+        "bs=64k,size=256m,runtime=2s,direct=true",
+    ]);
+    assert!(fig(&d, "write_amplification") > 0.9);
+    assert!(!finding_ids(&d).contains(&"writes_absorbed".to_string()));
+    assert!(
+        amp < 0.5,
+        "buffered writes reached the device at once: amplification {amp}"
+    );
+}

@@ -1,0 +1,267 @@
+//! Headline figures of a run, flat, for tables and comparisons: a pure function of the run
+//! record. `None` where a figure does not apply (no writes, no devices), never 0.
+
+use crate::plan::OpKind;
+use crate::record::{DeviceStats, OpStats, RunRecord};
+use serde::{Deserialize, Serialize};
+
+/// Headline figures, flat, for tables and comparisons. `None` where not applicable.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Application reads per second (all roles).
+    pub read_iops: Option<f64>,
+    /// Application writes per second (data and log writes, all roles).
+    pub write_iops: Option<f64>,
+    /// Application read MB/s.
+    pub read_mb_s: Option<f64>,
+    /// Application write MB/s.
+    pub write_mb_s: Option<f64>,
+    /// Commits per second (transactions that waited for their redo to be durable).
+    #[serde(default)]
+    pub commits_per_s: Option<f64>,
+    /// Median read latency over every read of every role, µs.
+    pub read_lat_p50_us: Option<f64>,
+    /// 99th-percentile read latency over every read, µs.
+    pub read_lat_p99_us: Option<f64>,
+    /// 99th-percentile write latency over every data write (else every log write), µs.
+    pub write_lat_p99_us: Option<f64>,
+    /// Median commit latency (redo handed over until durable), µs.
+    #[serde(default)]
+    pub commit_lat_p50_us: Option<f64>,
+    /// 99th-percentile commit latency, µs.
+    #[serde(default)]
+    pub commit_lat_p99_us: Option<f64>,
+    /// Whole-machine busy % (everything that ran, including other processes).
+    pub cpu_busy_pct: Option<f64>,
+    /// CPU µs the work cost per application read or write: bakeoff, the stack's daemons and
+    /// kernel threads (see [`crate::record::CpuSplit`]); other processes and steal excluded.
+    pub cpu_us_per_op: Option<f64>,
+    /// Share of all CPU time used by other processes, %.
+    #[serde(default)]
+    pub cpu_other_pct: Option<f64>,
+    /// Share of all CPU time stolen by the hypervisor, %.
+    #[serde(default)]
+    pub cpu_steal_pct: Option<f64>,
+    /// Stack devices: reads per second.
+    pub device_read_iops: Option<f64>,
+    /// Stack devices: writes per second.
+    pub device_write_iops: Option<f64>,
+    /// Stack device bytes read per application read.
+    pub device_read_bytes_per_op: Option<f64>,
+    /// Stack device bytes written per application write.
+    pub device_write_bytes_per_op: Option<f64>,
+    /// Stack device bytes read / application bytes read.
+    pub read_amplification: Option<f64>,
+    /// Stack device bytes written / application bytes written (all members summed).
+    pub write_amplification: Option<f64>,
+    /// Average stack-device read request.
+    pub avg_device_read_size_bytes: Option<f64>,
+    /// Average stack-device write request.
+    pub avg_device_write_size_bytes: Option<f64>,
+    /// Share of application read bytes that did not come from the stack devices, %: page-cache
+    /// or ARC hits, less what readahead, read-modify-write and metadata reads added (it is
+    /// `1 - read amplification`, clamped to 0–100). Version 1 records called it `cache_hit_pct`.
+    #[serde(alias = "cache_hit_pct")]
+    pub reads_not_from_device_pct: Option<f64>,
+    /// ZFS ARC hit ratio over the window (hits / (hits + misses)), %, where kstats exist.
+    #[serde(default)]
+    pub arc_hit_pct: Option<f64>,
+    /// Stack device read operations per application read.
+    pub device_reads_per_op: Option<f64>,
+    /// Stack device write operations per application write.
+    pub device_writes_per_op: Option<f64>,
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0).then(|| num / den)
+}
+
+/// Operations and bytes of the kinds `pred` selects.
+fn total(ops: &[OpStats], pred: impl Fn(OpKind) -> bool) -> (u64, u64) {
+    ops.iter()
+        .filter(|o| pred(o.kind))
+        .fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
+}
+
+/// Percentile `p` of kind `kind` in µs, from the merged per-kind latencies.
+fn percentile_us(ops: &[OpStats], kind: OpKind, p: f64) -> Option<f64> {
+    ops.iter()
+        .filter(|o| o.kind == kind && o.ops > 0)
+        .find_map(|o| o.lat.as_ref()?.at(p))
+        .map(|ns| ns as f64 / 1e3)
+}
+
+impl Summary {
+    /// The headline figures of `record`: from its merged per-kind results (`ops`), CPU,
+    /// stack devices and memory, over its measured window.
+    pub fn compute(record: &RunRecord) -> Summary {
+        let secs = record.measured_ns as f64 / 1e9;
+        let ops = &record.ops;
+        let (r_ops, r_bytes) = total(ops, |k| k == OpKind::Read);
+        let (w_ops, w_bytes) = total(ops, |k| matches!(k, OpKind::Write | OpKind::LogWrite));
+        let (commits, _) = total(ops, |k| k == OpKind::Commit);
+        let per_sec = |n: u64| (n > 0 && secs > 0.0).then(|| n as f64 / secs);
+        let cpu = record.cpu.as_ref();
+        let split = cpu.and_then(|c| c.split.as_ref());
+        let write_p99 = percentile_us(ops, OpKind::Write, 99.0)
+            .or_else(|| percentile_us(ops, OpKind::LogWrite, 99.0));
+        let arc = record.memory.as_ref().and_then(|m| {
+            let (h, m) = (m.arc_hits?, m.arc_misses?);
+            ratio(100.0 * h as f64, (h + m) as f64)
+        });
+        let mut s = Summary {
+            read_iops: per_sec(r_ops),
+            write_iops: per_sec(w_ops),
+            read_mb_s: (r_ops > 0).then(|| per_sec(r_bytes).unwrap_or(0.0) / 1e6),
+            write_mb_s: (w_ops > 0).then(|| per_sec(w_bytes).unwrap_or(0.0) / 1e6),
+            commits_per_s: per_sec(commits),
+            read_lat_p50_us: percentile_us(ops, OpKind::Read, 50.0),
+            read_lat_p99_us: percentile_us(ops, OpKind::Read, 99.0),
+            write_lat_p99_us: write_p99,
+            commit_lat_p50_us: percentile_us(ops, OpKind::Commit, 50.0),
+            commit_lat_p99_us: percentile_us(ops, OpKind::Commit, 99.0),
+            cpu_busy_pct: cpu.map(|c| c.busy_pct),
+            cpu_us_per_op: split.and_then(|x| ratio(x.work_us(), (r_ops + w_ops) as f64)),
+            cpu_other_pct: split.map(|x| x.other_pct),
+            cpu_steal_pct: cpu.map(|c| c.steal_pct),
+            arc_hit_pct: arc,
+            ..Summary::default()
+        };
+        s.add_devices(&record.devices, (r_ops, r_bytes), (w_ops, w_bytes), secs);
+        s
+    }
+
+    /// The stack-device figures: per second, per application operation and byte.
+    fn add_devices(
+        &mut self,
+        devices: &[DeviceStats],
+        (r_ops, r_bytes): (u64, u64),
+        (w_ops, w_bytes): (u64, u64),
+        secs: f64,
+    ) {
+        let stack: Vec<&DeviceStats> = devices.iter().filter(|d| d.role == "stack").collect();
+        if stack.is_empty() {
+            return;
+        }
+        let dev = |f: &dyn Fn(&DeviceStats) -> u64| stack.iter().map(|d| f(d)).sum::<u64>() as f64;
+        let (dr_ops, dr_bytes) = (dev(&|d| d.read_ops), dev(&|d| d.read_bytes));
+        let (dw_ops, dw_bytes) = (dev(&|d| d.write_ops), dev(&|d| d.write_bytes));
+        let (r_ops, r_bytes, w_ops, w_bytes) =
+            (r_ops as f64, r_bytes as f64, w_ops as f64, w_bytes as f64);
+        self.device_read_iops = ratio(dr_ops, secs);
+        self.device_write_iops = ratio(dw_ops, secs);
+        self.device_read_bytes_per_op = ratio(dr_bytes, r_ops);
+        self.device_write_bytes_per_op = ratio(dw_bytes, w_ops);
+        self.read_amplification = ratio(dr_bytes, r_bytes);
+        self.write_amplification = ratio(dw_bytes, w_bytes);
+        self.avg_device_read_size_bytes = ratio(dr_bytes, dr_ops);
+        self.avg_device_write_size_bytes = ratio(dw_bytes, dw_ops);
+        self.reads_not_from_device_pct =
+            ratio(dr_bytes, r_bytes).map(|a| (100.0 * (1.0 - a)).clamp(0.0, 100.0));
+        self.device_reads_per_op = ratio(dr_ops, r_ops);
+        self.device_writes_per_op = ratio(dw_ops, w_ops);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Latency, Percentile};
+
+    fn op(kind: OpKind, ops: u64, bytes: u64, p99_ns: u64) -> OpStats {
+        let lat = Latency {
+            mean_ns: 1.0,
+            min_ns: 1,
+            max_ns: p99_ns,
+            percentiles: vec![
+                Percentile {
+                    p: 50.0,
+                    lat_ns: p99_ns / 2,
+                },
+                Percentile {
+                    p: 99.0,
+                    lat_ns: p99_ns,
+                },
+            ],
+        };
+        OpStats {
+            kind,
+            ops,
+            bytes,
+            iops: 0.0,
+            mb_s: 0.0,
+            lat: Some(lat),
+            service: None,
+        }
+    }
+
+    fn device(read_ops: u64, read_bytes: u64) -> DeviceStats {
+        DeviceStats {
+            name: "loop0".into(),
+            role: "stack".into(),
+            model: None,
+            loop_backing: None,
+            loop_dio: None,
+            read_ops,
+            read_bytes,
+            write_ops: 0,
+            write_bytes: 0,
+            flush_ops: None,
+            read_iops: 0.0,
+            write_iops: 0.0,
+            avg_read_size_bytes: None,
+            avg_write_size_bytes: None,
+            avg_read_wait_us: None,
+            avg_write_wait_us: None,
+            util_pct: 0.0,
+        }
+    }
+
+    fn record(ops: Vec<OpStats>, devices: Vec<DeviceStats>) -> RunRecord {
+        let mut r = crate::test_record::minimal();
+        r.ops = ops;
+        r.devices = devices;
+        r.measured_ns = 10_000_000_000;
+        r
+    }
+
+    #[test]
+    fn amplification_and_reads_not_from_device_follow_device_bytes() {
+        let reads = vec![op(OpKind::Read, 1000, 8192 * 1000, 200_000)];
+        // 128 KiB device read per 8 KiB application read: amplification 16, all from the device.
+        let s = Summary::compute(&record(reads.clone(), vec![device(1000, 131072 * 1000)]));
+        assert_eq!(s.read_iops, Some(100.0));
+        assert_eq!(s.read_amplification, Some(16.0));
+        assert_eq!(s.device_read_bytes_per_op, Some(131072.0));
+        assert_eq!(s.reads_not_from_device_pct, Some(0.0));
+        assert_eq!(s.read_lat_p99_us, Some(200.0));
+        assert_eq!(s.write_iops, None, "no writes: null, not 0");
+        // A quarter of the bytes reached the device: 75 % came from elsewhere.
+        let s = Summary::compute(&record(reads.clone(), vec![device(250, 8192 * 250)]));
+        assert_eq!(s.reads_not_from_device_pct, Some(75.0));
+        // No devices (tmpfs): device figures are null.
+        let s = Summary::compute(&record(reads, vec![]));
+        assert_eq!(s.read_amplification, None);
+        assert_eq!(s.reads_not_from_device_pct, None);
+    }
+
+    #[test]
+    fn commits_count_apart_from_writes() {
+        let ops = vec![
+            op(OpKind::Write, 500, 8192 * 500, 100_000),
+            op(OpKind::LogWrite, 100, 512 * 100, 300_000),
+            op(OpKind::Commit, 400, 512 * 400, 900_000),
+        ];
+        let s = Summary::compute(&record(ops, vec![]));
+        assert_eq!(s.write_iops, Some(60.0), "data and log writes, not commits");
+        assert_eq!(s.commits_per_s, Some(40.0));
+        assert_eq!(s.commit_lat_p99_us, Some(900.0));
+        assert_eq!(s.write_lat_p99_us, Some(100.0), "data writes first");
+    }
+
+    #[test]
+    fn version_1_records_read_cache_hit_pct() {
+        let s: Summary = serde_json::from_str(r#"{"cache_hit_pct": 12.5}"#).unwrap();
+        assert_eq!(s.reads_not_from_device_pct, Some(12.5));
+    }
+}

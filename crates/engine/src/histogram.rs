@@ -1,0 +1,128 @@
+//! Latency recording on the hot path: HdrHistogram's bucket layout (3 significant digits: every
+//! value is kept within 0.1 %, from 1 ns to one hour) as a plain array of counters, so that
+//! recording is an index computation and an increment, without the bound and min/max checks of
+//! `hdrhistogram::Histogram::record`. After the run the counts become a real `Histogram` (the
+//! same buckets, so the same percentiles) for merging and reporting.
+
+use hdrhistogram::Histogram;
+
+/// Largest latency recorded; longer ones count as this (one hour).
+pub const MAX_NS: u64 = 3_600_000_000_000;
+
+/// log2 of half the sub-buckets of a bucket: 1024 half-buckets give 3 significant digits.
+const HALF_MAGNITUDE: u32 = 10;
+const HALF_COUNT: u64 = 1 << HALF_MAGNITUDE;
+/// Values below this share bucket 0 (exact to the nanosecond).
+const SUB_BUCKET_MASK: u64 = (HALF_COUNT << 1) - 1;
+/// `64 - log2(sub-bucket count)`: the leading zeros of the largest value of bucket 0.
+const LEADING_ZERO_BASE: u32 = 64 - HALF_MAGNITUDE - 1;
+
+/// The counter index of `value` (1 ..= MAX_NS), as HdrHistogram lays them out.
+#[inline(always)]
+fn index(value: u64) -> usize {
+    let bucket = LEADING_ZERO_BASE - (value | SUB_BUCKET_MASK).leading_zeros();
+    let sub_bucket = value >> bucket;
+    (((u64::from(bucket) + 1) << HALF_MAGNITUDE) + sub_bucket - HALF_COUNT) as usize
+}
+
+/// The smallest value that lands at `index`.
+fn value_at(index: usize) -> u64 {
+    let index = index as u64;
+    if index < HALF_COUNT << 1 {
+        return index;
+    }
+    let bucket = (index >> HALF_MAGNITUDE) - 1;
+    let sub_bucket = (index & (HALF_COUNT - 1)) + HALF_COUNT;
+    sub_bucket << bucket
+}
+
+/// Counters for latencies of one kind in one thread.
+#[derive(Clone)]
+pub struct LatencyCounts {
+    counts: Box<[u64]>,
+}
+
+impl Default for LatencyCounts {
+    fn default() -> Self {
+        LatencyCounts {
+            counts: vec![0; index(MAX_NS) + 1].into_boxed_slice(),
+        }
+    }
+}
+
+impl LatencyCounts {
+    /// Counts one latency; values outside 1 ..= [`MAX_NS`] count as the nearest bound.
+    #[inline(always)]
+    pub fn record(&mut self, ns: u64) {
+        let i = index(ns.clamp(1, MAX_NS));
+        // `i` is at most `index(MAX_NS)`, the last counter: the bound check never fails.
+        if let Some(c) = self.counts.get_mut(i) {
+            *c += 1;
+        }
+    }
+
+    /// Adds another thread's counts.
+    pub fn add(&mut self, other: &LatencyCounts) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
+    }
+
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        self.counts.iter().all(|c| *c == 0)
+    }
+
+    /// The counts as an HdrHistogram with the same buckets.
+    pub fn to_histogram(&self) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, MAX_NS, 3).expect("static bounds are valid");
+        for (i, &n) in self.counts.iter().enumerate().filter(|(_, n)| **n > 0) {
+            h.record_n(value_at(i), n)
+                .expect("every counter's value is within the bounds");
+        }
+        h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_buckets_and_percentiles_as_hdrhistogram() {
+        let mut ours = LatencyCounts::default();
+        let mut theirs = Histogram::<u64>::new_with_bounds(1, MAX_NS, 3).unwrap();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..200_000 {
+            // Log-uniform from 1 ns to about 20 minutes.
+            let v = (2f64.powf(rng.f64() * 40.0)) as u64;
+            ours.record(v);
+            theirs.record(v.clamp(1, MAX_NS)).unwrap();
+        }
+        for v in [1, 2047, 2048, 2049, 4095, 123_456, MAX_NS] {
+            ours.record(v);
+            theirs.record(v).unwrap();
+        }
+        let h = ours.to_histogram();
+        assert_eq!(h.len(), theirs.len());
+        for q in [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+            assert_eq!(h.value_at_quantile(q), theirs.value_at_quantile(q), "q {q}");
+        }
+        assert_eq!((h.min(), h.max()), (theirs.min(), theirs.max()));
+    }
+
+    #[test]
+    fn out_of_range_values_count_at_the_bounds_and_counts_add() {
+        let mut a = LatencyCounts::default();
+        a.record(0);
+        a.record(u64::MAX);
+        let mut b = LatencyCounts::default();
+        assert!(b.is_empty());
+        b.record(500);
+        b.add(&a);
+        let h = b.to_histogram();
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.min(), 1);
+        assert!(h.max() >= MAX_NS - MAX_NS / 1000);
+    }
+}

@@ -1,0 +1,233 @@
+//! Pure math: who used the window's busy CPU, from two process tables and two `/proc/stat`
+//! readings (see [`bakeoff_core::record::CpuSplit`]).
+
+use crate::{counter_delta, CpuTimes, ProcStat};
+use bakeoff_core::record::CpuSplit;
+use std::collections::{HashMap, HashSet};
+
+/// What the split needs to know besides the process tables.
+pub struct SplitInputs<'a> {
+    /// `/proc/stat` at the start and end of the window.
+    pub machine: (&'a CpuTimes, &'a CpuTimes),
+    /// Clock ticks per second.
+    pub ticks_per_sec: f64,
+    /// bakeoff's own pid.
+    pub me: u32,
+    /// bakeoff's own CPU over the window from `getrusage` (µs precision, better than ticks).
+    pub my_us: Option<f64>,
+    /// The stack's daemons: their CPU and their descendants' counts as `daemons`.
+    pub daemons: &'a [u32],
+}
+
+/// Kernel threads that do I/O work: workqueue workers, loop, journal, file-system and ZFS
+/// threads, soft interrupts, reclaim. Housekeeping threads (rcu, migration, kdamond,
+/// kcompactd, watchdogs) are not the run's: their CPU falls to `other`.
+const IO_KERNEL_THREADS: &[&str] = &[
+    "kworker",
+    "loop",
+    "jbd2",
+    "xfs",
+    "btrfs",
+    "z_",
+    "txg_",
+    "spl_",
+    "zvol",
+    "dp_",
+    "ksoftirqd",
+    "kswapd",
+    "kblockd",
+    "irq/",
+    "scsi_",
+    "nvme",
+    "dio/",
+    "ext4",
+];
+
+/// True for a kernel thread whose CPU counts as the run's (see [`IO_KERNEL_THREADS`]).
+fn does_io(p: &ProcStat) -> bool {
+    p.kernel_thread && IO_KERNEL_THREADS.iter().any(|n| p.comm.starts_with(n))
+}
+
+/// Ticks each process used between the tables; a pid whose start time changed is a new process.
+fn used(start: &[ProcStat], end: &[ProcStat]) -> HashMap<u32, u64> {
+    let before: HashMap<u32, &ProcStat> = start.iter().map(|p| (p.pid, p)).collect();
+    end.iter()
+        .map(|p| {
+            let base = before
+                .get(&p.pid)
+                .filter(|b| b.starttime == p.starttime)
+                .map_or(0, |b| b.ticks());
+            (p.pid, p.ticks().saturating_sub(base))
+        })
+        .collect()
+}
+
+/// `roots` and every process descending from them in `table`.
+fn family(table: &[ProcStat], roots: &[u32]) -> HashSet<u32> {
+    let mut members: HashSet<u32> = roots.iter().copied().collect();
+    loop {
+        let before = members.len();
+        for p in table {
+            if members.contains(&p.ppid) {
+                members.insert(p.pid);
+            }
+        }
+        if members.len() == before {
+            return members;
+        }
+    }
+}
+
+/// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, I/O kernel
+/// threads plus interrupt time, steal, and the rest. Processes that exited inside the window
+/// are not in the end table: their CPU falls to `other`.
+pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> CpuSplit {
+    let (a, b) = inputs.machine;
+    let d = |f: fn(&CpuTimes) -> u64| counter_delta(f(a), f(b)) as f64;
+    let busy = d(|c| c.user) + d(|c| c.nice) + d(|c| c.system) + d(|c| c.irq);
+    let busy = busy + d(|c| c.softirq) + d(|c| c.steal);
+    let total = busy + d(|c| c.idle) + d(|c| c.iowait);
+    let us = |ticks: f64| {
+        if inputs.ticks_per_sec > 0.0 {
+            ticks / inputs.ticks_per_sec * 1e6
+        } else {
+            0.0
+        }
+    };
+    let used = used(start, end);
+    let tool = family(end, &[inputs.me]);
+    let daemons: HashSet<u32> = family(end, inputs.daemons)
+        .difference(&tool)
+        .copied()
+        .collect();
+    let sum = |pred: &dyn Fn(&ProcStat) -> bool| {
+        let ticks: u64 = end.iter().filter(|p| pred(p)).map(|p| used[&p.pid]).sum();
+        us(ticks as f64)
+    };
+    let children_us = sum(&|p| tool.contains(&p.pid) && p.pid != inputs.me);
+    let my_us = inputs.my_us.unwrap_or_else(|| sum(&|p| p.pid == inputs.me));
+    let tool_us = my_us + children_us;
+    let daemons_us = sum(&|p| daemons.contains(&p.pid));
+    let kernel_us = sum(&does_io) + us(d(|c| c.irq) + d(|c| c.softirq));
+    let steal_us = us(d(|c| c.steal));
+    let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
+    let pct = |x: f64| {
+        if total > 0.0 {
+            100.0 * x / us(total)
+        } else {
+            0.0
+        }
+    };
+    CpuSplit {
+        tool_us,
+        daemons_us,
+        kernel_us,
+        other_us,
+        steal_us,
+        tool_pct: pct(tool_us),
+        daemons_pct: pct(daemons_us),
+        kernel_pct: pct(kernel_us),
+        other_pct: pct(other_us),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32, ppid: u32, kthread: bool, ticks: u64) -> ProcStat {
+        let comm = match pid {
+            3 => "kworker/u8:1-loop7".to_string(),
+            4 => "rcu_preempt".to_string(),
+            _ => format!("p{pid}"),
+        };
+        ProcStat {
+            pid,
+            comm,
+            ppid,
+            kernel_thread: kthread,
+            utime: ticks,
+            stime: 0,
+            starttime: 1,
+        }
+    }
+
+    fn times(user: u64, system: u64, idle: u64, softirq: u64, steal: u64) -> CpuTimes {
+        CpuTimes {
+            user,
+            system,
+            idle,
+            softirq,
+            steal,
+            cpus: 2,
+            ..CpuTimes::default()
+        }
+    }
+
+    #[test]
+    fn splits_tool_daemons_kernel_other_and_steal() {
+        // bakeoff 100 (child 101), a daemon 200 (child 201), a kworker 3, a stranger 300.
+        let start = [
+            p(100, 1, false, 0),
+            p(101, 100, false, 0),
+            p(200, 1, false, 0),
+            p(201, 200, false, 0),
+            p(3, 2, true, 0),
+            p(4, 2, true, 0),
+            p(300, 1, false, 0),
+        ];
+        let end = [
+            p(100, 1, false, 30),
+            p(101, 100, false, 10),
+            p(200, 1, false, 20),
+            p(201, 200, false, 5),
+            p(3, 2, true, 15),
+            p(4, 2, true, 2), // rcu_preempt: housekeeping, not the run's
+            p(300, 1, false, 10),
+            p(400, 100, false, 4), // a client started in the window
+        ];
+        // 100 busy ticks: 95 process ticks + 5 softirq + ... with 3 stolen; 100 idle.
+        let a = times(0, 0, 0, 0, 0);
+        let b = times(70, 22, 100, 5, 3);
+        let inputs = SplitInputs {
+            machine: (&a, &b),
+            ticks_per_sec: 100.0,
+            me: 100,
+            my_us: None,
+            daemons: &[200],
+        };
+        let s = cpu_split(&start, &end, &inputs);
+        assert_eq!(s.tool_us, 440_000.0, "30 + 10 + 4 ticks");
+        assert_eq!(s.daemons_us, 250_000.0);
+        assert_eq!(s.kernel_us, 200_000.0, "15 ticks of kworker + 5 of softirq");
+        assert_eq!(s.steal_us, 30_000.0);
+        // Busy 100 ticks = 1 s: other = 1 - 0.44 - 0.25 - 0.20 - 0.03.
+        assert!((s.other_us - 80_000.0).abs() < 1e-6, "{}", s.other_us);
+        assert!((s.tool_pct - 22.0).abs() < 1e-9, "{}", s.tool_pct);
+        assert_eq!(s.work_us(), 890_000.0);
+    }
+
+    #[test]
+    fn a_reused_pid_counts_from_zero_and_rusage_wins_for_self() {
+        let mut old = p(300, 1, false, 50);
+        old.starttime = 1;
+        let mut new = p(300, 100, false, 7);
+        new.starttime = 9;
+        let a = times(0, 0, 0, 0, 0);
+        let b = times(10, 0, 10, 0, 0);
+        let inputs = SplitInputs {
+            machine: (&a, &b),
+            ticks_per_sec: 100.0,
+            me: 100,
+            my_us: Some(12_345.0),
+            daemons: &[],
+        };
+        let s = cpu_split(
+            &[old, p(100, 1, false, 0)],
+            &[new, p(100, 1, false, 1)],
+            &inputs,
+        );
+        assert_eq!(s.tool_us, 12_345.0 + 70_000.0);
+        assert_eq!(s.other_us, 100_000.0 - s.tool_us);
+    }
+}

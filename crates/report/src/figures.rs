@@ -1,0 +1,301 @@
+//! The one table of headline figures every comparison exporter uses: key (a [`Summary`]
+//! field), label with its unit, how figures compare, and how many decimals to show.
+
+use bakeoff_core::record::Summary;
+use bakeoff_core::verdict::Better;
+
+/// How a figure is compared with the baseline's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compare {
+    /// A result or a cost: a ratio and, beyond the noise and the minimum effect, a verdict.
+    Verdict(Better),
+    /// A diagnostic (machine busy %, cache shares, device request sizes): more is neither
+    /// better nor worse, so a ratio (or difference) without a verdict.
+    Diagnostic,
+}
+
+/// A headline figure that can be a column.
+pub struct Figure {
+    /// Key: the `Summary` field.
+    pub key: &'static str,
+    /// Column heading, with its unit.
+    pub label: &'static str,
+    /// How it compares.
+    pub compare: Compare,
+    /// Reads it from a summary.
+    pub get: fn(&Summary) -> Option<f64>,
+    /// Decimals to show.
+    pub decimals: usize,
+    /// At or below this, a value is "structurally zero" (a cached run's read amplification, a
+    /// percentage share): such figures are compared by difference, never by ratio.
+    pub floor: f64,
+    /// A percentage: compared by difference in percentage points.
+    pub percent: bool,
+}
+
+const fn fig(
+    key: &'static str,
+    label: &'static str,
+    compare: Compare,
+    get: fn(&Summary) -> Option<f64>,
+    decimals: usize,
+    floor: f64,
+) -> Figure {
+    Figure {
+        key,
+        label,
+        compare,
+        get,
+        decimals,
+        floor,
+        percent: false,
+    }
+}
+
+const fn pct(key: &'static str, label: &'static str, get: fn(&Summary) -> Option<f64>) -> Figure {
+    Figure {
+        key,
+        label,
+        compare: Compare::Diagnostic,
+        get,
+        decimals: 1,
+        floor: 0.0,
+        percent: true,
+    }
+}
+
+use Better::{Higher, Lower};
+use Compare::{Diagnostic, Verdict};
+
+/// Every figure, in the order `--columns` lists them.
+pub const FIGURES: &[Figure] = &[
+    fig(
+        "read_iops",
+        "read IOPS",
+        Verdict(Higher),
+        |s| s.read_iops,
+        0,
+        0.5,
+    ),
+    fig(
+        "write_iops",
+        "write IOPS",
+        Verdict(Higher),
+        |s| s.write_iops,
+        0,
+        0.5,
+    ),
+    fig(
+        "commits_per_s",
+        "commits/s",
+        Verdict(Higher),
+        |s| s.commits_per_s,
+        0,
+        0.5,
+    ),
+    fig(
+        "read_mb_s",
+        "read MB/s",
+        Verdict(Higher),
+        |s| s.read_mb_s,
+        1,
+        0.001,
+    ),
+    fig(
+        "write_mb_s",
+        "write MB/s",
+        Verdict(Higher),
+        |s| s.write_mb_s,
+        1,
+        0.001,
+    ),
+    fig(
+        "read_lat_p50_us",
+        "read p50 µs",
+        Verdict(Lower),
+        |s| s.read_lat_p50_us,
+        1,
+        0.0,
+    ),
+    fig(
+        "read_lat_p99_us",
+        "read p99 µs",
+        Verdict(Lower),
+        |s| s.read_lat_p99_us,
+        1,
+        0.0,
+    ),
+    fig(
+        "write_lat_p99_us",
+        "write p99 µs",
+        Verdict(Lower),
+        |s| s.write_lat_p99_us,
+        1,
+        0.0,
+    ),
+    fig(
+        "commit_lat_p50_us",
+        "commit p50 µs",
+        Verdict(Lower),
+        |s| s.commit_lat_p50_us,
+        1,
+        0.0,
+    ),
+    fig(
+        "commit_lat_p99_us",
+        "commit p99 µs",
+        Verdict(Lower),
+        |s| s.commit_lat_p99_us,
+        1,
+        0.0,
+    ),
+    pct("cpu_busy_pct", "machine CPU %", |s| s.cpu_busy_pct),
+    fig(
+        "cpu_us_per_op",
+        "CPU µs/op",
+        Verdict(Lower),
+        |s| s.cpu_us_per_op,
+        1,
+        0.0,
+    ),
+    pct("cpu_other_pct", "other CPU %", |s| s.cpu_other_pct),
+    pct("cpu_steal_pct", "steal %", |s| s.cpu_steal_pct),
+    fig(
+        "device_read_iops",
+        "dev read IOPS",
+        Diagnostic,
+        |s| s.device_read_iops,
+        0,
+        0.5,
+    ),
+    fig(
+        "device_write_iops",
+        "dev write IOPS",
+        Diagnostic,
+        |s| s.device_write_iops,
+        0,
+        0.5,
+    ),
+    fig(
+        "device_read_bytes_per_op",
+        "dev B/read",
+        Verdict(Lower),
+        |s| s.device_read_bytes_per_op,
+        0,
+        1.0,
+    ),
+    fig(
+        "device_write_bytes_per_op",
+        "dev B/write",
+        Verdict(Lower),
+        |s| s.device_write_bytes_per_op,
+        0,
+        1.0,
+    ),
+    fig(
+        "read_amplification",
+        "read amp",
+        Verdict(Lower),
+        |s| s.read_amplification,
+        2,
+        0.01,
+    ),
+    fig(
+        "write_amplification",
+        "write amp",
+        Verdict(Lower),
+        |s| s.write_amplification,
+        2,
+        0.01,
+    ),
+    fig(
+        "device_reads_per_op",
+        "dev reads/read",
+        Verdict(Lower),
+        |s| s.device_reads_per_op,
+        2,
+        0.01,
+    ),
+    fig(
+        "device_writes_per_op",
+        "dev writes/write",
+        Verdict(Lower),
+        |s| s.device_writes_per_op,
+        2,
+        0.01,
+    ),
+    fig(
+        "avg_device_read_size_bytes",
+        "avg dev read B",
+        Diagnostic,
+        |s| s.avg_device_read_size_bytes,
+        0,
+        1.0,
+    ),
+    fig(
+        "avg_device_write_size_bytes",
+        "avg dev write B",
+        Diagnostic,
+        |s| s.avg_device_write_size_bytes,
+        0,
+        1.0,
+    ),
+    pct(
+        "reads_not_from_device_pct",
+        "reads not from device %",
+        |s| s.reads_not_from_device_pct,
+    ),
+    pct("arc_hit_pct", "ARC hit %", |s| s.arc_hit_pct),
+];
+
+/// The default columns (the `slob` headline figures).
+pub const DEFAULT_COLUMNS: &[&str] = &[
+    "read_iops",
+    "write_iops",
+    "cpu_us_per_op",
+    "read_lat_p99_us",
+    "commit_lat_p99_us",
+    "device_read_bytes_per_op",
+    "read_amplification",
+    "reads_not_from_device_pct",
+];
+
+/// Keys of earlier versions that still select their figure.
+const ALIASES: &[(&str, &str)] = &[("cache_hit_pct", "reads_not_from_device_pct")];
+
+/// Looks up a figure by key (or an earlier version's key).
+pub fn figure(key: &str) -> Option<&'static Figure> {
+    let key = ALIASES
+        .iter()
+        .find(|(old, _)| *old == key)
+        .map_or(key, |(_, new)| new);
+    FIGURES.iter().find(|f| f.key == key)
+}
+
+/// Every key, for error messages.
+pub fn keys() -> Vec<&'static str> {
+    FIGURES.iter().map(|f| f.key).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_unique_summary_fields() {
+        let mut keys = keys();
+        keys.sort_unstable();
+        let n = keys.len();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "duplicate figure key");
+        let summary = serde_json::to_value(Summary::default()).unwrap();
+        for k in keys {
+            assert!(summary.get(k).is_some(), "{k} is not a Summary field");
+        }
+        assert_eq!(
+            figure("cache_hit_pct").unwrap().key,
+            "reads_not_from_device_pct"
+        );
+        assert!(DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
+    }
+}
