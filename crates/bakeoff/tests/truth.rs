@@ -222,3 +222,49 @@ fn buffered_writes_absorbed_by_the_page_cache_are_named() {
         "buffered writes reached the device at once: amplification {amp}"
     );
 }
+
+#[test]
+fn a_mirror_names_its_copies_in_the_write_amplification() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let state = tempfile::tempdir().unwrap();
+    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let json = out.path().join("run.json");
+    let status = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", state.path())
+        .args([
+            "run",
+            "randwrite",
+            "--stack",
+            "btrfs:devices=2,metadata=raid1,profile=raid1",
+        ])
+        .args([
+            "--size",
+            "512m",
+            "--images",
+            images.path().to_str().unwrap(),
+            "--quiet",
+        ])
+        .args(["--set", "bs=64k,direct=true,size=128m,runtime=2s"])
+        .args(["--json", json.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["stack"]["redundancy"], 2.0, "{}", v["stack"]);
+    let (total, per_copy) = (
+        fig(&v, "write_amplification"),
+        fig(&v, "write_amplification_per_copy"),
+    );
+    assert!(total >= 1.9, "two copies of every byte: {total}");
+    assert!((per_copy - total / 2.0).abs() < 1e-9);
+    assert!(
+        finding_ids(&v).contains(&"mirrored_writes".to_string()),
+        "{:?}",
+        finding_ids(&v)
+    );
+}

@@ -222,8 +222,9 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         return Vec::new();
     }
     let c = Ctx::new(record);
-    let rules: [fn(&Ctx) -> Option<Finding>; 13] = [
+    let rules: [fn(&Ctx) -> Option<Finding>; 14] = [
         cache_served,
+        mirrored_writes,
         writes_absorbed,
         cpu_contention,
         read_amplification,
@@ -360,15 +361,39 @@ fn prefetch_inflation(c: &Ctx) -> Option<Finding> {
     found("prefetch_inflation", Warning, title, ev, fix)
 }
 
+/// Write amplification per copy the layout stores (so a mirror's first 2x is not blamed on
+/// the file system), with the evidence in words.
 fn write_amp(c: &Ctx) -> Option<(f64, f64, String)> {
     let size = c.write_size?;
-    let amp = c.s.device_write_bytes_per_op? / size;
-    let ev = format!(
-        "each {} application write costs {} of device writes (amplification {amp:.1})",
+    let total = c.s.device_write_bytes_per_op? / size;
+    let mut ev = format!(
+        "each {} application write costs {} of device writes (amplification {total:.1})",
         bytes(size),
-        bytes(amp * size)
+        bytes(total * size)
     );
+    let copies = c.s.redundancy.filter(|r| *r > 1.0);
+    let amp = copies.map_or(total, |r| total / r);
+    if let Some(r) = copies {
+        ev += &format!("; the layout stores {r:.2} copies, so {amp:.1} per copy");
+    }
     amp.is_finite().then_some((size, amp, ev))
+}
+
+/// A mirrored or parity layout: say that part of the write amplification is the layout's.
+fn mirrored_writes(c: &Ctx) -> Option<Finding> {
+    let r = c.s.redundancy.filter(|r| *r > 1.0)?;
+    let total = c.s.write_amplification?;
+    let ev = format!(
+        "write amplification {total:.2} over all member devices: {r:.2} from the layout's copies \
+         ({}), {:.2} per copy",
+        c.prop("layout")
+            .or(c.prop("data_profile"))
+            .unwrap_or("mirror or parity"),
+        total / r
+    );
+    let title = format!("the layout writes every byte {r:.2} times: that much of the write amplification is redundancy");
+    let fix = "compare write_amplification_per_copy across stacks with different layouts; a single-device baseline writes each byte once";
+    found("mirrored_writes", Info, title, ev, fix)
 }
 
 fn write_doubling(c: &Ctx) -> Option<Finding> {

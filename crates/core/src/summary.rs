@@ -54,6 +54,13 @@ pub struct Summary {
     pub read_amplification: Option<f64>,
     /// Stack device bytes written / application bytes written (all members summed).
     pub write_amplification: Option<f64>,
+    /// Bytes the layout stores per byte of data (a two-way mirror: 2), read back from the stack.
+    #[serde(default)]
+    pub redundancy: Option<f64>,
+    /// Write amplification per copy: `write_amplification / redundancy`. What the stack writes
+    /// beyond its mirroring or parity (journal, copy-on-write, metadata).
+    #[serde(default)]
+    pub write_amplification_per_copy: Option<f64>,
     /// Average stack-device read request.
     pub avg_device_read_size_bytes: Option<f64>,
     /// Average stack-device write request.
@@ -128,6 +135,11 @@ impl Summary {
             ..Summary::default()
         };
         s.add_devices(&record.devices, (r_ops, r_bytes), (w_ops, w_bytes), secs);
+        s.redundancy = record.stack.as_ref().and_then(|st| st.redundancy);
+        s.write_amplification_per_copy = s
+            .write_amplification
+            .zip(s.redundancy)
+            .and_then(|(w, r)| (r > 0.0).then(|| w / r));
         s
     }
 
@@ -257,6 +269,21 @@ mod tests {
         assert_eq!(s.commits_per_s, Some(40.0));
         assert_eq!(s.commit_lat_p99_us, Some(900.0));
         assert_eq!(s.write_lat_p99_us, Some(100.0), "data writes first");
+    }
+
+    #[test]
+    fn a_mirror_writes_each_copy() {
+        let writes = vec![op(OpKind::Write, 1000, 8192 * 1000, 100_000)];
+        let mut dev = device(0, 0);
+        (dev.write_ops, dev.write_bytes) = (2000, 2 * 8192 * 1000 * 3 / 2);
+        let mut r = record(writes, vec![dev]);
+        r.stack = Some(crate::record::StackInfo {
+            redundancy: Some(2.0),
+            ..Default::default()
+        });
+        let s = Summary::compute(&r);
+        assert_eq!(s.write_amplification, Some(3.0));
+        assert_eq!(s.write_amplification_per_copy, Some(1.5));
     }
 
     #[test]

@@ -333,7 +333,10 @@ fn system(r: &RunRecord) -> String {
             bytes(sm.device_read_bytes_per_op),
             ratio(sm.read_amplification),
             bytes(sm.device_write_bytes_per_op),
-            ratio(sm.write_amplification),
+            match (sm.write_amplification, sm.redundancy.filter(|r| *r > 1.0)) {
+                (Some(w), Some(r)) => format!("{w:.2}, {:.2} per copy of {r:.0}", w / r),
+                (w, _) => ratio(w),
+            },
             pct(sm.reads_not_from_device_pct),
         );
     }

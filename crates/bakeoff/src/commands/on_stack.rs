@@ -65,6 +65,10 @@ pub fn run_on_stack(
         f
     })?;
     record.stack = Some(stack.info.clone());
+    if record.status != RunStatus::Failed {
+        // Figures that need the stack's read-back (its redundancy) are computed now.
+        record.summary = bakeoff_core::record::Summary::compute(&record);
+    }
     record.cold = Some(!run.warm);
     if let Some(reason) = stack.failure_cause() {
         let error = record.error.take().unwrap_or_default();
