@@ -1,0 +1,438 @@
+//! The one planner. Every workload reaches a [`Plan`] through here: a plain job as one fileset
+//! and one role, a personality as its declared filesets and roles. Each setting arrives as a
+//! [`Val`] (text, the key to name, where it was written), so the rules of a role are written
+//! once, in one wording, whichever kind of workload the role came from.
+
+use crate::plan::*;
+use crate::settings::{Origin, SpecError};
+use crate::units::format_bytes;
+use crate::values::{Lookup, Val};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Largest block size accepted.
+pub const MAX_BS: u64 = 256 << 20;
+
+/// Smallest fileset: the log writer wraps its region in 512-byte units, and a smaller file
+/// holds no useful block.
+const MIN_FILESET_BYTES: u64 = 4096;
+
+/// Run-wide values resolved from [`crate::keys::RUN_KEYS`].
+pub(crate) struct RunValues {
+    pub engine: EngineKind,
+    pub runtime: Duration,
+    pub ramp_time: Duration,
+    pub seed: u64,
+    pub compress_pct: u8,
+}
+
+pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SpecError> {
+    let d = |k: &str| look.get(k, crate::keys::default_of(crate::keys::RUN_KEYS, k));
+    let engine = d("engine");
+    let engine = EngineKind::parse(engine.text.trim()).map_err(|_| {
+        engine.invalid(format!(
+            "{} is not an engine (allowed: psync, io_uring, null)",
+            engine.shown()
+        ))
+    })?;
+    let week = Duration::from_secs(7 * 86400);
+    Ok(RunValues {
+        engine,
+        runtime: d("runtime").duration(Duration::from_millis(100), week)?,
+        ramp_time: d("ramp_time").duration(Duration::ZERO, week)?,
+        seed: d("seed").int(0, u64::MAX)?,
+        compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
+    })
+}
+
+/// A fileset as written.
+pub(crate) struct FilesetInput {
+    pub name: String,
+    pub nrfiles: Val,
+    pub size: FileSize,
+}
+
+/// How a fileset's size was given.
+pub(crate) enum FileSize {
+    /// Total bytes, split over the files.
+    Total(Val),
+    /// Bytes per file.
+    PerFile(Val),
+}
+
+/// A role as written; `label` (`role.reader`, or `job`) and `origin` locate role-wide errors.
+pub(crate) struct RoleInput {
+    pub name: String,
+    pub label: String,
+    pub origin: Origin,
+    pub threads: Val,
+    /// Threads come from a `$param`: 0 disables the role instead of being refused.
+    pub threads_via_param: bool,
+    pub fileset: Val,
+    pub kind: Val,
+    pub direct: Val,
+    pub sync: Val,
+    pub iodepth: Val,
+    pub offset: Val,
+    pub rate_iops: Val,
+    pub fsync: Val,
+    pub fdatasync: Val,
+    pub log: Val,
+    pub gate: Option<(Val, Val)>,
+    /// The io steps run until the end of the run instead of `count` per pass (plain jobs).
+    pub stream: bool,
+    pub steps: Vec<StepInput>,
+}
+
+/// One step as written; `at` is the value that names its kind (`io = "randread"`).
+pub(crate) struct StepInput {
+    pub at: Val,
+    pub kind: StepKind,
+}
+
+/// What a step does.
+pub(crate) enum StepKind {
+    Io {
+        io: Val,
+        bs: Val,
+        rwmixread: Val,
+        count: Val,
+    },
+    Hog(Val),
+    Post(Vec<Val>),
+    Wait,
+    Commit {
+        bytes: Val,
+        log: Val,
+    },
+    Sync(Val),
+}
+
+impl RoleInput {
+    fn err(&self, msg: impl Into<String>) -> SpecError {
+        SpecError::new(self.origin.clone(), &self.label, msg)
+    }
+}
+
+/// Resolves and checks filesets and roles into the plan of `workload`.
+pub(crate) fn build(
+    workload: &str,
+    run: RunValues,
+    filesets: &[FilesetInput],
+    roles: &[RoleInput],
+    settings: BTreeMap<String, String>,
+) -> Result<Plan, SpecError> {
+    let filesets = filesets
+        .iter()
+        .map(fileset)
+        .collect::<Result<Vec<_>, _>>()?;
+    let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+    let planned = roles
+        .iter()
+        .map(|r| role(r, &names, &filesets, run.engine))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_links(roles, &planned)?;
+    Ok(Plan {
+        workload: workload.to_string(),
+        engine: run.engine,
+        runtime: run.runtime,
+        ramp_time: run.ramp_time,
+        seed: run.seed,
+        compress_pct: run.compress_pct,
+        filesets,
+        roles: planned,
+        settings,
+    })
+}
+
+fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SpecError> {
+    let nrfiles = f.nrfiles.int(1, 100_000)? as u32;
+    let (size, file_size) = match &f.size {
+        FileSize::PerFile(v) => (v, v.size(MIN_FILESET_BYTES, u64::MAX / 2)?),
+        FileSize::Total(v) => (
+            v,
+            v.size(MIN_FILESET_BYTES, u64::MAX / 2)? / u64::from(nrfiles),
+        ),
+    };
+    if file_size < MIN_FILESET_BYTES {
+        let blamed = if size.is_default() { &f.nrfiles } else { size };
+        return Err(blamed.invalid(format!(
+            "{} split over {nrfiles} files leaves {} per file of fileset '{}': each file needs at \
+             least {} (raise the size or lower the number of files)",
+            size.shown(),
+            format_bytes(file_size),
+            f.name,
+            format_bytes(MIN_FILESET_BYTES)
+        )));
+    }
+    Ok(FilesetPlan {
+        name: f.name.clone(),
+        nrfiles,
+        file_size,
+    })
+}
+
+fn role(
+    r: &RoleInput,
+    names: &[&str],
+    filesets: &[FilesetPlan],
+    engine: EngineKind,
+) -> Result<RolePlan, SpecError> {
+    let fileset = filesets
+        .iter()
+        .position(|f| f.name == r.fileset.text.trim())
+        .ok_or_else(|| {
+            let known: Vec<&str> = filesets.iter().map(|f| f.name.as_str()).collect();
+            r.fileset.invalid(format!(
+                "no fileset named {} (filesets: {})",
+                r.fileset.shown(),
+                known.join(", ")
+            ))
+        })?;
+    let log_writer = r.kind.choice(&["worker", "logwriter"])? == "logwriter";
+    let direct = r.direct.boolean()?;
+    let iodepth = r.iodepth.int(1, 4096)? as u32;
+    check_engine_depth(engine, &r.iodepth, iodepth)?;
+    let offset = r.offset.size(0, u64::MAX / 2)?;
+    if direct {
+        check_aligned(&r.offset, offset)?;
+    }
+    let mut steps = Vec::with_capacity(r.steps.len());
+    for s in &r.steps {
+        steps.push(step(s, names, direct, r.stream)?);
+    }
+    check_fit(r, &steps, &filesets[fileset], offset)?;
+    let gate = match &r.gate {
+        None => None,
+        Some((value, highwater)) => Some(Gate {
+            value: value.int(1, 1 << 40)?,
+            highwater: highwater.int(1, 1 << 40)?,
+        }),
+    };
+    let min_threads = if r.threads_via_param { 0 } else { 1 };
+    let threads = r.threads.int(min_threads, 4096)? as u32;
+    if log_writer && threads > 1 {
+        return Err(r.threads.invalid("a logwriter role has exactly one thread"));
+    }
+    Ok(RolePlan {
+        name: r.name.clone(),
+        threads,
+        fileset,
+        direct,
+        sync_mode: sync_mode(&r.sync)?,
+        iodepth,
+        offset,
+        rate_iops: optional_rate(&r.rate_iops)?,
+        steps,
+        gate,
+        sync_every: sync_every(&r.fsync, &r.fdatasync)?,
+        log: log_writer || r.log.boolean()?,
+        log_writer,
+    })
+}
+
+fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Step, SpecError> {
+    let role_ref = |v: &Val| -> Result<usize, SpecError> {
+        names
+            .iter()
+            .position(|n| *n == v.text.trim())
+            .ok_or_else(|| {
+                v.invalid(format!(
+                    "no role named {} (roles: {})",
+                    v.shown(),
+                    names.join(", ")
+                ))
+            })
+    };
+    Ok(match &s.kind {
+        StepKind::Io {
+            io,
+            bs,
+            rwmixread,
+            count,
+        } => {
+            let (mix, pattern) = io_kind(io, rwmixread)?;
+            let bytes = bs.size(1, MAX_BS)?;
+            if direct {
+                check_aligned(bs, bytes)?;
+            }
+            Step::Io(IoStep {
+                mix,
+                pattern,
+                bs: bytes,
+                count: if stream {
+                    None
+                } else {
+                    Some(count.int(1, 1 << 40)?)
+                },
+            })
+        }
+        StepKind::Hog(n) => Step::Hog(n.int(0, 1 << 40)?),
+        StepKind::Post(targets) => {
+            Step::Post(targets.iter().map(role_ref).collect::<Result<_, _>>()?)
+        }
+        StepKind::Wait => Step::Wait,
+        StepKind::Commit { bytes, log } => Step::Commit {
+            bytes: bytes.size(1, 64 << 20)?,
+            log_role: role_ref(log)?,
+        },
+        StepKind::Sync(kind) => Step::Sync(match kind.choice(&["fsync", "fdatasync"])? {
+            "fsync" => SyncKind::Fsync,
+            _ => SyncKind::Fdatasync,
+        }),
+    })
+}
+
+/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning.
+const IO_KINDS: &[(&str, Pattern)] = &[
+    ("read", Pattern::Sequential),
+    ("write", Pattern::Sequential),
+    ("randread", Pattern::Random),
+    ("randwrite", Pattern::Random),
+    ("randrw", Pattern::Random),
+    ("rw", Pattern::Sequential),
+    ("readwrite", Pattern::Sequential),
+    ("update", Pattern::Sequential),
+    ("randupdate", Pattern::Random),
+];
+
+fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SpecError> {
+    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _)| *n).collect();
+    let name = io.choice(&names)?;
+    // Checked even where unused: a wrong value written is refused, never ignored.
+    let read_pct = rwmixread.int(0, 100)? as u8;
+    let pattern = IO_KINDS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(Pattern::Random, |(_, p)| *p);
+    let mix = match name {
+        "read" | "randread" => IoMix::Read,
+        "write" | "randwrite" => IoMix::Write,
+        "update" | "randupdate" => IoMix::Update,
+        _ => IoMix::Mixed { read_pct },
+    };
+    Ok((mix, pattern))
+}
+
+/// psync has one I/O in flight per thread: a deeper queue needs an asynchronous engine.
+fn check_engine_depth(engine: EngineKind, iodepth: &Val, depth: u32) -> Result<(), SpecError> {
+    if depth > 1 && engine == EngineKind::Psync {
+        return Err(iodepth.invalid(format!(
+            "iodepth={depth} needs an asynchronous engine: psync has one I/O in flight per \
+             thread (use engine=io_uring, or more threads instead)"
+        )));
+    }
+    Ok(())
+}
+
+/// O_DIRECT needs sizes and offsets in whole logical blocks.
+fn check_aligned(v: &Val, bytes: u64) -> Result<(), SpecError> {
+    if bytes % 512 != 0 {
+        return Err(v.invalid(format!(
+            "{} with direct=true must be a multiple of 512 bytes (the smallest logical block)",
+            v.shown()
+        )));
+    }
+    Ok(())
+}
+
+/// Every I/O step's block must fit in each file after the role's offset.
+fn check_fit(
+    r: &RoleInput,
+    steps: &[Step],
+    fileset: &FilesetPlan,
+    offset: u64,
+) -> Result<(), SpecError> {
+    for (s, planned) in r.steps.iter().zip(steps) {
+        let (StepKind::Io { bs, .. }, Step::Io(io)) = (&s.kind, planned) else {
+            continue;
+        };
+        if offset.saturating_add(io.bs) > fileset.file_size {
+            // Blame what the user wrote: a default is not what went wrong.
+            let blamed = [bs, &r.offset]
+                .into_iter()
+                .find(|v| !v.is_default())
+                .unwrap_or(bs);
+            return Err(blamed.invalid(format!(
+                "each of the {} file(s) of fileset '{}' holds {}, too small for offset {offset} \
+                 plus one {}-byte block (raise the fileset's size or lower offset/bs)",
+                fileset.nrfiles,
+                fileset.name,
+                format_bytes(fileset.file_size),
+                io.bs
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Parses `sync`: none/false, dsync, sync/true.
+fn sync_mode(v: &Val) -> Result<SyncMode, SpecError> {
+    Ok(
+        match v.choice(&["none", "false", "0", "dsync", "sync", "true", "1"])? {
+            "dsync" => SyncMode::Dsync,
+            "sync" | "true" | "1" => SyncMode::Sync,
+            _ => SyncMode::None,
+        },
+    )
+}
+
+/// `rate_iops`: 0 means unthrottled.
+fn optional_rate(v: &Val) -> Result<Option<f64>, SpecError> {
+    if v.text.trim() == "0" {
+        return Ok(None);
+    }
+    v.rate(1e8).map(Some)
+}
+
+fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEvery>, SpecError> {
+    let f = fsync.int(0, 1 << 32)?;
+    let fd = fdatasync.int(0, 1 << 32)?;
+    Ok(match (f, fd) {
+        (0, 0) => None,
+        (n, 0) => Some(SyncEvery {
+            kind: SyncKind::Fsync,
+            writes: n,
+        }),
+        (0, n) => Some(SyncEvery {
+            kind: SyncKind::Fdatasync,
+            writes: n,
+        }),
+        _ => return Err(fdatasync.invalid("set fsync or fdatasync, not both")),
+    })
+}
+
+/// Posts must target roles with gates, waits need a gate, commits need a log writer, and a
+/// worker with threads needs an io step.
+fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SpecError> {
+    for (input, r) in inputs.iter().zip(roles) {
+        for (s, planned) in input.steps.iter().zip(&r.steps) {
+            match planned {
+                Step::Post(targets) => {
+                    if let Some(&t) = targets.iter().find(|&&t| roles[t].gate.is_none()) {
+                        return Err(s.at.invalid(format!(
+                            "posts to '{}', which has no gate = {{ value, highwater }}",
+                            roles[t].name
+                        )));
+                    }
+                }
+                Step::Wait if r.gate.is_none() => {
+                    return Err(s
+                        .at
+                        .invalid("a wait step needs a gate = { value, highwater } on its role"));
+                }
+                Step::Commit { log_role, .. } if !roles[*log_role].log_writer => {
+                    return Err(s.at.invalid(format!(
+                        "commits to '{}', which is not kind = \"logwriter\"",
+                        roles[*log_role].name
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if !r.log_writer && r.threads > 0 && !r.steps.iter().any(|s| matches!(s, Step::Io(_))) {
+            return Err(input.err("has no io step"));
+        }
+    }
+    Ok(())
+}
