@@ -260,6 +260,33 @@ impl Table {
     pub fn get(&self, key: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.key == key)
     }
+
+    /// Refuses the first key not in `allowed`, at its line, naming what is allowed.
+    /// `section` prefixes the key in the message (`role.reader`).
+    pub fn refuse_unknown(
+        &self,
+        place: &Place,
+        section: &str,
+        allowed: &[&str],
+    ) -> Result<(), SpecError> {
+        match self
+            .entries
+            .iter()
+            .find(|e| !allowed.contains(&e.key.as_str()))
+        {
+            None => Ok(()),
+            Some(e) => {
+                let mut names = allowed.to_vec();
+                names.sort_unstable();
+                names.dedup();
+                Err(e.error(
+                    place,
+                    &join_key(section, &e.key),
+                    format!("unknown key (allowed: {})", names.join(", ")),
+                ))
+            }
+        }
+    }
 }
 
 /// `section.key`, or `key` at the top level. Long keys are shortened for messages.

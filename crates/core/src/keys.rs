@@ -221,6 +221,23 @@ pub const STEP_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// The kinds of step, in the order [`STEP_KEYS`] lists them.
+pub(crate) const STEP_KINDS: [&str; 6] = ["io", "hog", "post", "wait", "commit", "sync"];
+
+/// Keys a step of `kind` takes besides `kind` itself.
+pub(crate) fn step_companions(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "io" => &["bs", "rwmixread", "count"],
+        "commit" => &["log"],
+        _ => &[],
+    }
+}
+
+/// Keys of a `logwriter` role: it writes what commit steps hand it, so loop and I/O-shape keys
+/// do not apply.
+pub(crate) const LOGWRITER_KEYS: &[&str] =
+    &["name", "kind", "threads", "fileset", "direct", "sync"];
+
 /// Top-level keys of a study file.
 pub const STUDY_KEYS: &[KeyDoc] = &[
     doc(

@@ -132,6 +132,7 @@ pub(crate) fn build(
         .map(|r| role(r, &names, &filesets, run.engine))
         .collect::<Result<Vec<_>, _>>()?;
     check_links(roles, &planned)?;
+    check_some_threads(roles, &planned)?;
     Ok(Plan {
         workload: workload.to_string(),
         engine: run.engine,
@@ -427,6 +428,12 @@ fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SpecError
                         roles[*log_role].name
                     )));
                 }
+                Step::Commit { log_role, .. } if r.threads > 0 && roles[*log_role].threads == 0 => {
+                    return Err(s.at.invalid(format!(
+                        "commits to '{}', which has 0 threads: no commit would ever be durable",
+                        roles[*log_role].name
+                    )));
+                }
                 _ => {}
             }
         }
@@ -435,4 +442,39 @@ fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SpecError
         }
     }
     Ok(())
+}
+
+/// A plan where no role that does I/O has threads would run nothing: refused, naming what
+/// disabled each role.
+fn check_some_threads(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SpecError> {
+    let workers: Vec<&RoleInput> = inputs
+        .iter()
+        .zip(roles)
+        .filter(|(_, r)| !r.log_writer)
+        .map(|(i, _)| i)
+        .collect();
+    if roles.iter().any(|r| !r.log_writer && r.threads > 0) {
+        return Ok(());
+    }
+    let Some(first) = workers.first() else {
+        return match inputs.first() {
+            Some(log_writer) => {
+                Err(log_writer.err("no role does I/O: add a worker role with io steps"))
+            }
+            None => Ok(()), // parsing refuses a personality without roles
+        };
+    };
+    let disabled: Vec<String> = workers
+        .iter()
+        .map(|i| format!("{}: {}={}", i.name, i.threads.key, i.threads.text.trim()))
+        .collect();
+    let blamed = workers
+        .iter()
+        .map(|i| &i.threads)
+        .find(|v| !v.is_default())
+        .unwrap_or(&first.threads);
+    Err(blamed.invalid(format!(
+        "every role that does I/O has 0 threads ({}): nothing would run (give one of them threads)",
+        disabled.join(", ")
+    )))
 }

@@ -3,6 +3,7 @@
 //! TOML files under `personalities/`, embedded at build time.
 
 use crate::doc::{self, Place, Table};
+use crate::keys::{names, JOB_FILE_KEYS, JOB_KEYS, PERSONALITY_KEYS, RUN_KEYS};
 use crate::plan::Plan;
 use crate::settings::{Settings, SpecError};
 
@@ -80,8 +81,17 @@ impl Workload {
             None => String::new(),
         };
         let tables = ["description", "params", "fileset", "role"];
+        // Any personality table makes a personality: a file with filesets but no roles is an
+        // error, not a plain job that ignores them.
+        let personality = tables[1..].iter().any(|t| doc.get(t).is_some());
+        let allowed = if personality {
+            names(&[PERSONALITY_KEYS, RUN_KEYS])
+        } else {
+            names(&[JOB_FILE_KEYS, RUN_KEYS, JOB_KEYS])
+        };
+        doc.refuse_unknown(&place, "", &allowed)?;
         let top = top_settings(&doc, &place, &tables)?;
-        let body = if doc.get("role").is_some() {
+        let body = if personality {
             Body::Personality(crate::personality::parse_personality(&doc, &place, top)?)
         } else {
             Body::Job(top)
@@ -143,19 +153,16 @@ mod tests {
     }
 
     #[test]
-    fn errors_in_a_users_personality_name_the_role_line() {
+    fn errors_in_a_users_personality_name_the_line_of_the_value() {
         let text = builtin("slob")
             .unwrap()
             .source
             .replace("io = \"randread\"", "io = \"sideways\"");
         let w = Workload::parse("mine", &text, "mine.toml").unwrap();
         let e = w.plan(&Settings::default()).unwrap_err();
-        let line = text
-            .lines()
-            .position(|l| l.trim() == "name = \"reader\"")
-            .unwrap()
-            + 1;
+        let line = text.lines().position(|l| l.contains("sideways")).unwrap() + 1;
         assert_eq!(e.origin.to_string(), format!("mine.toml:{line}"), "{e}");
+        assert_eq!(e.key, "role.reader.steps[0].io");
         assert!(e.message.contains("allowed: read, write"), "{e}");
     }
 

@@ -93,3 +93,6 @@ impl Field {
         self.text.strip_prefix('$')
     }
 }
+
+#[cfg(test)]
+mod tests;
