@@ -81,6 +81,15 @@ impl Settings {
     /// Parses one `--set` argument: `key=value[,key=value...]`.
     pub fn parse_set(arg: &str) -> Result<Settings, SpecError> {
         let mut settings = Settings::default();
+        for (key, value) in Settings::parse_set_pairs(arg)? {
+            settings.insert(&key, &value, Origin::CommandLine);
+        }
+        Ok(settings)
+    }
+
+    /// The `key=value` pairs of one `--set` argument, in the order written.
+    pub fn parse_set_pairs(arg: &str) -> Result<Vec<(String, String)>, SpecError> {
+        let mut pairs = Vec::new();
         for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let pair = part.split_once('=').filter(|(k, _)| !k.trim().is_empty());
             let Some((key, value)) = pair else {
@@ -90,9 +99,9 @@ impl Settings {
                     "expected key=value (e.g. --set bs=8k,jobs=4)",
                 ));
             };
-            settings.insert(key.trim(), value.trim(), Origin::CommandLine);
+            pairs.push((key.trim().to_string(), value.trim().to_string()));
         }
-        Ok(settings)
+        Ok(pairs)
     }
 
     /// Reads the top-level `key = value` pairs of a TOML document, skipping `skip` keys
@@ -135,30 +144,10 @@ impl Settings {
     }
 }
 
-/// Converts a scalar TOML value to the text form the unit parsers read.
-pub fn value_text(value: &toml::Value) -> Option<String> {
-    match value {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// The 1-based line of byte offset `pos` in `text`.
 pub fn line_of(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())].matches('\n').count() + 1
-}
-
-/// Turns a TOML syntax error into a [`SpecError`] that names the file and line.
-pub fn toml_error(err: &toml::de::Error, text: &str, path: &str) -> SpecError {
-    let line = err.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-    let origin = Origin::File {
-        path: path.to_string(),
-        line,
-    };
-    SpecError::new(origin, "syntax", err.message().to_string())
+    let before = &text.as_bytes()[..pos.min(text.len())];
+    before.iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 #[cfg(test)]
