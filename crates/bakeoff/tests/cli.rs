@@ -460,3 +460,46 @@ fn compare_flags_are_checked_like_run_flags() {
                 .and(predicate::str::contains("slob data_size=64m,readers=0")),
         );
 }
+
+#[test]
+fn the_plan_keeps_iodepth_in_flight_or_says_why_not() {
+    let d = tmp();
+    let t = d.path().to_str().unwrap();
+    let out = bakeoff()
+        .args(["run", "slob", "--dry-run", "--target", t])
+        .args(["--set", "engine=io_uring,iodepth=16"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reader = &plan["roles"][0];
+    assert_eq!(
+        (reader["name"].as_str(), reader["iodepth"].as_u64()),
+        (Some("reader"), Some(16))
+    );
+    assert!(reader["steps"][0]["io"]["count"].is_null(), "{reader}");
+    refused(
+        &[
+            "run",
+            "oltp",
+            "--dry-run",
+            "--target",
+            t,
+            "--set",
+            "engine=io_uring,aio_depth=200",
+        ],
+        &["--set: aio_depth: iodepth=200 but this I/O step issues count=100"],
+    );
+    refused(
+        &[
+            "run",
+            "slob",
+            "--dry-run",
+            "--target",
+            t,
+            "--set",
+            "iodepth=16",
+        ],
+        &["--set: iodepth: iodepth=16 needs an asynchronous engine"],
+    );
+}

@@ -43,7 +43,6 @@ pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SpecErro
         fdatasync: g("fdatasync"),
         log: fixed("log", "false"),
         gate: None,
-        stream: true,
         steps: vec![StepInput {
             at: rw.clone(),
             kind: StepKind::Io {

@@ -115,7 +115,8 @@ pub struct IoStep {
     pub pattern: Pattern,
     /// Bytes per operation.
     pub bs: u64,
-    /// Operations per iteration of the role's loop; `None` streams until the run ends.
+    /// Operations per iteration of the role's loop; `None` streams until the run ends (a role
+    /// whose loop is this one step: its `iodepth` stays in flight across iterations).
     pub count: Option<u64>,
 }
 
@@ -186,7 +187,7 @@ pub struct RolePlan {
     pub iodepth: u32,
     /// Byte offset where the I/O region starts in each file (fio `offset`).
     pub offset: u64,
-    /// Target operations per second for the whole role (open loop), if any.
+    /// Target operations per second of each thread (open loop), if any.
     pub rate_iops: Option<f64>,
     /// The loop each thread runs.
     pub steps: Vec<Step>,

@@ -152,7 +152,6 @@ impl Expander<'_> {
             fdatasync: g("fdatasync")?,
             log: g("log")?,
             gate,
-            stream: false,
             steps: r
                 .steps
                 .iter()
