@@ -89,16 +89,20 @@ pub(crate) fn parse(text: &str, place: &Place) -> Result<Table, SpecError> {
         let message = e.message().trim_end().to_string();
         SpecError::new(place.at(line), "syntax", message)
     })?;
-    Ok(Reader { text }.table(doc.as_table(), 1))
+    let newlines = text.match_indices('\n').map(|(i, _)| i).collect();
+    Ok(Reader { newlines }.table(doc.as_table(), 1))
 }
 
-struct Reader<'a> {
-    text: &'a str,
+struct Reader {
+    /// Byte offsets of the text's newlines: a span's line is a binary search away.
+    newlines: Vec<usize>,
 }
 
-impl Reader<'_> {
+impl Reader {
     fn line(&self, span: Option<std::ops::Range<usize>>, fallback: usize) -> usize {
-        span.map_or(fallback, |s| line_of(self.text, s.start))
+        span.map_or(fallback, |s| {
+            self.newlines.partition_point(|&n| n < s.start) + 1
+        })
     }
 
     fn table(&self, t: &toml_edit::Table, fallback: usize) -> Table {

@@ -238,17 +238,19 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Total bytes of all filesets.
+    /// Total bytes of all filesets (saturating: a planned dataset is far smaller).
     pub fn dataset_bytes(&self) -> u64 {
         self.filesets
             .iter()
-            .map(|f| f.file_size * u64::from(f.nrfiles))
-            .sum()
+            .map(|f| f.file_size.saturating_mul(u64::from(f.nrfiles)))
+            .fold(0, u64::saturating_add)
     }
 
     /// Total worker threads.
     pub fn threads(&self) -> u32 {
-        self.roles.iter().map(|r| r.threads).sum()
+        self.roles
+            .iter()
+            .fold(0, |n, r| n.saturating_add(r.threads))
     }
 }
 

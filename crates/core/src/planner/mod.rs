@@ -23,6 +23,9 @@ pub const MAX_BS: u64 = 256 << 20;
 /// holds no useful block.
 const MIN_FILESET_BYTES: u64 = 4096;
 
+/// Largest dataset bakeoff lays out (all filesets together): 1 PiB.
+const MAX_DATASET_BYTES: u64 = 1 << 50;
+
 /// Run-wide values resolved from [`crate::keys::RUN_KEYS`].
 pub(crate) struct RunValues {
     pub engine: EngineKind,
@@ -126,10 +129,24 @@ pub(crate) fn build(
     roles: &[RoleInput],
     settings: BTreeMap<String, String>,
 ) -> Result<Plan, SpecError> {
-    let filesets = filesets
-        .iter()
-        .map(fileset)
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut planned_filesets = Vec::with_capacity(filesets.len());
+    let mut dataset = 0u64;
+    for f in filesets {
+        let p = fileset(f)?;
+        dataset = dataset.saturating_add(p.file_size.saturating_mul(u64::from(p.nrfiles)));
+        if dataset > MAX_DATASET_BYTES {
+            let size = match &f.size {
+                FileSize::Total(v) | FileSize::PerFile(v) => v,
+            };
+            return Err(size.invalid(format!(
+                "the dataset would exceed {}, the most bakeoff lays out (lower the size or the \
+                 number of files)",
+                format_bytes(MAX_DATASET_BYTES)
+            )));
+        }
+        planned_filesets.push(p);
+    }
+    let filesets = planned_filesets;
     let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
     let planned = roles
         .iter()

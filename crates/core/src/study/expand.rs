@@ -5,6 +5,7 @@ use super::{
     Cell, RunSlot, Study, StudyPlan, StudyWorkload, Sweep, MAX_REPEAT, STUDY_SCHEMA_VERSION,
 };
 use crate::settings::{echo, Origin};
+use std::collections::{HashMap, HashSet};
 
 fn stack_kind(spec: &str) -> &str {
     let head = spec.split(':').next().unwrap_or(spec);
@@ -52,16 +53,14 @@ impl Study {
                 .map_err(|m| format!("--baseline {}: {m}", echo(b)))?,
         };
         self.check_sweep_scopes()?;
+        self.check_size()?;
         let mut cells = Vec::new();
         for stack in &self.stacks {
             for w in &self.workloads {
                 let applicable: Vec<&Sweep> = self
                     .sweeps
                     .iter()
-                    .filter(|s| match &s.scope {
-                        None => true,
-                        Some(scope) => scope == stack_kind(stack) || *scope == w.name,
-                    })
+                    .filter(|s| applies(s, stack, w))
                     .collect();
                 refuse_swept_twice(stack, w, &applicable)?;
                 for combo in combinations(&applicable) {
@@ -72,15 +71,22 @@ impl Study {
         refuse_same_cell_twice(&cells)?;
         // With several stacks, a cell is compared with the baseline stack under the same workload
         // and sweep values; with one stack, with the first sweep value (the sweep is the study).
+        // First cells by key, so that large studies expand in linear time.
+        let mut first_of_workload = HashMap::new();
+        let mut baseline_cells = HashMap::new();
+        for (i, b) in cells.iter().enumerate() {
+            first_of_workload.entry(&b.workload).or_insert(i);
+            if b.base_stack == baseline {
+                baseline_cells.entry((&b.workload, &b.set)).or_insert(i);
+            }
+        }
         let baseline_of = cells
             .iter()
             .map(|c| {
                 if self.stacks.len() == 1 {
-                    cells.iter().position(|b| b.workload == c.workload)
+                    first_of_workload.get(&c.workload).copied()
                 } else {
-                    cells.iter().position(|b| {
-                        b.base_stack == baseline && b.workload == c.workload && b.set == c.set
-                    })
+                    baseline_cells.get(&(&c.workload, &c.set)).copied()
                 }
             })
             .collect();
@@ -98,6 +104,30 @@ impl Study {
             baseline_of,
             order,
         })
+    }
+
+    /// Sweeps multiply: refuse a study too large to plan, let alone run, before expanding it.
+    fn check_size(&self) -> Result<(), String> {
+        let mut cells = 0usize;
+        for stack in &self.stacks {
+            for w in &self.workloads {
+                let combos = self
+                    .sweeps
+                    .iter()
+                    .filter(|s| applies(s, stack, w))
+                    .fold(1usize, |n, s| n.saturating_mul(s.values.len()));
+                cells = cells.saturating_add(combos);
+            }
+        }
+        let runs = cells.saturating_mul(self.repeat as usize);
+        if cells > MAX_CELLS || runs > MAX_RUNS {
+            return Err(format!(
+                "the study has {cells} cells x {} repetitions: at most {MAX_CELLS} cells and \
+                 {MAX_RUNS} runs (sweep fewer values, or split the study)",
+                self.repeat
+            ));
+        }
+        Ok(())
     }
 
     /// A scoped sweep must name a stack type or a workload of the study: otherwise it would
@@ -168,6 +198,19 @@ impl Study {
     }
 }
 
+/// Most cells a study may have, and most runs (cells × repetitions): far beyond what runs in
+/// a week, small enough to plan in memory at once.
+const MAX_CELLS: usize = 10_000;
+const MAX_RUNS: usize = 100_000;
+
+/// A sweep applies to a cell of its stack type or workload; an unscoped one to every cell.
+fn applies(s: &Sweep, stack: &str, w: &StudyWorkload) -> bool {
+    match &s.scope {
+        None => true,
+        Some(scope) => scope == stack_kind(stack) || *scope == w.name,
+    }
+}
+
 /// A sweep of `stack`'s type sets a stack key; any other sweep sets a workload key.
 fn is_stack_sweep(s: &Sweep, stack: &str, w: &StudyWorkload) -> bool {
     s.scope.as_deref() == Some(stack_kind(stack)) && s.scope.as_deref() != Some(w.name.as_str())
@@ -195,16 +238,11 @@ fn refuse_swept_twice(stack: &str, w: &StudyWorkload, sweeps: &[&Sweep]) -> Resu
 
 /// Two cells that run the same stack, workload and settings would be counted as one.
 fn refuse_same_cell_twice(cells: &[Cell]) -> Result<(), String> {
-    let what = |c: &Cell| {
-        let mut set = c.set.clone();
+    let (mut ids, mut runs) = (HashSet::new(), HashSet::new());
+    for c in cells {
+        let mut set: Vec<&(String, String)> = c.set.iter().collect();
         set.sort();
-        (c.stack.clone(), c.workload.clone(), set)
-    };
-    for (i, c) in cells.iter().enumerate() {
-        if cells[..i]
-            .iter()
-            .any(|d| d.id == c.id || what(d) == what(c))
-        {
+        if !ids.insert(&c.id) || !runs.insert((&c.stack, &c.workload, set)) {
             return Err(format!(
                 "the study lists the same cell twice: {}",
                 echo(&c.label)

@@ -280,3 +280,26 @@ fn repeat_from_flags_has_the_same_range() {
         .contains("allowed 1 to 10000"));
     assert!(study(&["ext4"], &[], MAX_REPEAT + 1).expand().is_err());
 }
+
+#[test]
+fn a_study_too_large_to_plan_is_refused_before_expanding() {
+    let values: Vec<String> = (1..=100).map(|i| format!("{i}k")).collect();
+    let sweep = |key: &str| format!("slob.{key}={}", values.join(","));
+    let sweeps = [sweep("block"), sweep("offset"), sweep("readers")];
+    let refs: Vec<&str> = sweeps.iter().map(String::as_str).collect();
+    let e = study(&["ext4"], &refs, 1).expand().unwrap_err();
+    assert!(
+        e.contains("1000000 cells x 1 repetitions: at most 10000 cells"),
+        "{e}"
+    );
+    let e = study(&["ext4"], &refs[..2], 11).expand().unwrap_err();
+    assert!(e.contains("at most 10000 cells and 100000 runs"), "{e}");
+    assert_eq!(
+        study(&["ext4"], &refs[..2], 10)
+            .expand()
+            .unwrap()
+            .order
+            .len(),
+        100_000
+    );
+}
