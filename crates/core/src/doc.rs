@@ -106,20 +106,23 @@ impl Reader {
     }
 
     fn table(&self, t: &toml_edit::Table, fallback: usize) -> Table {
-        let line = self.line(t.span(), fallback);
-        let entries = t
-            .iter()
-            .filter_map(|(k, _)| t.get_key_value(k))
-            .map(|(key, item)| self.entry(key, item, line))
-            .collect();
-        Table { entries, line }
+        let pairs = t.iter().filter_map(|(k, _)| t.get_key_value(k));
+        self.entries(t.span(), fallback, pairs)
     }
 
     fn inline(&self, t: &toml_edit::InlineTable, fallback: usize) -> Table {
-        let line = self.line(t.span(), fallback);
-        let entries = t
-            .iter()
-            .filter_map(|(k, _)| t.get_key_value(k))
+        let pairs = t.iter().filter_map(|(k, _)| t.get_key_value(k));
+        self.entries(t.span(), fallback, pairs)
+    }
+
+    fn entries<'t>(
+        &self,
+        span: Option<std::ops::Range<usize>>,
+        fallback: usize,
+        pairs: impl Iterator<Item = (&'t toml_edit::Key, &'t toml_edit::Item)>,
+    ) -> Table {
+        let line = self.line(span, fallback);
+        let entries = pairs
             .map(|(key, item)| self.entry(key, item, line))
             .collect();
         Table { entries, line }
@@ -202,6 +205,14 @@ impl Value {
 }
 
 impl Node {
+    /// The table this node is, if it is one.
+    pub fn table(&self) -> Option<&Table> {
+        match &self.value {
+            Value::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+
     /// A scalar as the text the unit parsers read (`8k`, `32`, `true`); `None` for lists,
     /// tables and dates.
     pub fn text(&self) -> Option<String> {
@@ -250,12 +261,28 @@ impl Entry {
         }
     }
 
-    /// The value as a list.
-    pub fn list(&self, place: &Place, label: &str) -> Result<&[Node], SpecError> {
-        match &self.node.value {
-            Value::Array(items) => Ok(items),
-            _ => Err(self.wrong_kind(place, label, "a list")),
-        }
+    /// The items of a list of `expected` (`"tables"`), each taken by `take`; an item it does
+    /// not take is refused at its own line.
+    pub fn items<'a, T>(
+        &'a self,
+        place: &Place,
+        label: &str,
+        expected: &str,
+        take: impl Fn(&'a Node) -> Option<T>,
+    ) -> Result<Vec<T>, SpecError> {
+        let list = match &self.node.value {
+            Value::Array(items) => items,
+            _ => return Err(self.wrong_kind(place, label, &format!("a list of {expected}"))),
+        };
+        list.iter()
+            .map(|n| {
+                take(n).ok_or_else(|| {
+                    let found = n.value.kind();
+                    let message = format!("expected a list of {expected}, found {found} in it");
+                    SpecError::new(place.at(n.line), label, message)
+                })
+            })
+            .collect()
     }
 }
 

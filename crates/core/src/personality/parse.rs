@@ -1,7 +1,7 @@
 //! Reads a personality's tables as written, keeping where every value was written.
 
 use super::{Field, Fields, FilesetDef, ParamDef, PersonalityDef, RoleDef, StepDef};
-use crate::doc::{join_key, Entry, Place, Table, Value};
+use crate::doc::{join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{
     names, step_companions, FILESET_KEYS, GATE_KEYS, LOGWRITER_KEYS, PARAM_KEYS, ROLE_KEYS,
     RUN_KEYS, STEP_KINDS,
@@ -94,21 +94,10 @@ fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SpecError> {
 
 /// The tables of `[[key]]`.
 fn tables<'a>(doc: &'a Table, place: &Place, key: &str) -> Result<Vec<&'a Table>, SpecError> {
-    let Some(entry) = doc.get(key) else {
-        return Ok(Vec::new());
-    };
-    entry
-        .list(place, key)?
-        .iter()
-        .map(|n| match &n.value {
-            Value::Table(t) => Ok(t),
-            other => Err(SpecError::new(
-                place.at(n.line),
-                key,
-                format!("each [[{key}]] must be a table, not {}", other.kind()),
-            )),
-        })
-        .collect()
+    match doc.get(key) {
+        None => Ok(Vec::new()),
+        Some(entry) => entry.items(place, key, &format!("tables ([[{key}]])"), Node::table),
+    }
 }
 
 /// The `name` of a `[[fileset]]` or `[[role]]`, usable in file names and messages, and the
@@ -239,20 +228,13 @@ fn role(t: &Table, place: &Place, declared: &[&str]) -> Result<RoleDef, SpecErro
     };
     let mut steps = Vec::new();
     if let Some(entry) = t.get("steps") {
-        for (i, node) in entry
-            .list(place, &format!("{section}.steps"))?
-            .iter()
+        let label = format!("{section}.steps");
+        for (i, st) in entry
+            .items(place, &label, "step tables", Node::table)?
+            .into_iter()
             .enumerate()
         {
-            let step_section = format!("{section}.steps[{i}]");
-            let Value::Table(st) = &node.value else {
-                return Err(SpecError::new(
-                    place.at(node.line),
-                    &step_section,
-                    format!("a step is a table, not {}", node.value.kind()),
-                ));
-            };
-            steps.push(step(st, place, &step_section, declared)?);
+            steps.push(step(st, place, &format!("{label}[{i}]"), declared)?);
         }
     }
     Ok(RoleDef {
@@ -291,19 +273,14 @@ fn step(t: &Table, place: &Place, section: &str, declared: &[&str]) -> Result<St
             return Err(entry.error(place, &label, "write wait = true"));
         }
         "post" => {
-            for node in entry.list(place, &label)? {
-                let Value::Str(text) = &node.value else {
-                    return Err(SpecError::new(
-                        place.at(node.line),
-                        &label,
-                        format!("post takes a list of role names, not {}", node.value.kind()),
-                    ));
-                };
-                targets.push(Field {
+            let names = entry.items(place, &label, "role names", |n| match &n.value {
+                Value::Str(text) => Some(Field {
                     text: text.clone(),
-                    origin: place.at(node.line),
-                });
-            }
+                    origin: place.at(n.line),
+                }),
+                _ => None,
+            })?;
+            targets.extend(names);
         }
         _ => {}
     }

@@ -2,7 +2,7 @@
 //! the right type, and every error at the line it was written on.
 
 use super::{parse_fraction, pick_baseline, Study, StudyWorkload, Sweep, MAX_REPEAT};
-use crate::doc::{self, join_key, Entry, Place, Table, Value};
+use crate::doc::{self, join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{default_of, names, STUDY_KEYS};
 use crate::settings::{Origin, SpecError};
 
@@ -56,21 +56,13 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
 
 /// A list of strings, each with its line.
 fn strings(doc: &Table, place: &Place, key: &str) -> Result<Vec<(String, usize)>, SpecError> {
-    let Some(entry) = doc.get(key) else {
-        return Ok(Vec::new());
-    };
-    entry
-        .list(place, key)?
-        .iter()
-        .map(|n| match &n.value {
-            Value::Str(s) => Ok((s.clone(), n.line)),
-            other => Err(SpecError::new(
-                place.at(n.line),
-                key,
-                format!("expected a list of strings, found {} in it", other.kind()),
-            )),
-        })
-        .collect()
+    match doc.get(key) {
+        None => Ok(Vec::new()),
+        Some(entry) => entry.items(place, key, "strings", |n| match &n.value {
+            Value::Str(s) => Some((s.clone(), n.line)),
+            _ => None,
+        }),
+    }
 }
 
 fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError> {
@@ -82,14 +74,7 @@ fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError
         ));
     };
     let mut out = Vec::new();
-    for node in entry.list(place, "workload")? {
-        let Value::Table(t) = &node.value else {
-            return Err(SpecError::new(
-                place.at(node.line),
-                "workload",
-                format!("each [[workload]] is a table, not {}", node.value.kind()),
-            ));
-        };
+    for t in entry.items(place, "workload", "tables ([[workload]])", Node::table)? {
         let name = match t.get("name") {
             Some(n) => n.string(place, "workload.name")?,
             None => {
