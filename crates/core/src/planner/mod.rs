@@ -288,15 +288,12 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             if direct {
                 check_aligned(bs, bytes)?;
             }
+            let count = count.int(1, 1 << 40)?;
             Step::Io(IoStep {
                 mix,
                 pattern,
                 bs: bytes,
-                count: if stream {
-                    None
-                } else {
-                    Some(count.int(1, 1 << 40)?)
-                },
+                count: (!stream).then_some(count),
             })
         }
         StepKind::Hog(n) => Step::Hog(n.int(0, 1 << 40)?),
@@ -315,33 +312,37 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
     })
 }
 
-/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning.
-const IO_KINDS: &[(&str, Pattern)] = &[
-    ("read", Pattern::Sequential),
-    ("write", Pattern::Sequential),
-    ("randread", Pattern::Random),
-    ("randwrite", Pattern::Random),
-    ("randrw", Pattern::Random),
-    ("rw", Pattern::Sequential),
-    ("readwrite", Pattern::Sequential),
-    ("update", Pattern::Sequential),
-    ("randupdate", Pattern::Random),
+/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
+/// read share comes from `rwmixread`.
+const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
+    ("read", IoMix::Read, Pattern::Sequential),
+    ("write", IoMix::Write, Pattern::Sequential),
+    ("randread", IoMix::Read, Pattern::Random),
+    ("randwrite", IoMix::Write, Pattern::Random),
+    ("randrw", IoMix::Mixed { read_pct: 0 }, Pattern::Random),
+    ("rw", IoMix::Mixed { read_pct: 0 }, Pattern::Sequential),
+    (
+        "readwrite",
+        IoMix::Mixed { read_pct: 0 },
+        Pattern::Sequential,
+    ),
+    ("update", IoMix::Update, Pattern::Sequential),
+    ("randupdate", IoMix::Update, Pattern::Random),
 ];
 
 fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SpecError> {
-    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _)| *n).collect();
+    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
     let name = io.choice(&names)?;
     // Checked even where unused: a wrong value written is refused, never ignored.
     let read_pct = rwmixread.int(0, 100)? as u8;
-    let pattern = IO_KINDS
+    let (_, mix, pattern) = IO_KINDS
         .iter()
-        .find(|(n, _)| *n == name)
-        .map_or(Pattern::Random, |(_, p)| *p);
-    let mix = match name {
-        "read" | "randread" => IoMix::Read,
-        "write" | "randwrite" => IoMix::Write,
-        "update" | "randupdate" => IoMix::Update,
-        _ => IoMix::Mixed { read_pct },
+        .find(|(n, _, _)| *n == name)
+        .copied()
+        .unwrap_or(IO_KINDS[0]);
+    let mix = match mix {
+        IoMix::Mixed { .. } => IoMix::Mixed { read_pct },
+        other => other,
     };
     Ok((mix, pattern))
 }
