@@ -287,3 +287,224 @@ fn compare_dry_run_prints_the_plan_estimate_and_disk() {
         .code(2)
         .stderr(predicate::str::contains("unknown stack type 'ntfs'"));
 }
+
+/// Runs `bakeoff args` and asserts exit 2 with every `wanted` text on stderr.
+fn refused(args: &[&str], wanted: &[&str]) {
+    let out = bakeoff().args(args).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for w in wanted {
+        assert!(stderr.contains(w), "{args:?}: {w:?} not in {stderr}");
+    }
+}
+
+#[test]
+fn personality_files_refuse_what_they_would_ignore_at_its_line() {
+    let d = tmp();
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let t = target.to_str().unwrap();
+    let slob = bakeoff()
+        .args(["workloads", "show", "slob"])
+        .output()
+        .unwrap()
+        .stdout;
+    let slob = String::from_utf8(slob).unwrap();
+    let job = d.path().join("mine.toml");
+    let j = job.to_str().unwrap();
+    let line_of =
+        |text: &str, needle: &str| text.lines().position(|l| l.contains(needle)).unwrap() + 1;
+
+    let typo = slob.replacen("direct = \"$direct\"", "direcct = true", 1);
+    std::fs::write(&job, &typo).unwrap();
+    let at = format!(
+        "mine.toml:{}: role.reader.direcct: unknown key",
+        line_of(&typo, "direcct")
+    );
+    refused(&["run", "--job", j, "--target", t], &[&at, "allowed: "]);
+
+    let top = slob.replacen("runtime = \"30s\"", "runtme = \"5s\"", 1);
+    std::fs::write(&job, &top).unwrap();
+    let at = format!("mine.toml:{}: runtme: unknown key", line_of(&top, "runtme"));
+    refused(&["run", "--job", j, "--target", t], &[&at]);
+
+    std::fs::write(&job, "[[fileset]]\nname = \"data\"\nsize = \"1g\"\n").unwrap();
+    refused(
+        &["run", "--job", j, "--target", t],
+        &["mine.toml:1: role:", "at least one [[role]]"],
+    );
+
+    let zero = slob.replacen("threads = \"$writers\"", "threads = 0", 1);
+    std::fs::write(&job, &zero).unwrap();
+    let at = format!(
+        "mine.toml:{}: role.writer.threads:",
+        line_of(&zero, "threads = 0")
+    );
+    refused(&["run", "--job", j, "--target", t], &[&at]);
+
+    refused(
+        &["run", "slob", "--target", t, "--set", "data_size=4k"],
+        &["--set: data_size:", "each file needs at least 4 KiB"],
+    );
+    refused(
+        &["run", "slob", "--target", t, "--set", "readers=0,writers=0"],
+        &["--set:", "nothing would run"],
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "nothing touched"
+    );
+}
+
+#[test]
+fn study_files_refuse_what_they_would_ignore_at_its_line() {
+    let d = tmp();
+    let study = d.path().join("s.toml");
+    let s = study.to_str().unwrap();
+    let workload = "[[workload]]\nname = \"randread\"\nsize = \"16m\"\n";
+    let cases = [
+        ("repat = 5\n", "s.toml:2: repat: unknown key"),
+        (
+            "repeat = \"5\"\n",
+            "s.toml:2: repeat: expected a whole number",
+        ),
+        (
+            "repeat = 100000000000\n",
+            "s.toml:2: repeat: 100000000000 is out of range (allowed 1 to",
+        ),
+        (
+            "sweep = [\"zfs.recordsize=8k\"]\n",
+            "s.toml:2: zfs.recordsize: no stack of type 'zfs'",
+        ),
+        (
+            "sweep = [\"bs=4k\", \"randread.bs=8k\"]\n",
+            "s.toml:2: randread.bs: 'bs' is swept twice",
+        ),
+    ];
+    for (line, wanted) in cases {
+        std::fs::write(
+            &study,
+            format!("stacks = [\"tmpfs:size=64m\"]\n{line}{workload}"),
+        )
+        .unwrap();
+        refused(&["compare", "--study", s, "--dry-run"], &[wanted]);
+    }
+    std::fs::write(
+        &study,
+        format!("stacks = [\"tmpfs:size=64m\"]\n{workload}bz = \"4k\"\n"),
+    )
+    .unwrap();
+    refused(
+        &["compare", "--study", s, "--dry-run"],
+        &["s.toml:5: bz: unknown key"],
+    );
+}
+
+#[test]
+fn compare_flags_are_checked_like_run_flags() {
+    let base = [
+        "compare",
+        "--stack",
+        "tmpfs:size=64m",
+        "--workload",
+        "randread",
+    ];
+    refused(
+        &[&base[..], &["--set", "bs", "--dry-run"]].concat(),
+        &["--set: bs: expected key=value"],
+    );
+    bakeoff()
+        .args([
+            "compare",
+            "--stack",
+            "tmpfs:size=64m",
+            "--stack",
+            "raw:size=2g",
+        ])
+        .args([
+            "--workload",
+            "randread",
+            "--set",
+            "size=16m",
+            "--baseline",
+            "raw",
+            "--dry-run",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "tmpfs:size=64m / randread  (baseline: raw:size=2g / randread;",
+        ));
+    refused(
+        &[
+            "compare",
+            "--stack",
+            "xfs",
+            "--stack",
+            "xfs:mount=noatime",
+            "--workload",
+            "randread",
+        ]
+        .into_iter()
+        .chain(["--baseline", "xf", "--dry-run"])
+        .collect::<Vec<_>>(),
+        &["--baseline xf: the start of several stacks (xfs, xfs:mount=noatime)"],
+    );
+    let d = tmp();
+    let study = d.path().join("s.toml");
+    let slob = "[[workload]]\nname = \"slob\"\ndata_size = \"64m\"\n";
+    let text = format!("stacks = [\"tmpfs:size=256m\"]\n{slob}writers = 0\n{slob}readers = 0\n");
+    std::fs::write(&study, text).unwrap();
+    bakeoff()
+        .args(["compare", "--study", study.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("2 cells x 3 repetitions")
+                .and(predicate::str::contains("slob data_size=64m,writers=0"))
+                .and(predicate::str::contains("slob data_size=64m,readers=0")),
+        );
+}
+
+#[test]
+fn the_plan_keeps_iodepth_in_flight_or_says_why_not() {
+    let d = tmp();
+    let t = d.path().to_str().unwrap();
+    let out = bakeoff()
+        .args(["run", "slob", "--dry-run", "--target", t])
+        .args(["--set", "engine=io_uring,iodepth=16"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reader = &plan["roles"][0];
+    assert_eq!(
+        (reader["name"].as_str(), reader["iodepth"].as_u64()),
+        (Some("reader"), Some(16))
+    );
+    assert!(reader["steps"][0]["io"]["count"].is_null(), "{reader}");
+    refused(
+        &[
+            "run",
+            "oltp",
+            "--dry-run",
+            "--target",
+            t,
+            "--set",
+            "engine=io_uring,aio_depth=200",
+        ],
+        &["--set: aio_depth: iodepth=200 but this I/O step issues count=100"],
+    );
+    refused(
+        &[
+            "run",
+            "slob",
+            "--dry-run",
+            "--target",
+            t,
+            "--set",
+            "iodepth=16",
+        ],
+        &["--set: iodepth: iodepth=16 needs an asynchronous engine"],
+    );
+}

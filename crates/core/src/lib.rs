@@ -2,12 +2,19 @@
 //!
 //! * [`units`]: fio's unit grammar (`4k`, `1m`, `500us`, `30s`).
 //! * [`settings`]: key = value settings as written (TOML files, `--set`), with where each came from.
-//! * [`workload`]: workload definitions (plain fio-like jobs and personalities) as data.
+//! * [`keys`]: every key a workload or study file accepts, documented once.
+//! * [`workload`]: workload definitions (plain fio-like jobs and personalities) as data;
+//!   [`job`] and [`personality`] read them, and one planner resolves both.
 //! * [`plan`]: the validated, resolved plan a run executes.
+//! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`record`]: the run record written as JSON, and its flat summary.
 
+mod doc;
 pub mod findings;
+pub mod keys;
+pub mod personality;
 pub mod plan;
+mod planner;
 pub mod record;
 pub mod settings;
 pub mod study;
@@ -16,7 +23,6 @@ pub mod units;
 pub mod verdict;
 pub mod workload;
 
-mod expand;
 pub mod job;
 mod values;
 

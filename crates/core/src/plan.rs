@@ -125,7 +125,8 @@ pub struct IoStep {
     pub pattern: Pattern,
     /// Bytes per operation.
     pub bs: u64,
-    /// Operations per iteration of the role's loop; `None` streams until the run ends.
+    /// Operations per iteration of the role's loop; `None` streams until the run ends (a role
+    /// whose loop is this one step: its `iodepth` stays in flight across iterations).
     pub count: Option<u64>,
 }
 
@@ -196,7 +197,7 @@ pub struct RolePlan {
     pub iodepth: u32,
     /// Byte offset where the I/O region starts in each file (fio `offset`).
     pub offset: u64,
-    /// Target operations per second for the whole role (open loop), if any.
+    /// Target operations per second of each thread (open loop), if any.
     pub rate_iops: Option<f64>,
     /// The loop each thread runs.
     pub steps: Vec<Step>,
@@ -247,17 +248,19 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Total bytes of all filesets.
+    /// Total bytes of all filesets (saturating: a planned dataset is far smaller).
     pub fn dataset_bytes(&self) -> u64 {
         self.filesets
             .iter()
-            .map(|f| f.file_size * u64::from(f.nrfiles))
-            .sum()
+            .map(|f| f.file_size.saturating_mul(u64::from(f.nrfiles)))
+            .fold(0, u64::saturating_add)
     }
 
     /// Total worker threads.
     pub fn threads(&self) -> u32 {
-        self.roles.iter().map(|r| r.threads).sum()
+        self.roles
+            .iter()
+            .fold(0, |n, r| n.saturating_add(r.threads))
     }
 }
 

@@ -13,6 +13,8 @@ pub enum Origin {
     CommandLine,
     /// The default declared by a workload.
     Default { workload: String },
+    /// Another command-line option, e.g. `--sweep`.
+    Flag(String),
 }
 
 impl fmt::Display for Origin {
@@ -21,6 +23,7 @@ impl fmt::Display for Origin {
             Origin::File { path, line } => write!(f, "{path}:{line}"),
             Origin::CommandLine => write!(f, "--set"),
             Origin::Default { workload } => write!(f, "default of workload '{workload}'"),
+            Origin::Flag(flag) => write!(f, "{flag}"),
         }
     }
 }
@@ -42,9 +45,20 @@ impl SpecError {
     pub fn new(origin: Origin, key: impl Into<String>, message: impl Into<String>) -> Self {
         SpecError {
             origin,
-            key: key.into(),
+            key: echo(&key.into()).into_owned(),
             message: message.into(),
         }
+    }
+}
+
+/// Most characters of a value a message echoes: enough to recognise it, not a screenful.
+pub const ECHO_MAX_CHARS: usize = 200;
+
+/// `text` as a message may echo it: at most [`ECHO_MAX_CHARS`] characters, cut with "…".
+pub fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_MAX_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..cut])),
     }
 }
 
@@ -67,43 +81,35 @@ impl Settings {
     /// Parses one `--set` argument: `key=value[,key=value...]`.
     pub fn parse_set(arg: &str) -> Result<Settings, SpecError> {
         let mut settings = Settings::default();
+        for (key, value) in Settings::parse_set_pairs(arg)? {
+            settings.insert(&key, &value, Origin::CommandLine);
+        }
+        Ok(settings)
+    }
+
+    /// The `key=value` pairs of one `--set` argument, in the order written.
+    pub fn parse_set_pairs(arg: &str) -> Result<Vec<(String, String)>, SpecError> {
+        let mut pairs = Vec::new();
         for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let Some((key, value)) = part.split_once('=') else {
+            let pair = part.split_once('=').filter(|(k, _)| !k.trim().is_empty());
+            let Some((key, value)) = pair else {
                 return Err(SpecError::new(
                     Origin::CommandLine,
                     part,
                     "expected key=value (e.g. --set bs=8k,jobs=4)",
                 ));
             };
-            settings.insert(key.trim(), value.trim(), Origin::CommandLine);
+            pairs.push((key.trim().to_string(), value.trim().to_string()));
         }
-        Ok(settings)
+        Ok(pairs)
     }
 
     /// Reads the top-level `key = value` pairs of a TOML document, skipping `skip` keys
     /// (tables such as `[[role]]` that the caller reads itself).
     pub fn from_toml(text: &str, path: &str, skip: &[&str]) -> Result<Settings, SpecError> {
-        let doc: BTreeMap<String, toml::Spanned<toml::Value>> =
-            toml::from_str(text).map_err(|e| toml_error(&e, text, path))?;
-        let mut settings = Settings::default();
-        for (key, spanned) in doc {
-            if skip.contains(&key.as_str()) {
-                continue;
-            }
-            let origin = Origin::File {
-                path: path.to_string(),
-                line: line_of(text, spanned.span().start),
-            };
-            let value = value_text(spanned.get_ref()).ok_or_else(|| {
-                SpecError::new(
-                    origin.clone(),
-                    &key,
-                    "expected a single value, not a table or list",
-                )
-            })?;
-            settings.insert(&key, &value, origin);
-        }
-        Ok(settings)
+        let place = crate::doc::Place::file(path);
+        let doc = crate::doc::parse(text, &place)?;
+        crate::workload::top_settings(&doc, &place, skip)
     }
 
     /// Sets `key` to `value`.
@@ -138,30 +144,10 @@ impl Settings {
     }
 }
 
-/// Converts a scalar TOML value to the text form the unit parsers read.
-pub fn value_text(value: &toml::Value) -> Option<String> {
-    match value {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// The 1-based line of byte offset `pos` in `text`.
 pub fn line_of(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())].matches('\n').count() + 1
-}
-
-/// Turns a TOML syntax error into a [`SpecError`] that names the file and line.
-pub fn toml_error(err: &toml::de::Error, text: &str, path: &str) -> SpecError {
-    let line = err.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-    let origin = Origin::File {
-        path: path.to_string(),
-        line,
-    };
-    SpecError::new(origin, "syntax", err.message().to_string())
+    let before = &text.as_bytes()[..pos.min(text.len())];
+    before.iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 #[cfg(test)]

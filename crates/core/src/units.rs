@@ -2,10 +2,12 @@
 //! booleans. Sizes use base 1024 like fio's default `kb_base`; a bare number is bytes. A bare
 //! duration is seconds, as in fio's `runtime`.
 
+use crate::settings::echo;
 use std::time::Duration;
 
 /// Parses a byte size such as `8k`, `1m`, `4KiB`, `1.5g` or `4096`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
+    let shown = echo(text);
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -13,7 +15,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
         return Err(format!(
-            "'{text}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"
+            "'{shown}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"
         ));
     }
     let mult: u64 = match suffix.trim().to_ascii_lowercase().as_str() {
@@ -24,25 +26,27 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         other => {
             return Err(format!(
-                "'{text}': unknown size unit '{other}' (use k, m, g or t, base 1024)"
+                "'{shown}': unknown size unit '{}' (use k, m, g or t, base 1024)",
+                echo(other)
             ))
         }
     };
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("'{text}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"))?;
+        .map_err(|_| format!("'{shown}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"))?;
     let bytes = value * mult as f64;
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err(format!("'{text}' is too large"));
+        return Err(format!("'{shown}' is too large"));
     }
     if bytes.fract() != 0.0 {
-        return Err(format!("'{text}' is not a whole number of bytes"));
+        return Err(format!("'{shown}' is not a whole number of bytes"));
     }
     Ok(bytes as u64)
 }
 
 /// Parses a duration such as `500us`, `10ms`, `30s`, `2m`, `1h`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let shown = echo(text);
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -50,7 +54,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let (num, suffix) = t.split_at(split);
     let value: f64 = num
         .parse()
-        .map_err(|_| format!("'{text}' is not a duration (expected e.g. 500us, 30s, 2m)"))?;
+        .map_err(|_| format!("'{shown}' is not a duration (expected e.g. 500us, 30s, 2m)"))?;
     let nanos_per: f64 = match suffix.trim().to_ascii_lowercase().as_str() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -60,23 +64,25 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "h" => 3600e9,
         other => {
             return Err(format!(
-                "'{text}': unknown time unit '{other}' (use ns, us, ms, s, m or h)"
+                "'{shown}': unknown time unit '{}' (use ns, us, ms, s, m or h)",
+                echo(other)
             ))
         }
     };
     let nanos = value * nanos_per;
     if !nanos.is_finite() || nanos > 1e18 {
-        return Err(format!("'{text}' is too long"));
+        return Err(format!("'{shown}' is too long"));
     }
     Ok(Duration::from_nanos(nanos as u64))
 }
 
 /// Parses `true/false`, `1/0`, `yes/no`, `on/off`.
 pub fn parse_bool(text: &str) -> Result<bool, String> {
+    let shown = echo(text);
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{text}' is not a boolean (use true or false)")),
+        _ => Err(format!("'{shown}' is not a boolean (use true or false)")),
     }
 }
 

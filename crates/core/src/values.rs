@@ -1,11 +1,12 @@
 //! Typed reading of one setting with its range, so every message names the key, where the
 //! value came from and what is allowed.
 
-use crate::settings::{Origin, Settings, SpecError};
+use crate::settings::{echo, Origin, Settings, SpecError};
 use crate::units;
 use std::time::Duration;
 
 /// One value to validate: its key, text and origin.
+#[derive(Clone, Debug)]
 pub(crate) struct Val {
     pub key: String,
     pub text: String,
@@ -13,6 +14,27 @@ pub(crate) struct Val {
 }
 
 impl Val {
+    /// A value the workload itself supplies (a default, or a fixed part of a plain job).
+    pub fn fixed(key: &str, text: &str, workload: &str) -> Val {
+        Val {
+            key: key.to_string(),
+            text: text.to_string(),
+            origin: Origin::Default {
+                workload: workload.to_string(),
+            },
+        }
+    }
+
+    /// True when the user did not write this value: it is a workload's default.
+    pub fn is_default(&self) -> bool {
+        matches!(self.origin, Origin::Default { .. })
+    }
+
+    /// The text as messages echo it (quoted, shortened).
+    pub fn shown(&self) -> String {
+        format!("'{}'", echo(&self.text))
+    }
+
     fn err(&self, msg: impl Into<String>) -> SpecError {
         SpecError::new(self.origin.clone(), &self.key, msg)
     }
@@ -22,8 +44,8 @@ impl Val {
         let v = units::parse_size(&self.text).map_err(|m| self.err(m))?;
         if v < min || v > max {
             return Err(self.err(format!(
-                "'{}' is out of range (allowed {} to {})",
-                self.text,
+                "{} is out of range (allowed {} to {})",
+                self.shown(),
                 units::format_bytes(min),
                 units::format_bytes(max)
             )));
@@ -35,14 +57,14 @@ impl Val {
     pub fn int(&self, min: u64, max: u64) -> Result<u64, SpecError> {
         let v: u64 = self.text.trim().parse().map_err(|_| {
             self.err(format!(
-                "'{}' is not a whole number (allowed {min} to {max})",
-                self.text
+                "{} is not a whole number (allowed {min} to {max})",
+                self.shown()
             ))
         })?;
         if v < min || v > max {
             return Err(self.err(format!(
-                "'{}' is out of range (allowed {min} to {max})",
-                self.text
+                "{} is out of range (allowed {min} to {max})",
+                self.shown()
             )));
         }
         Ok(v)
@@ -52,14 +74,14 @@ impl Val {
     pub fn rate(&self, max: f64) -> Result<f64, SpecError> {
         let v: f64 = self.text.trim().parse().map_err(|_| {
             self.err(format!(
-                "'{}' is not a number of operations per second",
-                self.text
+                "{} is not a number of operations per second",
+                self.shown()
             ))
         })?;
         if !(v > 0.0 && v <= max) {
             return Err(self.err(format!(
-                "'{}' is out of range (allowed more than 0, up to {max})",
-                self.text
+                "{} is out of range (allowed more than 0, up to {max})",
+                self.shown()
             )));
         }
         Ok(v)
@@ -70,8 +92,10 @@ impl Val {
         let v = units::parse_duration(&self.text).map_err(|m| self.err(m))?;
         if v < min || v > max {
             return Err(self.err(format!(
-                "'{}' is out of range (allowed {:?} to {:?})",
-                self.text, min, max
+                "{} is out of range (allowed {:?} to {:?})",
+                self.shown(),
+                min,
+                max
             )));
         }
         Ok(v)
@@ -90,8 +114,8 @@ impl Val {
             .copied()
             .ok_or_else(|| {
                 self.err(format!(
-                    "'{}' is not allowed (allowed: {})",
-                    self.text,
+                    "{} is not allowed (allowed: {})",
+                    self.shown(),
                     allowed.join(", ")
                 ))
             })

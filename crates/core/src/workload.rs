@@ -2,8 +2,12 @@
 //! personality (declared `[params]`, `[[fileset]]` and `[[role]]` tables). Built-ins are the
 //! TOML files under `personalities/`, embedded at build time.
 
+use crate::doc::{self, Place, Table};
+use crate::keys::{names, JOB_FILE_KEYS, JOB_KEYS, PERSONALITY_KEYS, RUN_KEYS};
 use crate::plan::Plan;
-use crate::settings::{toml_error, Origin, Settings, SpecError};
+use crate::settings::{Settings, SpecError};
+
+pub use crate::personality::{ParamDef, PersonalityDef};
 
 /// Built-in workloads: name and TOML text. Adding one is one file plus one line here.
 const BUILTINS: &[(&str, &str)] = &[
@@ -29,30 +33,6 @@ pub enum Body {
     Job(Settings),
     /// A personality: parameters, filesets and roles.
     Personality(PersonalityDef),
-}
-
-/// A personality as written: its tables still hold `$param` placeholders.
-#[derive(Clone, Debug)]
-pub struct PersonalityDef {
-    /// Declared parameters with their defaults and help.
-    pub params: Vec<ParamDef>,
-    /// Run-wide keys given by the personality (e.g. `runtime`).
-    pub run: Settings,
-    /// `[[fileset]]` tables.
-    pub filesets: Vec<toml::Table>,
-    /// `[[role]]` tables.
-    pub roles: Vec<toml::Table>,
-}
-
-/// A declared personality parameter.
-#[derive(Clone, Debug)]
-pub struct ParamDef {
-    /// Name, used as `$name` in tables and as `--set name=...`.
-    pub name: String,
-    /// Default value as text.
-    pub default: String,
-    /// One line of help.
-    pub help: String,
 }
 
 /// A workload definition: a built-in or a user's file.
@@ -87,18 +67,32 @@ pub fn builtin(name: &str) -> Option<Workload> {
 }
 
 impl Workload {
-    /// Parses a workload TOML document. `path` is used in error messages.
+    /// Parses a workload TOML document. `path` is used in error messages (`<builtin NAME>`
+    /// for a built-in).
     pub fn parse(name: &str, text: &str, path: &str) -> Result<Workload, SpecError> {
-        let doc: toml::Table = toml::from_str(text).map_err(|e| toml_error(&e, text, path))?;
-        let description = doc
-            .get("description")
-            .and_then(|d| d.as_str())
-            .unwrap_or("")
-            .to_string();
+        let place = if path.starts_with("<builtin") {
+            Place::builtin(name)
+        } else {
+            Place::file(path)
+        };
+        let doc = doc::parse(text, &place)?;
+        let description = match doc.get("description") {
+            Some(d) => d.string(&place, "description")?,
+            None => String::new(),
+        };
         let tables = ["description", "params", "fileset", "role"];
-        let mut top = Settings::from_toml(text, path, &tables)?;
-        let body = if doc.contains_key("role") {
-            Body::Personality(parse_personality(&doc, path, std::mem::take(&mut top))?)
+        // Any personality table makes a personality: a file with filesets but no roles is an
+        // error, not a plain job that ignores them.
+        let personality = tables[1..].iter().any(|t| doc.get(t).is_some());
+        let allowed = if personality {
+            names(&[PERSONALITY_KEYS, RUN_KEYS])
+        } else {
+            names(&[JOB_FILE_KEYS, RUN_KEYS, JOB_KEYS])
+        };
+        doc.refuse_unknown(&place, "", &allowed)?;
+        let top = top_settings(&doc, &place, &tables)?;
+        let body = if personality {
+            Body::Personality(crate::personality::parse_personality(&doc, &place, top)?)
         } else {
             Body::Job(top)
         };
@@ -107,7 +101,7 @@ impl Workload {
             description,
             source: text.to_string(),
             body,
-            path: (!path.starts_with("<builtin")).then(|| path.to_string()),
+            path: place.is_file().then(|| path.to_string()),
         })
     }
 
@@ -115,88 +109,31 @@ impl Workload {
     pub fn plan(&self, user: &Settings) -> Result<Plan, SpecError> {
         match &self.body {
             Body::Job(defaults) => {
-                let mut merged = self.defaults_as(defaults);
+                let mut merged = defaults.clone();
                 merged.merge(user);
                 crate::job::plan_job(&self.name, &merged)
             }
-            Body::Personality(def) => crate::expand::plan_personality(self, def, user),
+            Body::Personality(def) => crate::personality::plan_personality(&self.name, def, user),
         }
-    }
-
-    /// Re-labels a workload's own settings as its defaults, so errors say where they came from.
-    fn defaults_as(&self, settings: &Settings) -> Settings {
-        let mut out = Settings::default();
-        for (k, s) in settings.iter() {
-            let origin = match &s.origin {
-                Origin::File { path, .. } if path.starts_with("<builtin") => Origin::Default {
-                    workload: self.name.clone(),
-                },
-                other => other.clone(),
-            };
-            out.insert(k, &s.value, origin);
-        }
-        out
     }
 }
 
-fn parse_personality(
-    doc: &toml::Table,
-    path: &str,
-    run: Settings,
-) -> Result<PersonalityDef, SpecError> {
-    let at = |key: &str, msg: String| {
-        SpecError::new(
-            Origin::File {
-                path: path.to_string(),
-                line: 1,
-            },
-            key,
-            msg,
-        )
-    };
-    let mut params = Vec::new();
-    if let Some(table) = doc.get("params").and_then(|p| p.as_table()) {
-        for (name, value) in table {
-            let (default, help) = match value {
-                toml::Value::Table(t) => (
-                    t.get("default").and_then(crate::settings::value_text),
-                    t.get("help").and_then(|h| h.as_str()).unwrap_or(""),
-                ),
-                other => (crate::settings::value_text(other), ""),
-            };
-            let default = default.ok_or_else(|| {
-                at(
-                    &format!("params.{name}"),
-                    "a parameter needs a scalar default".into(),
-                )
-            })?;
-            params.push(ParamDef {
-                name: name.clone(),
-                default,
-                help: help.to_string(),
-            });
-        }
+/// The top-level `key = value` pairs of a document except `skip`, each located where written.
+pub(crate) fn top_settings(
+    doc: &Table,
+    place: &Place,
+    skip: &[&str],
+) -> Result<Settings, SpecError> {
+    let mut settings = Settings::default();
+    for e in doc
+        .entries
+        .iter()
+        .filter(|e| !skip.contains(&e.key.as_str()))
+    {
+        let value = e.scalar(place, &e.key)?;
+        settings.insert(&e.key, &value, place.at(e.line));
     }
-    let tables = |key: &str| -> Result<Vec<toml::Table>, SpecError> {
-        match doc.get(key) {
-            None => Ok(Vec::new()),
-            Some(toml::Value::Array(items)) => items
-                .iter()
-                .map(|v| {
-                    v.as_table()
-                        .cloned()
-                        .ok_or_else(|| at(key, format!("each [[{key}]] must be a table")))
-                })
-                .collect(),
-            Some(_) => Err(at(key, format!("write [[{key}]] tables"))),
-        }
-    };
-    Ok(PersonalityDef {
-        params,
-        run,
-        filesets: tables("fileset")?,
-        roles: tables("role")?,
-    })
+    Ok(settings)
 }
 
 #[cfg(test)]
@@ -216,19 +153,16 @@ mod tests {
     }
 
     #[test]
-    fn errors_in_a_users_personality_name_the_role_line() {
+    fn errors_in_a_users_personality_name_the_line_of_the_value() {
         let text = builtin("slob")
             .unwrap()
             .source
             .replace("io = \"randread\"", "io = \"sideways\"");
         let w = Workload::parse("mine", &text, "mine.toml").unwrap();
         let e = w.plan(&Settings::default()).unwrap_err();
-        let line = text
-            .lines()
-            .position(|l| l.trim() == "name = \"reader\"")
-            .unwrap()
-            + 1;
+        let line = text.lines().position(|l| l.contains("sideways")).unwrap() + 1;
         assert_eq!(e.origin.to_string(), format!("mine.toml:{line}"), "{e}");
+        assert_eq!(e.key, "role.reader.steps[0].io");
         assert!(e.message.contains("allowed: read, write"), "{e}");
     }
 

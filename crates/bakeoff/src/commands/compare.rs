@@ -6,10 +6,11 @@ use super::exports::{self, Export, Kind};
 use super::measure::interrupt_flag;
 use super::on_stack::{run_on_stack, StackRun};
 use super::preflight;
-use super::run::{load_workload, parse_sets};
+use super::run::load_workload;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::{RunRecord, RunStatus};
+use bakeoff_core::settings::{echo, Settings};
 use bakeoff_core::study::{parse_fraction, parse_study, Study, StudyPlan, StudyWorkload, Sweep};
 use bakeoff_core::Plan;
 use bakeoff_stack::fs::missing_tool;
@@ -27,31 +28,23 @@ fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         return parse_study(&text, &path.display().to_string())
             .map_err(|e| failure(Code::Usage, e));
     }
-    let set: Vec<(String, String)> = args
-        .set
+    let mut set = Vec::new();
+    for arg in &args.set {
+        set.extend(Settings::parse_set_pairs(arg).map_err(|e| failure(Code::Usage, e))?);
+    }
+    let sweeps = args
+        .sweeps
         .iter()
-        .flat_map(|s| s.split(','))
-        .filter_map(|kv| {
-            kv.split_once('=')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        })
-        .collect();
+        .map(|s| Sweep::parse(s).map_err(|m| usage(format!("--sweep {}: {m}", echo(s)))))
+        .collect::<Result<_, _>>()?;
     Ok(Study {
         stacks: args.stacks.clone(),
         workloads: args
             .workloads
             .iter()
-            .map(|w| StudyWorkload {
-                name: w.clone(),
-                set: set.clone(),
-            })
+            .map(|w| StudyWorkload::from_flags(w, set.clone()))
             .collect(),
-        sweeps: args
-            .sweeps
-            .iter()
-            .map(|s| Sweep::parse(s))
-            .collect::<Result<_, _>>()
-            .map_err(usage)?,
+        sweeps,
         repeat: args.repeat,
         baseline: args.baseline.clone(),
         min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
@@ -74,11 +67,14 @@ fn cell_plans(plan: &StudyPlan) -> Result<Vec<Plan>, Failure> {
                 ),
             ));
         }
-        let workload = load_workload(Some(&cell.workload), None)
-            .or_else(|_| load_workload(None, Some(Path::new(&cell.workload))))?;
-        let set: Vec<String> = cell.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // A built-in name, else a workload file; neither: the built-ins are what to list.
+        let workload = match load_workload(Some(&cell.workload), None) {
+            Ok(w) => w,
+            Err(unknown) if !Path::new(&cell.workload).exists() => return Err(unknown),
+            Err(_) => load_workload(None, Some(Path::new(&cell.workload)))?,
+        };
         let p = workload
-            .plan(&parse_sets(&set)?)
+            .plan(&cell.settings())
             .map_err(|e| failure(Code::Usage, format!("{}: {e}", cell.label)))?;
         plans.push(p);
     }

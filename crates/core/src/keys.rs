@@ -1,0 +1,291 @@
+//! Every key a workload or study file accepts, documented once. A key that means the same thing
+//! in a plain job and in a personality's role is one [`KeyDoc`] used by both tables, so its
+//! default, its help and its validation cannot drift apart.
+
+use crate::settings::{Settings, SpecError};
+
+/// A documented key: name, default and one line of help.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyDoc {
+    /// The key as written in files and `--set`.
+    pub key: &'static str,
+    /// Default value (empty: required, or no default).
+    pub default: &'static str,
+    /// What it means (fio's meaning where fio has the key).
+    pub help: &'static str,
+}
+
+const fn doc(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
+    KeyDoc { key, default, help }
+}
+
+const DESCRIPTION: KeyDoc = doc(
+    "description",
+    "",
+    "one line saying what the workload models",
+);
+const NAME: KeyDoc = doc("name", "", "name (unique in its file)");
+
+pub(crate) const DIRECT: KeyDoc = doc("direct", "false", "O_DIRECT (bypass the page cache)");
+pub(crate) const SYNC: KeyDoc = doc(
+    "sync",
+    "none",
+    "open flag: none, dsync (O_DSYNC) or sync (O_SYNC); true means sync",
+);
+pub(crate) const IODEPTH: KeyDoc = doc(
+    "iodepth",
+    "1",
+    "I/Os in flight per thread (needs engine=io_uring above 1)",
+);
+pub(crate) const OFFSET: KeyDoc = doc("offset", "0", "start of the I/O region inside each file");
+pub(crate) const RATE_IOPS: KeyDoc = doc(
+    "rate_iops",
+    "0",
+    "target IOPS per thread, open loop; latency counts from the scheduled time (0 = unthrottled)",
+);
+pub(crate) const FSYNC: KeyDoc = doc("fsync", "0", "fsync after every N writes (0 = never)");
+pub(crate) const FDATASYNC: KeyDoc = doc(
+    "fdatasync",
+    "0",
+    "fdatasync after every N writes (0 = never)",
+);
+pub(crate) const NRFILES: KeyDoc = doc("nrfiles", "1", "number of data files");
+pub(crate) const RWMIXREAD: KeyDoc = doc("rwmixread", "50", "percentage of reads in randrw / rw");
+pub(crate) const COUNT: KeyDoc = doc(
+    "count",
+    "1",
+    "I/Os per pass of the role's loop (a role whose only step is one io step streams)",
+);
+
+/// Keys every workload accepts, plain job or personality.
+pub const RUN_KEYS: &[KeyDoc] = &[
+    doc(
+        "engine",
+        "psync",
+        "I/O engine: psync, io_uring or null (no I/O; tests the tool)",
+    ),
+    doc("runtime", "30s", "measured duration"),
+    doc(
+        "ramp_time",
+        "0s",
+        "warm-up before measuring, in addition to runtime",
+    ),
+    doc("seed", "1", "seed of data contents and offsets"),
+    doc(
+        "buffer_compress_percentage",
+        "0",
+        "share of each data buffer that compresses (0 = incompressible)",
+    ),
+];
+
+/// Keys of a plain job (fio's meaning unless noted). A plain job is a personality with one
+/// fileset and one role; the keys they share are the same [`KeyDoc`]s.
+pub const JOB_KEYS: &[KeyDoc] = &[
+    doc(
+        "rw",
+        "randread",
+        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
+         (read a block, write it back)",
+    ),
+    RWMIXREAD,
+    doc("bs", "4k", "bytes per I/O"),
+    IODEPTH,
+    doc(
+        "jobs",
+        "1",
+        "job threads (fio numjobs); they share the data files",
+    ),
+    DIRECT,
+    SYNC,
+    FSYNC,
+    FDATASYNC,
+    doc(
+        "size",
+        "1g",
+        "total bytes of the data files (shared by all jobs)",
+    ),
+    OFFSET,
+    NRFILES,
+    RATE_IOPS,
+];
+
+/// Top-level tables of a personality (besides [`RUN_KEYS`]).
+pub const PERSONALITY_KEYS: &[KeyDoc] = &[
+    DESCRIPTION,
+    doc(
+        "params",
+        "",
+        "declared parameters: name = default, or { default, help }",
+    ),
+    doc(
+        "fileset",
+        "",
+        "[[fileset]] tables: data files the roles use",
+    ),
+    doc(
+        "role",
+        "",
+        "[[role]] tables: groups of threads with one loop of steps",
+    ),
+];
+
+/// Keys of a plain job file besides [`RUN_KEYS`] and [`JOB_KEYS`].
+pub const JOB_FILE_KEYS: &[KeyDoc] = &[DESCRIPTION];
+
+/// Keys of a `[params]` entry written as a table.
+pub const PARAM_KEYS: &[KeyDoc] = &[
+    doc("default", "", "value used unless --set gives another"),
+    doc("help", "", "one line of help"),
+];
+
+/// Keys of a `[[fileset]]` table.
+pub const FILESET_KEYS: &[KeyDoc] = &[
+    NAME,
+    doc(
+        "size",
+        "",
+        "total bytes of the files (give size or filesize)",
+    ),
+    doc("filesize", "", "bytes per file (give size or filesize)"),
+    NRFILES,
+];
+
+/// Keys of a `[[role]]` table.
+pub const ROLE_KEYS: &[KeyDoc] = &[
+    NAME,
+    doc(
+        "threads",
+        "1",
+        "threads running the loop (a $param set to 0 disables the role)",
+    ),
+    doc("fileset", "", "the fileset the role does I/O on"),
+    doc(
+        "kind",
+        "worker",
+        "worker, or logwriter (group-commits the redo that commit steps hand it)",
+    ),
+    DIRECT,
+    SYNC,
+    IODEPTH,
+    OFFSET,
+    RATE_IOPS,
+    FSYNC,
+    FDATASYNC,
+    doc("log", "false", "its writes are log writes"),
+    doc(
+        "gate",
+        "",
+        "{ value, highwater }: wait steps block until `value` posts arrived",
+    ),
+    doc(
+        "steps",
+        "",
+        "the loop: a list of { io | hog | post | wait | commit | sync }",
+    ),
+];
+
+/// Keys of a role's `gate = { ... }`.
+pub const GATE_KEYS: &[KeyDoc] = &[
+    doc("value", "1", "posts consumed per pass of a wait step"),
+    doc(
+        "highwater",
+        "1",
+        "how far posters may run ahead before they block",
+    ),
+];
+
+/// Keys of a step; each step has exactly one of the first six.
+pub const STEP_KEYS: &[KeyDoc] = &[
+    doc(
+        "io",
+        "",
+        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
+         (read a block, write it back)",
+    ),
+    doc("hog", "", "burn CPU: iterations of a memory-touching loop"),
+    doc("post", "", "post to the gates of these roles"),
+    doc("wait", "", "true: block on this role's gate"),
+    doc(
+        "commit",
+        "",
+        "redo bytes to hand to the log writer, waiting until durable",
+    ),
+    doc("sync", "", "fsync or fdatasync the current file"),
+    doc("bs", "8k", "bytes per I/O of an io step"),
+    RWMIXREAD,
+    COUNT,
+    doc(
+        "log",
+        "",
+        "the logwriter role a commit step hands its redo to",
+    ),
+];
+
+/// The kinds of step, in the order [`STEP_KEYS`] lists them.
+pub(crate) const STEP_KINDS: [&str; 6] = ["io", "hog", "post", "wait", "commit", "sync"];
+
+/// Keys a step of `kind` takes besides `kind` itself.
+pub(crate) fn step_companions(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "io" => &["bs", "rwmixread", "count"],
+        "commit" => &["log"],
+        _ => &[],
+    }
+}
+
+/// Keys of a `logwriter` role: it writes what commit steps hand it, so loop and I/O-shape keys
+/// do not apply.
+pub(crate) const LOGWRITER_KEYS: &[&str] =
+    &["name", "kind", "threads", "fileset", "direct", "sync"];
+
+/// Top-level keys of a study file.
+pub const STUDY_KEYS: &[KeyDoc] = &[
+    doc(
+        "stacks",
+        "",
+        "stack specs, e.g. [\"raw\", \"zfs:recordsize=8k\"]",
+    ),
+    doc("workload", "", "[[workload]] tables: name and settings"),
+    doc("sweep", "", "sweeps, e.g. [\"zfs.recordsize=8k,128k\"]"),
+    doc("repeat", "3", "repetitions of every cell"),
+    doc(
+        "baseline",
+        "",
+        "the stack the others are compared with (default: the first)",
+    ),
+    doc("min_effect", "5%", "smallest difference called a verdict"),
+    doc("size", "1g", "size of each loop image"),
+];
+
+/// The default of `key` in a key table.
+pub fn default_of(keys: &[KeyDoc], key: &str) -> &'static str {
+    keys.iter()
+        .find(|k| k.key == key)
+        .map(|k| k.default)
+        .unwrap_or("")
+}
+
+/// The names of the keys of `tables`.
+pub(crate) fn names<'a>(tables: &[&'a [KeyDoc]]) -> Vec<&'a str> {
+    tables
+        .iter()
+        .flat_map(|t| t.iter().map(|k| k.key))
+        .collect()
+}
+
+/// Refuses settings whose key is not in `allowed`, listing what is allowed.
+pub(crate) fn check_known(settings: &Settings, allowed: &[&str]) -> Result<(), SpecError> {
+    for (key, s) in settings.iter() {
+        if !allowed.contains(&key.as_str()) {
+            let mut names: Vec<&str> = allowed.to_vec();
+            names.sort_unstable();
+            names.dedup();
+            return Err(SpecError::new(
+                s.origin.clone(),
+                key,
+                format!("unknown key (allowed: {})", names.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! Expands a personality: merges its parameters with the user's settings, substitutes `$param`
+//! placeholders, and hands filesets and roles to the one planner.
+
+use super::{Field, Fields, FilesetDef, PersonalityDef, RoleDef, StepDef};
+use crate::keys::{check_known, default_of, names, GATE_KEYS, ROLE_KEYS, RUN_KEYS, STEP_KEYS};
+use crate::plan::Plan;
+use crate::planner::{build, run_values, FileSize, FilesetInput, RoleInput, StepInput, StepKind};
+use crate::settings::{Origin, Settings, SpecError};
+use crate::values::{Lookup, Val};
+
+/// Validates `user` settings against the personality `name` and resolves its plan.
+pub(crate) fn plan_personality(
+    name: &str,
+    def: &PersonalityDef,
+    user: &Settings,
+) -> Result<Plan, SpecError> {
+    let mut allowed = names(&[RUN_KEYS]);
+    allowed.extend(def.params.iter().map(|p| p.name.as_str()));
+    check_known(user, &allowed)?;
+    let mut settings = Settings::default();
+    let default = Origin::Default {
+        workload: name.to_string(),
+    };
+    for p in &def.params {
+        settings.insert(&p.name, &p.default, default.clone());
+    }
+    settings.merge(&def.run);
+    settings.merge(user);
+    let run = run_values(&Lookup {
+        settings: &settings,
+        workload: name,
+    })?;
+    let x = Expander {
+        settings: &settings,
+        def,
+    };
+    let filesets = def
+        .filesets
+        .iter()
+        .map(|f| x.fileset(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let roles = def
+        .roles
+        .iter()
+        .map(|r| x.role(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let resolved = settings
+        .iter()
+        .map(|(k, s)| (k.clone(), s.value.clone()))
+        .collect();
+    build(name, run, &filesets, &roles, resolved)
+}
+
+/// Reads fields of a personality's tables with its parameters substituted.
+struct Expander<'a> {
+    settings: &'a Settings,
+    def: &'a PersonalityDef,
+}
+
+impl Expander<'_> {
+    /// The value of `field` of `fields`: a parameter's value (named by the parameter, located
+    /// where it was set) or the literal (named `section.key`, located where it was written).
+    fn resolve(&self, fields: &Fields, key: &str, field: &Field) -> Result<Val, SpecError> {
+        let label = format!("{}.{key}", fields.section);
+        let Some(param) = field.param() else {
+            return Ok(Val {
+                key: label,
+                text: field.text.clone(),
+                origin: field.origin.clone(),
+            });
+        };
+        let declared = self.def.params.iter().any(|p| p.name == param);
+        match self.settings.get(param).filter(|_| declared) {
+            Some(s) => Ok(Val {
+                key: param.to_string(),
+                text: s.value.clone(),
+                origin: s.origin.clone(),
+            }),
+            None => Err(SpecError::new(
+                field.origin.clone(),
+                &label,
+                format!("refers to undeclared parameter ${param}"),
+            )),
+        }
+    }
+
+    /// The value of `key`, or `default` located at the table.
+    fn get(&self, fields: &Fields, key: &str, default: &str) -> Result<Val, SpecError> {
+        match fields.get(key) {
+            Some(f) => self.resolve(fields, key, f),
+            None => Ok(Val {
+                key: format!("{}.{key}", fields.section),
+                text: default.to_string(),
+                origin: fields.origin.clone(),
+            }),
+        }
+    }
+
+    fn opt(&self, fields: &Fields, key: &str) -> Result<Option<Val>, SpecError> {
+        fields
+            .get(key)
+            .map(|f| self.resolve(fields, key, f))
+            .transpose()
+    }
+
+    fn fileset(&self, f: &FilesetDef) -> Result<FilesetInput, SpecError> {
+        let size = match (
+            self.opt(&f.fields, "filesize")?,
+            self.opt(&f.fields, "size")?,
+        ) {
+            (Some(per_file), None) => FileSize::PerFile(per_file),
+            (None, Some(total)) => FileSize::Total(total),
+            _ => {
+                return Err(SpecError::new(
+                    f.fields.origin.clone(),
+                    &f.fields.section,
+                    "give exactly one of size (total) or filesize (per file)",
+                ))
+            }
+        };
+        Ok(FilesetInput {
+            name: f.name.clone(),
+            nrfiles: self.get(&f.fields, "nrfiles", "1")?,
+            size,
+        })
+    }
+
+    fn role(&self, r: &RoleDef) -> Result<RoleInput, SpecError> {
+        let f = &r.fields;
+        let g = |key: &str| self.get(f, key, default_of(ROLE_KEYS, key));
+        let gate = match &r.gate {
+            None => None,
+            Some(gate) => Some((
+                self.get(gate, "value", default_of(GATE_KEYS, "value"))?,
+                self.get(gate, "highwater", default_of(GATE_KEYS, "highwater"))?,
+            )),
+        };
+        Ok(RoleInput {
+            name: r.name.clone(),
+            label: f.section.clone(),
+            origin: f.origin.clone(),
+            threads: g("threads")?,
+            threads_via_param: f.get("threads").is_some_and(|t| t.param().is_some()),
+            fileset: g("fileset")?,
+            kind: g("kind")?,
+            direct: g("direct")?,
+            sync: g("sync")?,
+            iodepth: g("iodepth")?,
+            offset: g("offset")?,
+            rate_iops: g("rate_iops")?,
+            fsync: g("fsync")?,
+            fdatasync: g("fdatasync")?,
+            log: g("log")?,
+            gate,
+            steps: r
+                .steps
+                .iter()
+                .map(|s| self.step(s))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn step(&self, s: &StepDef) -> Result<StepInput, SpecError> {
+        let f = &s.fields;
+        let g = |key: &str| self.get(f, key, default_of(STEP_KEYS, key));
+        let at = match s.kind {
+            "post" => Val {
+                key: format!("{}.post", f.section),
+                text: String::new(),
+                origin: f.origin.clone(),
+            },
+            kind => g(kind)?,
+        };
+        let kind = match s.kind {
+            "io" => StepKind::Io {
+                io: at.clone(),
+                bs: g("bs")?,
+                rwmixread: g("rwmixread")?,
+                count: g("count")?,
+            },
+            "hog" => StepKind::Hog(at.clone()),
+            "post" => StepKind::Post(
+                s.targets
+                    .iter()
+                    .map(|t| self.resolve(f, "post", t))
+                    .collect::<Result<_, _>>()?,
+            ),
+            "wait" => StepKind::Wait,
+            "commit" => StepKind::Commit {
+                bytes: at.clone(),
+                log: self
+                    .opt(f, "log")?
+                    .ok_or_else(|| at.invalid("a commit step needs log = \"<logwriter role>\""))?,
+            },
+            _ => StepKind::Sync(at.clone()),
+        };
+        Ok(StepInput { at, kind })
+    }
+}

@@ -1,0 +1,351 @@
+//! The one planner. Every workload reaches a [`Plan`] through here: a plain job as one fileset
+//! and one role, a personality as its declared filesets and roles. Each setting arrives as a
+//! [`Val`] (text, the key to name, where it was written), so the rules of a role are written
+//! once, in one wording, whichever kind of workload the role came from.
+
+mod rules;
+
+use crate::plan::*;
+use crate::settings::{Origin, SpecError};
+use crate::units::format_bytes;
+use crate::values::{Lookup, Val};
+use rules::{
+    check_aligned, check_depth_fits_count, check_engine_depth, check_fit, check_links,
+    check_some_threads, optional_rate, sync_every, sync_mode,
+};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Largest block size accepted.
+pub const MAX_BS: u64 = 256 << 20;
+
+/// Smallest fileset: the log writer wraps its region in 512-byte units, and a smaller file
+/// holds no useful block.
+const MIN_FILESET_BYTES: u64 = 4096;
+
+/// Largest dataset bakeoff lays out (all filesets together): 1 PiB.
+const MAX_DATASET_BYTES: u64 = 1 << 50;
+
+/// Run-wide values resolved from [`crate::keys::RUN_KEYS`].
+pub(crate) struct RunValues {
+    pub engine: EngineKind,
+    pub runtime: Duration,
+    pub ramp_time: Duration,
+    pub seed: u64,
+    pub compress_pct: u8,
+}
+
+pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SpecError> {
+    let d = |k: &str| look.get(k, crate::keys::default_of(crate::keys::RUN_KEYS, k));
+    let engine = d("engine");
+    let engine = EngineKind::parse(engine.text.trim()).map_err(|_| {
+        engine.invalid(format!(
+            "{} is not an engine (allowed: psync, io_uring, null)",
+            engine.shown()
+        ))
+    })?;
+    let week = Duration::from_secs(7 * 86400);
+    Ok(RunValues {
+        engine,
+        runtime: d("runtime").duration(Duration::from_millis(100), week)?,
+        ramp_time: d("ramp_time").duration(Duration::ZERO, week)?,
+        seed: d("seed").int(0, u64::MAX)?,
+        compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
+    })
+}
+
+/// A fileset as written.
+pub(crate) struct FilesetInput {
+    pub name: String,
+    pub nrfiles: Val,
+    pub size: FileSize,
+}
+
+/// How a fileset's size was given.
+pub(crate) enum FileSize {
+    /// Total bytes, split over the files.
+    Total(Val),
+    /// Bytes per file.
+    PerFile(Val),
+}
+
+/// A role as written; `label` (`role.reader`, or `job`) and `origin` locate role-wide errors.
+pub(crate) struct RoleInput {
+    pub name: String,
+    pub label: String,
+    pub origin: Origin,
+    pub threads: Val,
+    /// Threads come from a `$param`: 0 disables the role instead of being refused.
+    pub threads_via_param: bool,
+    pub fileset: Val,
+    pub kind: Val,
+    pub direct: Val,
+    pub sync: Val,
+    pub iodepth: Val,
+    pub offset: Val,
+    pub rate_iops: Val,
+    pub fsync: Val,
+    pub fdatasync: Val,
+    pub log: Val,
+    pub gate: Option<(Val, Val)>,
+    pub steps: Vec<StepInput>,
+}
+
+/// One step as written; `at` is the value that names its kind (`io = "randread"`).
+pub(crate) struct StepInput {
+    pub at: Val,
+    pub kind: StepKind,
+}
+
+/// What a step does.
+pub(crate) enum StepKind {
+    Io {
+        io: Val,
+        bs: Val,
+        rwmixread: Val,
+        count: Val,
+    },
+    Hog(Val),
+    Post(Vec<Val>),
+    Wait,
+    Commit {
+        bytes: Val,
+        log: Val,
+    },
+    Sync(Val),
+}
+
+impl RoleInput {
+    fn err(&self, msg: impl Into<String>) -> SpecError {
+        SpecError::new(self.origin.clone(), &self.label, msg)
+    }
+}
+
+/// Resolves and checks filesets and roles into the plan of `workload`.
+pub(crate) fn build(
+    workload: &str,
+    run: RunValues,
+    filesets: &[FilesetInput],
+    roles: &[RoleInput],
+    settings: BTreeMap<String, String>,
+) -> Result<Plan, SpecError> {
+    let mut planned_filesets = Vec::with_capacity(filesets.len());
+    let mut dataset = 0u64;
+    for f in filesets {
+        let p = fileset(f)?;
+        dataset = dataset.saturating_add(p.file_size.saturating_mul(u64::from(p.nrfiles)));
+        if dataset > MAX_DATASET_BYTES {
+            let size = match &f.size {
+                FileSize::Total(v) | FileSize::PerFile(v) => v,
+            };
+            return Err(size.invalid(format!(
+                "the dataset would exceed {}, the most bakeoff lays out (lower the size or the \
+                 number of files)",
+                format_bytes(MAX_DATASET_BYTES)
+            )));
+        }
+        planned_filesets.push(p);
+    }
+    let filesets = planned_filesets;
+    let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+    let planned = roles
+        .iter()
+        .map(|r| role(r, &names, &filesets, run.engine))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_links(roles, &planned)?;
+    check_some_threads(roles, &planned)?;
+    Ok(Plan {
+        workload: workload.to_string(),
+        engine: run.engine,
+        runtime: run.runtime,
+        ramp_time: run.ramp_time,
+        seed: run.seed,
+        compress_pct: run.compress_pct,
+        filesets,
+        roles: planned,
+        settings,
+    })
+}
+
+fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SpecError> {
+    let nrfiles = f.nrfiles.int(1, 100_000)? as u32;
+    let (size, file_size) = match &f.size {
+        FileSize::PerFile(v) => (v, v.size(MIN_FILESET_BYTES, u64::MAX / 2)?),
+        FileSize::Total(v) => (
+            v,
+            v.size(MIN_FILESET_BYTES, u64::MAX / 2)? / u64::from(nrfiles),
+        ),
+    };
+    if file_size < MIN_FILESET_BYTES {
+        let blamed = if size.is_default() { &f.nrfiles } else { size };
+        return Err(blamed.invalid(format!(
+            "{} split over {nrfiles} files leaves {} per file of fileset '{}': each file needs at \
+             least {} (raise the size or lower the number of files)",
+            size.shown(),
+            format_bytes(file_size),
+            f.name,
+            format_bytes(MIN_FILESET_BYTES)
+        )));
+    }
+    Ok(FilesetPlan {
+        name: f.name.clone(),
+        nrfiles,
+        file_size,
+    })
+}
+
+fn role(
+    r: &RoleInput,
+    names: &[&str],
+    filesets: &[FilesetPlan],
+    engine: EngineKind,
+) -> Result<RolePlan, SpecError> {
+    let fileset = filesets
+        .iter()
+        .position(|f| f.name == r.fileset.text.trim())
+        .ok_or_else(|| {
+            let known: Vec<&str> = filesets.iter().map(|f| f.name.as_str()).collect();
+            r.fileset.invalid(format!(
+                "no fileset named {} (filesets: {})",
+                r.fileset.shown(),
+                known.join(", ")
+            ))
+        })?;
+    let log_writer = r.kind.choice(&["worker", "logwriter"])? == "logwriter";
+    let direct = r.direct.boolean()?;
+    let iodepth = r.iodepth.int(1, 4096)? as u32;
+    check_engine_depth(engine, &r.iodepth, iodepth)?;
+    let offset = r.offset.size(0, u64::MAX / 2)?;
+    if direct {
+        check_aligned(&r.offset, offset)?;
+    }
+    // A loop of one I/O step streams: the engine keeps iodepth I/Os in flight across passes,
+    // as fio does. With other steps, each pass drains its I/Os before the next step.
+    let stream = matches!(
+        r.steps[..],
+        [StepInput {
+            kind: StepKind::Io { .. },
+            ..
+        }]
+    );
+    let mut steps = Vec::with_capacity(r.steps.len());
+    for s in &r.steps {
+        steps.push(step(s, names, direct, stream)?);
+    }
+    check_depth_fits_count(r, &steps, iodepth)?;
+    check_fit(r, &steps, &filesets[fileset], offset)?;
+    let gate = match &r.gate {
+        None => None,
+        Some((value, highwater)) => Some(Gate {
+            value: value.int(1, 1 << 40)?,
+            highwater: highwater.int(1, 1 << 40)?,
+        }),
+    };
+    let min_threads = if r.threads_via_param { 0 } else { 1 };
+    let threads = r.threads.int(min_threads, 4096)? as u32;
+    if log_writer && threads > 1 {
+        return Err(r.threads.invalid("a logwriter role has exactly one thread"));
+    }
+    Ok(RolePlan {
+        name: r.name.clone(),
+        threads,
+        fileset,
+        direct,
+        sync_mode: sync_mode(&r.sync)?,
+        iodepth,
+        offset,
+        rate_iops: optional_rate(&r.rate_iops)?,
+        steps,
+        gate,
+        sync_every: sync_every(&r.fsync, &r.fdatasync)?,
+        log: log_writer || r.log.boolean()?,
+        log_writer,
+    })
+}
+
+fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Step, SpecError> {
+    let role_ref = |v: &Val| -> Result<usize, SpecError> {
+        names
+            .iter()
+            .position(|n| *n == v.text.trim())
+            .ok_or_else(|| {
+                v.invalid(format!(
+                    "no role named {} (roles: {})",
+                    v.shown(),
+                    names.join(", ")
+                ))
+            })
+    };
+    Ok(match &s.kind {
+        StepKind::Io {
+            io,
+            bs,
+            rwmixread,
+            count,
+        } => {
+            let (mix, pattern) = io_kind(io, rwmixread)?;
+            let bytes = bs.size(1, MAX_BS)?;
+            if direct {
+                check_aligned(bs, bytes)?;
+            }
+            let count = count.int(1, 1 << 40)?;
+            Step::Io(IoStep {
+                mix,
+                pattern,
+                bs: bytes,
+                count: (!stream).then_some(count),
+            })
+        }
+        StepKind::Hog(n) => Step::Hog(n.int(0, 1 << 40)?),
+        StepKind::Post(targets) => {
+            Step::Post(targets.iter().map(role_ref).collect::<Result<_, _>>()?)
+        }
+        StepKind::Wait => Step::Wait,
+        StepKind::Commit { bytes, log } => Step::Commit {
+            bytes: bytes.size(1, 64 << 20)?,
+            log_role: role_ref(log)?,
+        },
+        StepKind::Sync(kind) => Step::Sync(match kind.choice(&["fsync", "fdatasync"])? {
+            "fsync" => SyncKind::Fsync,
+            _ => SyncKind::Fdatasync,
+        }),
+    })
+}
+
+/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
+/// read share comes from `rwmixread`.
+const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
+    ("read", IoMix::Read, Pattern::Sequential),
+    ("write", IoMix::Write, Pattern::Sequential),
+    ("randread", IoMix::Read, Pattern::Random),
+    ("randwrite", IoMix::Write, Pattern::Random),
+    ("randrw", IoMix::Mixed { read_pct: 0 }, Pattern::Random),
+    ("rw", IoMix::Mixed { read_pct: 0 }, Pattern::Sequential),
+    (
+        "readwrite",
+        IoMix::Mixed { read_pct: 0 },
+        Pattern::Sequential,
+    ),
+    ("update", IoMix::Update, Pattern::Sequential),
+    ("randupdate", IoMix::Update, Pattern::Random),
+];
+
+fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SpecError> {
+    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
+    let name = io.choice(&names)?;
+    // Checked even where unused: a wrong value written is refused, never ignored.
+    let read_pct = rwmixread.int(0, 100)? as u8;
+    let (_, mix, pattern) = IO_KINDS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .copied()
+        .unwrap_or(IO_KINDS[0]);
+    let mix = match mix {
+        IoMix::Mixed { .. } => IoMix::Mixed { read_pct },
+        other => other,
+    };
+    Ok((mix, pattern))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,96 @@
+//! The plan honours iodepth, and a rule shared by plain jobs and personalities says the same.
+
+use crate::plan::{IoStep, Step};
+use crate::settings::{Settings, SpecError};
+use crate::workload::{builtin, Workload};
+
+fn plan(name: &str, set: &str) -> Result<crate::Plan, SpecError> {
+    builtin(name)
+        .unwrap()
+        .plan(&Settings::parse_set(set).unwrap())
+}
+
+fn io_steps(p: &crate::Plan, role: &str) -> Vec<IoStep> {
+    let r = p.roles.iter().find(|r| r.name == role).unwrap();
+    r.steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Io(io) => Some(io.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_role_whose_loop_is_one_io_step_streams_at_its_iodepth() {
+    let p = plan("slob", "engine=io_uring,iodepth=16").unwrap();
+    let reader = p.roles.iter().find(|r| r.name == "reader").unwrap();
+    assert_eq!(reader.iodepth, 16);
+    assert_eq!(
+        io_steps(&p, "reader")[0].count,
+        None,
+        "16 I/Os in flight across passes"
+    );
+    assert_eq!(
+        io_steps(&p, "writer")[0].count,
+        Some(1),
+        "the writer commits after each update"
+    );
+    let job = plan("randread", "engine=io_uring,iodepth=8").unwrap();
+    assert_eq!(
+        (job.roles[0].iodepth, io_steps(&job, "job")[0].count),
+        (8, None)
+    );
+}
+
+#[test]
+fn an_iodepth_a_loop_with_other_steps_cannot_reach_is_refused() {
+    assert!(plan("oltp", "engine=io_uring,aio_depth=100").is_ok());
+    let e = plan("oltp", "engine=io_uring,aio_depth=200").unwrap_err();
+    assert_eq!(
+        (e.origin.to_string(), e.key.as_str()),
+        ("--set".into(), "aio_depth")
+    );
+    assert!(
+        e.message
+            .contains("iodepth=200 but this I/O step issues count=100"),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("raise the step's count to at least 200"),
+        "{e}"
+    );
+
+    let text = builtin("slob").unwrap().source.replacen(
+        "direct = \"$direct\"\noffset = \"$offset\"\nsteps = [\n",
+        "direct = \"$direct\"\noffset = \"$offset\"\niodepth = 4\nsteps = [\n",
+        1,
+    );
+    assert!(text.contains("iodepth = 4\nsteps = [\n    { io = \"randupdate\""));
+    let w = Workload::parse("mine", &text, "mine.toml").unwrap();
+    let e = w
+        .plan(&Settings::parse_set("engine=io_uring").unwrap())
+        .unwrap_err();
+    let line = text.lines().position(|l| l == "iodepth = 4").unwrap() + 1;
+    assert_eq!(
+        e.to_string().split(": ").next(),
+        Some(format!("mine.toml:{line}").as_str())
+    );
+    assert_eq!(e.key, "role.writer.iodepth");
+}
+
+#[test]
+fn psync_refuses_iodepth_in_one_message_for_jobs_and_personalities() {
+    let job = plan("randread", "iodepth=8").unwrap_err();
+    let slob = plan("slob", "iodepth=8").unwrap_err();
+    assert_eq!(job.message, slob.message);
+    assert!(
+        job.message.contains("needs an asynchronous engine"),
+        "{job}"
+    );
+    assert_eq!(
+        (job.key.as_str(), slob.key.as_str()),
+        ("iodepth", "iodepth")
+    );
+    assert!(plan("slob", "iodepth=8,writers=0,readers=1,engine=null").is_ok());
+}

@@ -1,0 +1,147 @@
+//! Study files: the same study as the flags, in TOML, with every key checked, every value of
+//! the right type, and every error at the line it was written on.
+
+use super::{parse_fraction, pick_baseline, Study, StudyWorkload, Sweep, MAX_REPEAT};
+use crate::doc::{self, join_key, Entry, Node, Place, Table, Value};
+use crate::keys::{default_of, names, STUDY_KEYS};
+use crate::settings::{Origin, SpecError};
+
+/// Reads a study file: `stacks = [...]`, `[[workload]]` tables (`name`, other keys are the
+/// workload's settings, checked when the workload is planned), `sweep = ["zfs.recordsize=8k,128k"]`,
+/// `repeat`, `baseline` (a stack, or the start of one), `min_effect` ("5%"), `size`.
+pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
+    let place = Place::file(path);
+    let doc = doc::parse(text, &place)?;
+    doc.refuse_unknown(&place, "", &names(&[STUDY_KEYS]))?;
+    let stacks: Vec<String> = strings(&doc, &place, "stacks")?
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    if stacks.is_empty() {
+        let line = doc.get("stacks").map_or(1, |e| e.line);
+        return Err(SpecError::new(
+            place.at(line),
+            "stacks",
+            "a study needs at least one stack: stacks = [\"ext4\", \"xfs\"]",
+        ));
+    }
+    let sweeps = strings(&doc, &place, "sweep")?
+        .into_iter()
+        .map(|(text, line)| {
+            let mut sweep =
+                Sweep::parse(&text).map_err(|m| SpecError::new(place.at(line), "sweep", m))?;
+            sweep.origin = place.at(line);
+            Ok(sweep)
+        })
+        .collect::<Result<_, SpecError>>()?;
+    let baseline = match doc.get("baseline") {
+        None => None,
+        Some(e) => {
+            let wanted = e.string(&place, "baseline")?;
+            let picked =
+                pick_baseline(&stacks, &wanted).map_err(|m| e.error(&place, "baseline", m))?;
+            Some(picked)
+        }
+    };
+    Ok(Study {
+        stacks,
+        workloads: workloads(&doc, &place)?,
+        sweeps,
+        repeat: repeat(&doc, &place)?,
+        baseline,
+        min_effect: min_effect(&doc, &place)?,
+        size: size(&doc, &place)?,
+    })
+}
+
+/// A list of strings, each with its line.
+fn strings(doc: &Table, place: &Place, key: &str) -> Result<Vec<(String, usize)>, SpecError> {
+    match doc.get(key) {
+        None => Ok(Vec::new()),
+        Some(entry) => entry.items(place, key, "strings", |n| match &n.value {
+            Value::Str(s) => Some((s.clone(), n.line)),
+            _ => None,
+        }),
+    }
+}
+
+fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError> {
+    let Some(entry) = doc.get("workload") else {
+        return Err(SpecError::new(
+            place.at(1),
+            "workload",
+            "a study needs at least one [[workload]] with a name",
+        ));
+    };
+    let mut out = Vec::new();
+    for t in entry.items(place, "workload", "tables ([[workload]])", Node::table)? {
+        let name = match t.get("name") {
+            Some(n) => n.string(place, "workload.name")?,
+            None => {
+                return Err(SpecError::new(
+                    place.at(t.line),
+                    "workload",
+                    "needs a name = \"...\" (a built-in such as slob, or a workload file)",
+                ))
+            }
+        };
+        let (mut set, mut origins) = (Vec::new(), Vec::new());
+        for e in t.entries.iter().filter(|e| e.key != "name") {
+            let label = join_key(&format!("workload.{name}"), &e.key);
+            set.push((e.key.clone(), e.scalar(place, &label)?));
+            origins.push(place.at(e.line));
+        }
+        out.push(StudyWorkload { name, set, origins });
+    }
+    Ok(out)
+}
+
+fn repeat(doc: &Table, place: &Place) -> Result<u32, SpecError> {
+    let Some(e) = doc.get("repeat") else {
+        return Ok(default_of(STUDY_KEYS, "repeat").parse().unwrap_or(3));
+    };
+    match e.node.value {
+        Value::Int(n) => u32::try_from(n)
+            .ok()
+            .filter(|r| (1..=MAX_REPEAT).contains(r))
+            .ok_or_else(|| {
+                e.error(
+                    place,
+                    "repeat",
+                    format!("{n} is out of range (allowed 1 to {MAX_REPEAT})"),
+                )
+            }),
+        _ => Err(e.wrong_kind(place, "repeat", "a whole number (repeat = 3)")),
+    }
+}
+
+fn min_effect(doc: &Table, place: &Place) -> Result<f64, SpecError> {
+    let text = scalar_or_default(doc, place, "min_effect")?;
+    parse_fraction(&text.0).map_err(|m| SpecError::new(text.1, "min_effect", m))
+}
+
+fn size(doc: &Table, place: &Place) -> Result<String, SpecError> {
+    let (text, origin) = scalar_or_default(doc, place, "size")?;
+    crate::units::parse_size(&text).map_err(|m| SpecError::new(origin.clone(), "size", m))?;
+    Ok(text)
+}
+
+/// A scalar key's text and where it was written, or its documented default.
+fn scalar_or_default(doc: &Table, place: &Place, key: &str) -> Result<(String, Origin), SpecError> {
+    match doc.get(key) {
+        Some(e) => Ok((scalar_not_bool(e, place, key)?, place.at(e.line))),
+        None => Ok((
+            default_of(STUDY_KEYS, key).to_string(),
+            Origin::Default {
+                workload: "study".into(),
+            },
+        )),
+    }
+}
+
+fn scalar_not_bool(e: &Entry, place: &Place, key: &str) -> Result<String, SpecError> {
+    match e.node.value {
+        Value::Str(_) | Value::Int(_) | Value::Float(_) => e.scalar(place, key),
+        _ => Err(e.wrong_kind(place, key, "text or a number")),
+    }
+}
