@@ -217,7 +217,7 @@ fn compare_dry_run_uses_the_studys_own_size() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "s.toml: size: 'bogus' is not a size",
+            "s.toml:2: size: 'bogus' is not a size",
         ));
     if !common::privileged() {
         return;

@@ -188,6 +188,26 @@ impl Exec {
         self.run_cmd(&Cmd::new(program, args))
     }
 
+    /// Runs `program args`, retrying for up to `limit` while it fails with "busy": zfs-fuse
+    /// releases a dataset a moment after its files are closed (later still after O_DIRECT
+    /// opens through FUSE), so an export or destroy right after I/O can find it busy.
+    pub fn run_retrying_busy(
+        &mut self,
+        program: &str,
+        args: &[&str],
+        limit: std::time::Duration,
+    ) -> Result<String, StackError> {
+        let start = std::time::Instant::now();
+        loop {
+            match self.run(program, args) {
+                Err(e) if e.to_string().contains("busy") && start.elapsed() < limit => {
+                    std::thread::sleep(std::time::Duration::from_millis(250))
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Runs a command whose failure is expected or harmless (teardown of what may be gone).
     pub fn try_run(&mut self, program: &str, args: &[&str]) -> bool {
         self.run(program, args).is_ok()

@@ -151,20 +151,9 @@ fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
     if !listed.lines().any(|l| l.trim() == name) {
         return Ok(());
     }
-    // zfs-fuse releases a dataset a moment after its unmount (later still after O_DIRECT
-    // opens through FUSE): retry "busy" for a while.
-    let start = Instant::now();
-    loop {
-        match exec.run("zpool", &["destroy", "-f", name]) {
-            Ok(_) => return Ok(()),
-            Err(e)
-                if e.to_string().contains("busy") && start.elapsed() < Duration::from_secs(20) =>
-            {
-                std::thread::sleep(Duration::from_millis(250))
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
+    exec.run_retrying_busy("zpool", &["destroy", "-f", name], Duration::from_secs(20))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Stops `pid` if it still runs `exe`: by its stop command first if it has one, then SIGTERM,

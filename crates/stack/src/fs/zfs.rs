@@ -362,7 +362,7 @@ pub fn make_pool_cold(pool: &str, exec: &mut Exec) -> Result<(), StackError> {
     let ds = dataset(pool);
     let get = ["get", "-H", "-o", "value", "mountpoint", &ds];
     let mountpoint = PathBuf::from(exec.run("zfs", &get)?.trim());
-    exec.run("zpool", &["export", pool])?;
+    exec.run_retrying_busy("zpool", &["export", pool], Duration::from_secs(20))?;
     let import = ["import", "-o", "cachefile=none", "-d", "/dev", pool];
     exec.run("zpool", &import)?;
     wait_mounted(&mountpoint)?;
