@@ -44,6 +44,10 @@ pub trait Engine: Sized + Send {
     /// Name used in `engine=`.
     const NAME: &'static str;
 
+    /// Performs each I/O inside [`Engine::submit`], one at a time: a worker with one I/O in
+    /// flight and no pacing then calls [`Engine::transfer`] directly.
+    const SYNCHRONOUS: bool = false;
+
     /// Prepares the engine for `files` with `depth` slots of `buf_len`-byte aligned buffers.
     fn open(files: Arc<Vec<File>>, depth: u32, buf_len: usize) -> io::Result<Self>;
 
@@ -57,6 +61,19 @@ pub trait Engine: Sized + Send {
     /// Submits what is queued, waits until at least `min` completions are available and
     /// appends all available ones.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
+
+    /// Performs one I/O now (slot 0's buffer): bytes moved, or `-errno`. The default goes
+    /// through the queue; synchronous engines do it directly.
+    fn transfer(&mut self, req: &IoReq) -> i64 {
+        let mut done = Vec::with_capacity(1);
+        match self
+            .submit(std::slice::from_ref(req))
+            .and_then(|()| self.reap(1, &mut done))
+        {
+            Ok(()) => done.first().map_or(-i64::from(libc::EIO), |c| c.result),
+            Err(e) => -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+        }
+    }
 
     /// Syncs one file (no I/O may be in flight).
     fn sync(&mut self, file: u32, kind: SyncKind) -> io::Result<()>;

@@ -13,6 +13,9 @@ const AT_SUBMIT: u64 = u64::MAX;
 
 impl<E: Engine> Worker<E> {
     pub(super) fn run_io(&mut self, io: &IoStep) -> Result<(), RunError> {
+        if E::SYNCHRONOUS && self.slots.len() == 1 && self.interval_ns == 0 {
+            return self.run_io_sync(io);
+        }
         let mut remaining = io.count.unwrap_or(u64::MAX);
         let mut inflight = 0usize;
         let mut sync_due = false;
@@ -131,7 +134,7 @@ impl<E: Engine> Worker<E> {
         &self.blocks.1
     }
 
-    fn next_offset(&mut self, io: &IoStep) -> (u32, u64) {
+    pub(super) fn next_offset(&mut self, io: &IoStep) -> (u32, u64) {
         let offset0 = self.role.offset;
         let nfiles = self.files.regions.len();
         match io.pattern {
@@ -182,34 +185,7 @@ impl<E: Engine> Worker<E> {
     pub(super) fn complete(&mut self, c: Completion, now: u64) -> Result<bool, RunError> {
         let slot = self.slots[c.slot as usize];
         let req = slot.req.expect("completion for an idle slot");
-        let op = if req.write { "write" } else { "read" };
-        if c.result < 0 {
-            let err = std::io::Error::from_raw_os_error(-c.result as i32);
-            return Err(self.io_error(op, req.file, req.offset, u64::from(req.len), err));
-        }
-        if c.result as u64 != u64::from(req.len) {
-            let path = self.path_of(req.file);
-            return Err(RunError::Short {
-                op,
-                path,
-                offset: req.offset,
-                len: req.len.into(),
-                got: c.result as u64,
-            });
-        }
-        let kind = match (req.write, self.role.log) {
-            (false, _) => OpKind::Read,
-            (true, false) => OpKind::Write,
-            (true, true) => OpKind::LogWrite,
-        };
-        let measured = self.shared.in_window(now);
-        self.stats.record(
-            kind,
-            u64::from(req.len),
-            now - slot.sched_ns,
-            now - slot.submit_ns,
-            measured,
-        );
+        let sync_due = self.account(&req, c.result, slot.sched_ns, slot.submit_ns, now)?;
         if slot.then_write {
             // The read half of an update is done: write the block back in place.
             let write = IoReq { write: true, ..req };
@@ -225,6 +201,32 @@ impl<E: Engine> Worker<E> {
         }
         self.slots[req.slot as usize].req = None;
         self.free.push(req.slot);
+        Ok(sync_due)
+    }
+
+    /// Checks a finished I/O (`result`: bytes or `-errno`), records it, and counts writes
+    /// towards `fsync=N`; returns true when a sync is now due.
+    #[inline]
+    pub(super) fn account(
+        &mut self,
+        req: &IoReq,
+        result: i64,
+        sched_ns: u64,
+        submit_ns: u64,
+        now: u64,
+    ) -> Result<bool, RunError> {
+        if result != i64::from(req.len) {
+            return Err(self.failed(req, result));
+        }
+        let kind = match (req.write, self.role.log) {
+            (false, _) => OpKind::Read,
+            (true, false) => OpKind::Write,
+            (true, true) => OpKind::LogWrite,
+        };
+        let measured = self.shared.in_window(now);
+        let bytes = u64::from(req.len);
+        self.stats
+            .record(kind, bytes, now - sched_ns, now - submit_ns, measured);
         if req.write {
             self.last_write_file = req.file;
             if let Some(every) = self.role.sync_every {
@@ -236,5 +238,22 @@ impl<E: Engine> Worker<E> {
             }
         }
         Ok(false)
+    }
+
+    /// The error of an I/O that failed (`-errno`) or moved fewer bytes than asked.
+    #[cold]
+    fn failed(&self, req: &IoReq, result: i64) -> RunError {
+        let op = if req.write { "write" } else { "read" };
+        if result < 0 {
+            let err = std::io::Error::from_raw_os_error(-result as i32);
+            return self.io_error(op, req.file, req.offset, u64::from(req.len), err);
+        }
+        RunError::Short {
+            op,
+            path: self.path_of(req.file),
+            offset: req.offset,
+            len: req.len.into(),
+            got: result as u64,
+        }
     }
 }

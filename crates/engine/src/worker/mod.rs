@@ -4,6 +4,7 @@
 
 mod io;
 mod log;
+mod sync_path;
 
 use crate::engines::{Completion, Engine, IoReq};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
