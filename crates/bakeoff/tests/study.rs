@@ -125,6 +125,14 @@ fn kill_9_in_a_study_then_resume_records_every_run_once() {
     assert!(all.iter().all(|p| p.ends_with("rep-1.json")
         || p.ends_with("rep-2.json")
         || p.ends_with("rep-3.json")));
+    // Each repetition replays its own offsets over the same data (issue 8 #14).
+    for p in &all {
+        let text = std::fs::read_to_string(killed.join(p)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let rep = p.rsplit("rep-").next().unwrap();
+        let rep: u64 = rep.trim_end_matches(".json").parse().unwrap();
+        assert_eq!(v["plan"]["repetition"], rep, "{p}");
+    }
     let o = bakeoff(state.path())
         .args(STUDY)
         .args(["--images", img, "--out", whole.to_str().unwrap()])

@@ -237,6 +237,10 @@ pub struct Plan {
     pub ramp_time: Duration,
     /// Seed of the data and offset generators.
     pub seed: u64,
+    /// Repetition of a study cell (1 for a single run): mixed into the offset generators only,
+    /// so repetitions replay different offsets over the same data.
+    #[serde(default = "first_repetition")]
+    pub repetition: u32,
     /// Share of each buffer that compresses (fio `buffer_compress_percentage`).
     pub compress_pct: u8,
     /// Files laid out before the run.
@@ -245,6 +249,10 @@ pub struct Plan {
     pub roles: Vec<RolePlan>,
     /// Every resolved setting as text, for the run record.
     pub settings: std::collections::BTreeMap<String, String>,
+}
+
+fn first_repetition() -> u32 {
+    1
 }
 
 impl Plan {

@@ -137,6 +137,15 @@ struct Spawned {
     handle: JoinHandle<ThreadStats>,
 }
 
+/// The seed of one worker's offsets and write buffers: different per role, thread and
+/// repetition; the same for every stack of a study within one repetition.
+pub fn worker_seed(plan: &Plan, role: usize, thread: usize) -> u64 {
+    plan.seed
+        ^ ((role as u64 + 1) << 32)
+        ^ (thread as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ u64::from(plan.repetition.saturating_sub(1)).wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
 fn spawn_worker<E: Engine + 'static>(spec: WorkerSpec) -> std::io::Result<JoinHandle<ThreadStats>> {
     let shared = spec.shared.clone();
     std::thread::Builder::new()
@@ -172,9 +181,7 @@ fn start_workers(
         for t in 0..role.threads as usize {
             let counters = Arc::new(Counters::default());
             let stats = ThreadStats::new(counters.clone(), &kinds, role.rate_iops.is_some());
-            let seed = plan.seed
-                ^ ((ri as u64 + 1) << 32)
-                ^ (t as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let seed = worker_seed(plan, ri, t);
             let spec = WorkerSpec {
                 role: role.clone(),
                 role_idx: ri,

@@ -256,3 +256,20 @@ fn engine_setup_happens_before_the_window() {
         "rates inside the window {rates:?} (ticks {points:?})"
     );
 }
+
+#[test]
+fn repetitions_replay_different_offsets_over_the_same_data() {
+    use bakeoff_engine::run::worker_seed;
+    let plan = builtin("slob")
+        .unwrap()
+        .plan(&Settings::parse_set("data_size=8m,redo_size=1m").unwrap())
+        .unwrap();
+    let rep = |n| bakeoff_core::study::for_repetition(&plan, n);
+    assert_eq!(worker_seed(&rep(1), 0, 0), worker_seed(&plan, 0, 0));
+    assert_ne!(worker_seed(&rep(2), 0, 0), worker_seed(&rep(1), 0, 0));
+    assert_ne!(worker_seed(&rep(3), 0, 0), worker_seed(&rep(2), 0, 0));
+    // Another stack of the same repetition: the same plan, the same offsets.
+    assert_eq!(worker_seed(&rep(2), 1, 3), worker_seed(&rep(2), 1, 3));
+    // The data does not change with the repetition.
+    assert_eq!(rep(2).seed, plan.seed);
+}

@@ -272,7 +272,8 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             mem_limit: None,
             quiet: true,
         };
-        let record = run_on_stack(&run, &plans[slot.cell], &interrupt)?;
+        let plan = bakeoff_core::study::for_repetition(&plans[slot.cell], slot.rep);
+        let record = run_on_stack(&run, &plan, &interrupt)?;
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
         }

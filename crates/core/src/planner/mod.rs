@@ -160,6 +160,7 @@ pub(crate) fn build(
         runtime: run.runtime,
         ramp_time: run.ramp_time,
         seed: run.seed,
+        repetition: 1,
         compress_pct: run.compress_pct,
         filesets,
         roles: planned,

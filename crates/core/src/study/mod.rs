@@ -205,6 +205,16 @@ pub struct StudyPlan {
     pub order: Vec<RunSlot>,
 }
 
+/// The plan of repetition `rep` of a cell: the same data (the seed of the data is kept), but
+/// offsets drawn for this repetition, the same for every cell of the repetition so the cells
+/// stay comparable.
+pub fn for_repetition(plan: &crate::plan::Plan, rep: u32) -> crate::plan::Plan {
+    crate::plan::Plan {
+        repetition: rep,
+        ..plan.clone()
+    }
+}
+
 /// `5%` or `0.05` → 0.05.
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
     let t = text.trim();
