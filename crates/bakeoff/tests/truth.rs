@@ -268,3 +268,37 @@ fn a_mirror_names_its_copies_in_the_write_amplification() {
         finding_ids(&v)
     );
 }
+
+#[test]
+fn slob_readers_keep_iodepth_ios_in_flight() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
+    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    let run = |depth: u32| {
+        let set = format!(
+            "readers=2,writers=0,engine=io_uring,iodepth={depth},direct=true,data_size=256m,\
+             redo_size=4m,runtime=3s"
+        );
+        run_json(&["run", "slob", "--target", &mnt, "--set", &set])
+    };
+    let (one, eight) = (run(1), run(8));
+    let queue = |v: &serde_json::Value| v["devices"][0]["avg_queue_depth"].as_f64().unwrap();
+    assert!(
+        queue(&eight) >= 4.0,
+        "device queue depth {} at iodepth=8",
+        queue(&eight)
+    );
+    assert!(
+        queue(&one) <= 2.5,
+        "device queue depth {} at iodepth=1",
+        queue(&one)
+    );
+    let (a, b) = (fig(&one, "read_iops"), fig(&eight, "read_iops"));
+    assert!(
+        b >= 2.0 * a,
+        "read IOPS {a:.0} at iodepth=1, {b:.0} at iodepth=8"
+    );
+}

@@ -198,6 +198,10 @@ pub struct DeviceStats {
     pub avg_write_wait_us: Option<f64>,
     /// Share of the window the device had I/O in flight.
     pub util_pct: f64,
+    /// Average number of requests in flight over the window (the weighted time in queue,
+    /// `/sys/block/<dev>/stat` field 11, over the window's length): iostat's `aqu-sz`.
+    #[serde(default)]
+    pub avg_queue_depth: Option<f64>,
 }
 
 /// Memory and caches: start and end of the window, extremes sampled each second.

@@ -226,6 +226,7 @@ mod tests {
             avg_read_wait_us: None,
             avg_write_wait_us: None,
             util_pct: 0.0,
+            avg_queue_depth: None,
         }
     }
 

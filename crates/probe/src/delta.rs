@@ -93,6 +93,7 @@ pub fn device_stats(
         avg_read_wait_us: per_op(d(|c| c.read_ticks_ms) as f64 * 1e3, read_ops),
         avg_write_wait_us: per_op(d(|c| c.write_ticks_ms) as f64 * 1e3, write_ops),
         util_pct: util.clamp(0.0, 100.0),
+        avg_queue_depth: (secs > 0.0).then(|| d(|c| c.time_in_queue_ms) as f64 / (secs * 1000.0)),
     }
 }
 

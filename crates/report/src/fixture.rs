@@ -102,6 +102,7 @@ pub fn record() -> RunRecord {
         avg_read_wait_us: Some(290.0),
         avg_write_wait_us: Some(80.0),
         util_pct: 99.0,
+        avg_queue_depth: Some(3.8),
     }];
     let mut ops: Vec<OpStats> = roles.iter().flat_map(|r| r.ops.clone()).collect();
     // Reads of both roles merged into one headline kind.

@@ -227,7 +227,7 @@ fn device_line(d: &DeviceStats) -> String {
         tags.push(format!("backing {b}"));
     }
     format!(
-        "{} ({}): read {}/s {:.1} MB/s avg {} wait {}; write {}/s {:.1} MB/s avg {} wait {}{}; util {:.0}%",
+        "{} ({}): read {}/s {:.1} MB/s avg {} wait {}; write {}/s {:.1} MB/s avg {} wait {}{}; util {:.0}%{}",
         d.name,
         tags.join(", "),
         rate(d.read_iops),
@@ -240,6 +240,7 @@ fn device_line(d: &DeviceStats) -> String {
         us(d.avg_write_wait_us),
         d.flush_ops.map_or_else(String::new, |f| format!(", {} flushes", group(f))),
         d.util_pct,
+        d.avg_queue_depth.map_or_else(String::new, |q| format!(", queue depth {q:.1}")),
     )
 }
 
