@@ -42,6 +42,8 @@ pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SpecErro
         fsync: g("fsync"),
         fdatasync: g("fdatasync"),
         log: fixed("log", "false"),
+        engine: fixed("engine", ""),
+        dirty_limit: None,
         gate: None,
         steps: vec![StepInput {
             at: rw.clone(),
@@ -50,6 +52,7 @@ pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SpecErro
                 bs: g("bs"),
                 rwmixread: g("rwmixread"),
                 count: fixed("count", "1"),
+                async_io: fixed("async", "false"),
             },
         }],
     };

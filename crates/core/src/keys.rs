@@ -162,7 +162,18 @@ pub const ROLE_KEYS: &[KeyDoc] = &[
     doc(
         "kind",
         "worker",
-        "worker, or logwriter (group-commits the redo that commit steps hand it)",
+        "worker; logwriter (group-commits the redo that commit steps hand it); dbwriter (writes \
+         the blocks that dirty steps queue, in asynchronous batches of up to iodepth)",
+    ),
+    doc(
+        "engine",
+        "",
+        "this role's I/O engine when it differs from the run's (e.g. io_uring for a db writer)",
+    ),
+    doc(
+        "dirty_limit",
+        "10000",
+        "dbwriter: dirty blocks that may wait to be written; dirty steps block beyond it",
     ),
     DIRECT,
     SYNC,
@@ -180,7 +191,7 @@ pub const ROLE_KEYS: &[KeyDoc] = &[
     doc(
         "steps",
         "",
-        "the loop: a list of { io | hog | post | wait | commit | sync }",
+        "the loop: a list of { io | hog | post | wait | commit | sync | aiowait | dirty }",
     ),
 ];
 
@@ -211,6 +222,16 @@ pub const STEP_KEYS: &[KeyDoc] = &[
         "redo bytes to hand to the log writer, waiting until durable",
     ),
     doc("sync", "", "fsync or fdatasync the current file"),
+    doc(
+        "aiowait",
+        "",
+        "true: wait until this thread's asynchronous I/Os completed",
+    ),
+    doc(
+        "dirty",
+        "",
+        "the dbwriter role to queue the block the last read step read for (an update)",
+    ),
     doc("bs", "8k", "bytes per I/O of an io step"),
     RWMIXREAD,
     COUNT,
@@ -219,24 +240,51 @@ pub const STEP_KEYS: &[KeyDoc] = &[
         "",
         "the logwriter role a commit step hands its redo to",
     ),
+    doc(
+        "async",
+        "false",
+        "io step: end once the I/Os are submitted (filebench aiowrite); an aiowait step waits",
+    ),
+    doc(
+        "pct",
+        "100",
+        "dirty step: the share of iterations that dirty their block (an update), %",
+    ),
 ];
 
 /// The kinds of step, in the order [`STEP_KEYS`] lists them.
-pub(crate) const STEP_KINDS: [&str; 6] = ["io", "hog", "post", "wait", "commit", "sync"];
+pub(crate) const STEP_KINDS: [&str; 8] = [
+    "io", "hog", "post", "wait", "commit", "sync", "aiowait", "dirty",
+];
 
 /// Keys a step of `kind` takes besides `kind` itself.
 pub(crate) fn step_companions(kind: &str) -> &'static [&'static str] {
     match kind {
-        "io" => &["bs", "rwmixread", "count"],
+        "io" => &["bs", "rwmixread", "count", "async"],
         "commit" => &["log"],
+        "dirty" => &["pct"],
         _ => &[],
     }
 }
 
 /// Keys of a `logwriter` role: it writes what commit steps hand it, so loop and I/O-shape keys
 /// do not apply.
-pub(crate) const LOGWRITER_KEYS: &[&str] =
-    &["name", "kind", "threads", "fileset", "direct", "sync"];
+pub(crate) const LOGWRITER_KEYS: &[&str] = &[
+    "name", "kind", "threads", "fileset", "direct", "sync", "engine",
+];
+
+/// Keys of a `dbwriter` role: it writes what dirty steps queue, `iodepth` blocks at a time.
+pub(crate) const DBWRITER_KEYS: &[&str] = &[
+    "name",
+    "kind",
+    "threads",
+    "fileset",
+    "direct",
+    "sync",
+    "engine",
+    "iodepth",
+    "dirty_limit",
+];
 
 /// Top-level keys of a study file.
 pub const STUDY_KEYS: &[KeyDoc] = &[

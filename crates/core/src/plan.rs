@@ -128,6 +128,10 @@ pub struct IoStep {
     /// Operations per iteration of the role's loop; `None` streams until the run ends (a role
     /// whose loop is this one step: its `iodepth` stays in flight across iterations).
     pub count: Option<u64>,
+    /// Asynchronous (filebench `aiowrite`): the step ends once its I/Os are submitted; an
+    /// [`Step::AioWait`] later in the loop waits for them.
+    #[serde(default, rename = "async")]
+    pub async_io: bool,
 }
 
 /// One step of a role's loop.
@@ -146,6 +150,13 @@ pub enum Step {
     Commit { bytes: u64, log_role: usize },
     /// Sync the current file.
     Sync(SyncKind),
+    /// Wait until every asynchronous I/O of this thread completed (filebench `aiowait`).
+    AioWait,
+    /// With probability `pct` %, dirty the block the last read step read: queue it for the
+    /// `dbwriter` role to write (the session does not write data blocks itself), and let the
+    /// iteration's commit step commit. With that role at 0 threads the session writes the block
+    /// back in place. In a role with a dirty step, commit steps commit only dirtying iterations.
+    Dirty { dbwriter: usize, pct: u8 },
 }
 
 /// A gate that couples roles: a waiter needs `value` posts per pass; posters may run at most
@@ -209,6 +220,17 @@ pub struct RolePlan {
     pub log: bool,
     /// This role is a group-commit log writer serving `Commit` steps.
     pub log_writer: bool,
+    /// This role writes the blocks `Dirty` steps queue, in asynchronous batches of up to
+    /// `iodepth` (Oracle's DBWR).
+    #[serde(default)]
+    pub db_writer: bool,
+    /// For a db writer: how many dirty blocks may wait; sessions block when that many do
+    /// (Oracle's "free buffer waits").
+    #[serde(default)]
+    pub dirty_limit: u64,
+    /// The engine of this role, where it differs from the run's.
+    #[serde(default)]
+    pub engine: Option<EngineKind>,
 }
 
 /// A set of data files (or device regions) that roles do I/O on.

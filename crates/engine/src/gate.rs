@@ -191,6 +191,70 @@ impl LogQueue {
     }
 }
 
+/// A block a session dirtied: file index, offset and length.
+pub type DirtyBlock = (u32, u64, u32);
+
+/// Dirty blocks between sessions and a db writer role (Oracle's buffer cache's dirty list):
+/// sessions queue the blocks they update, db writer threads take them in batches.
+pub struct DirtyQueue {
+    limit: usize,
+    blocks: Mutex<std::collections::VecDeque<DirtyBlock>>,
+    to_writers: Condvar,
+    to_sessions: Condvar,
+}
+
+impl DirtyQueue {
+    /// A queue that holds at most `limit` blocks.
+    pub fn new(limit: u64) -> DirtyQueue {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
+        DirtyQueue {
+            limit,
+            blocks: Mutex::new(std::collections::VecDeque::new()),
+            to_writers: Condvar::new(),
+            to_sessions: Condvar::new(),
+        }
+    }
+
+    /// Queues a block, waiting while the queue is full ("free buffer waits"); false if the run
+    /// ended first.
+    pub fn push(&self, block: DirtyBlock, stopped: &dyn Fn() -> bool) -> bool {
+        let mut q = lock(&self.blocks);
+        while q.len() >= self.limit {
+            if stopped() {
+                return false;
+            }
+            q = self
+                .to_sessions
+                .wait_timeout(q, POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        q.push_back(block);
+        self.to_writers.notify_one();
+        true
+    }
+
+    /// Moves up to `max` queued blocks into `out`, waiting for at least one; false once the run
+    /// ended with nothing queued.
+    pub fn take(&self, max: usize, out: &mut Vec<DirtyBlock>, stopped: &dyn Fn() -> bool) -> bool {
+        let mut q = lock(&self.blocks);
+        while q.is_empty() {
+            if stopped() {
+                return false;
+            }
+            q = self
+                .to_writers
+                .wait_timeout(q, POLL)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let n = q.len().min(max.max(1));
+        out.extend(q.drain(..n));
+        self.to_sessions.notify_all();
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +301,24 @@ mod tests {
             2,
             "a blocked post has not posted"
         );
+    }
+
+    #[test]
+    fn dirty_blocks_wait_for_room_and_leave_in_batches() {
+        let q = Arc::new(DirtyQueue::new(4));
+        for i in 0..4 {
+            assert!(q.push((0, i * 8192, 8192), &|| false));
+        }
+        let t = std::time::Instant::now();
+        assert!(!q.push((0, 0, 8192), &|| t.elapsed() > Duration::from_millis(30)));
+        let mut out = Vec::new();
+        assert!(q.take(3, &mut out, &|| false));
+        assert_eq!(out.len(), 3, "a batch of at most max");
+        assert!(q.push((1, 0, 8192), &|| false), "room again");
+        out.clear();
+        assert!(q.take(10, &mut out, &|| false));
+        assert_eq!(out, vec![(0, 3 * 8192, 8192), (1, 0, 8192)]);
+        assert!(!q.take(10, &mut out, &|| true), "stopped and empty");
     }
 
     #[test]

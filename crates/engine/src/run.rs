@@ -2,7 +2,7 @@
 //! second for the sampler, ends on time, on Ctrl-C or on the first error, and merges results.
 
 use crate::engines::{Engine, IoUring, Null, Psync};
-use crate::gate::{Gate, LogQueue};
+use crate::gate::{DirtyQueue, Gate, LogQueue};
 use crate::layout::{Dataset, Region};
 use crate::results::{merge_kinds, role_result};
 use crate::shared::StartGate;
@@ -60,10 +60,12 @@ pub struct RunOutput {
 /// Opens the files a role uses, with its O_DIRECT / O_DSYNC / O_SYNC flags.
 pub fn open_role_files(role: &RolePlan, regions: &[Region]) -> Result<RoleFiles, RunError> {
     let writes = role.log_writer
-        || role
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::Io(io) if io.mix != IoMix::Read));
+        || role.db_writer
+        || role.steps.iter().any(|s| match s {
+            Step::Io(io) => io.mix != IoMix::Read,
+            Step::Dirty { .. } => true,
+            _ => false,
+        });
     let mut flags = 0;
     if role.direct {
         flags |= libc::O_DIRECT;
@@ -117,11 +119,16 @@ fn role_kinds(role: &RolePlan) -> Vec<OpKind> {
             },
             Step::Sync(_) => kinds.push(OpKind::Sync),
             Step::Commit { .. } => kinds.push(OpKind::Commit),
+            // With no db writer threads the session writes its dirty block itself.
+            Step::Dirty { .. } => kinds.push(write),
             _ => {}
         }
     }
     if role.log_writer {
         kinds.extend([OpKind::LogWrite, OpKind::Sync]);
+    }
+    if role.db_writer {
+        kinds.push(OpKind::Write);
     }
     if role.sync_every.is_some() {
         kinds.push(OpKind::Sync);
@@ -135,6 +142,22 @@ struct Spawned {
     role: usize,
     counters: Arc<Counters>,
     handle: JoinHandle<ThreadStats>,
+}
+
+/// The largest block the roles that dirty blocks for role `ri` read (its write buffers' size).
+fn dirtied_block_size(plan: &Plan, ri: usize) -> Option<u64> {
+    let dirties = |r: &&RolePlan| {
+        r.steps
+            .iter()
+            .any(|s| matches!(s, Step::Dirty { dbwriter, .. } if *dbwriter == ri))
+    };
+    let sizes = plan.roles.iter().filter(dirties).flat_map(|r| &r.steps);
+    sizes
+        .filter_map(|s| match s {
+            Step::Io(io) => Some(io.bs),
+            _ => None,
+        })
+        .max()
 }
 
 /// The seed of one worker's offsets and write buffers: different per role, thread and
@@ -191,14 +214,15 @@ fn start_workers(
                 stats,
                 seed,
                 compress_pct: plan.compress_pct,
+                buf_len: dirtied_block_size(plan, ri),
             };
-            let handle = match plan.engine {
+            let handle = match role.engine.unwrap_or(plan.engine) {
                 EngineKind::Psync => spawn_worker::<Psync>(spec),
                 EngineKind::IoUring => spawn_worker::<IoUring>(spec),
                 EngineKind::Null => spawn_worker::<Null>(spec),
             }
             .map_err(|source| RunError::Setup {
-                engine: plan.engine.name(),
+                engine: role.engine.unwrap_or(plan.engine).name(),
                 role: role.name.clone(),
                 source,
             })?;
@@ -237,6 +261,14 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
             .roles
             .iter()
             .map(|r| r.log_writer.then(|| Arc::new(LogQueue::default())))
+            .collect(),
+        dirty: plan
+            .roles
+            .iter()
+            // No queue for a db writer without threads: sessions write their blocks themselves.
+            .map(|r| {
+                (r.db_writer && r.threads > 0).then(|| Arc::new(DirtyQueue::new(r.dirty_limit)))
+            })
             .collect(),
         error: Mutex::new(None),
         start: StartGate::default(),

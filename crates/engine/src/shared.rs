@@ -1,6 +1,6 @@
 //! State shared by the workers of one run, and the errors that stop a run.
 
-use crate::gate::{Gate, LogQueue};
+use crate::gate::{DirtyQueue, Gate, LogQueue};
 use crate::layout::Region;
 use crate::stats::ThreadStats;
 use bakeoff_core::plan::RolePlan;
@@ -50,6 +50,8 @@ pub struct Shared {
     pub gates: Vec<Vec<Arc<Gate>>>,
     /// Group-commit queue per log-writer role.
     pub logs: Vec<Option<Arc<LogQueue>>>,
+    /// Dirty-block queue per db-writer role.
+    pub dirty: Vec<Option<Arc<DirtyQueue>>>,
     /// The first error.
     pub error: Mutex<Option<RunError>>,
     /// Holds every worker until all of them finished their setup.
@@ -152,4 +154,7 @@ pub struct WorkerSpec {
     pub seed: u64,
     /// Share of each write buffer that is zeros.
     pub compress_pct: u8,
+    /// Buffer size when the role's own steps do not say (a db writer writes the blocks other
+    /// roles read).
+    pub buf_len: Option<u64>,
 }

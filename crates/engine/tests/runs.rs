@@ -72,7 +72,7 @@ fn rate_iops_paces_and_reports_service_time() {
 }
 
 #[test]
-fn slob_group_commits_through_the_log_writer() {
+fn slob_writers_dirty_blocks_that_dbwr_writes_and_commit_through_the_log_writer() {
     let (_d, out, _) = run(
         "slob",
         "readers=2,writers=4,data_size=8m,redo_size=1m,runtime=1s",
@@ -81,12 +81,57 @@ fn slob_group_commits_through_the_log_writer() {
     let by = |n: &str| out.roles.iter().find(|r| r.name == n).unwrap();
     assert!(ops(by("reader"), OpKind::Read) > 0);
     let writer = by("writer");
-    assert!(ops(writer, OpKind::Write) > 0);
-    // Each update reads the block before writing it back.
-    assert!(ops(writer, OpKind::Read).abs_diff(ops(writer, OpKind::Write)) <= 4);
+    let reads = ops(writer, OpKind::Read);
+    assert!(reads > 100, "{reads} writer reads");
+    assert_eq!(
+        ops(writer, OpKind::Write),
+        0,
+        "sessions do not write data blocks"
+    );
+    // Every block a writer read was dirtied and committed; DBWR wrote (nearly) all of them.
+    assert!(ops(writer, OpKind::Commit).abs_diff(reads) <= 4);
+    let written = ops(by("dbwr"), OpKind::Write) as f64;
+    assert!(
+        (0.8..=1.02).contains(&(written / reads as f64)),
+        "DBWR wrote {written} of {reads} dirtied blocks"
+    );
     let lgwr = by("lgwr");
     assert!(ops(lgwr, OpKind::LogWrite) > 0 && ops(lgwr, OpKind::Sync) > 0);
     assert!(lgwr.commits_per_write.unwrap() >= 1.0);
+}
+
+#[test]
+fn slob_without_dbwr_writers_write_in_place() {
+    let set = "readers=1,writers=4,dbwriters=0,data_size=8m,redo_size=1m,runtime=1s";
+    let (_d, out, _) = run("slob", set);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let writer = out.roles.iter().find(|r| r.name == "writer").unwrap();
+    // bakeoff 0.1's shape: each update reads the block and writes it back itself.
+    assert!(ops(writer, OpKind::Read).abs_diff(ops(writer, OpKind::Write)) <= 4);
+    assert!(ops(writer, OpKind::Write) > 100);
+}
+
+#[test]
+fn slob_sessions_update_their_share_of_reads() {
+    let set = "readers=0,writers=0,sessions=4,update_pct=30,data_size=8m,redo_size=1m,runtime=2s";
+    let (_d, out, _) = run("slob", set);
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let by = |n: &str| out.roles.iter().find(|r| r.name == n).unwrap();
+    let reads = ops(by("session"), OpKind::Read) as f64;
+    let commits = ops(by("session"), OpKind::Commit) as f64;
+    let written = ops(by("dbwr"), OpKind::Write) as f64;
+    assert!(reads > 1000.0, "{reads} reads");
+    // docs/workloads.md: data writes = commits = update_pct % of the sessions' reads.
+    assert!(
+        (0.26..=0.34).contains(&(commits / reads)),
+        "commits/reads {}",
+        commits / reads
+    );
+    assert!(
+        (0.24..=0.34).contains(&(written / reads)),
+        "writes/reads {}",
+        written / reads
+    );
 }
 
 #[test]

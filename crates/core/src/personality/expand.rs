@@ -151,6 +151,8 @@ impl Expander<'_> {
             fsync: g("fsync")?,
             fdatasync: g("fdatasync")?,
             log: g("log")?,
+            engine: g("engine")?,
+            dirty_limit: self.opt(f, "dirty_limit")?,
             gate,
             steps: r
                 .steps
@@ -177,6 +179,7 @@ impl Expander<'_> {
                 bs: g("bs")?,
                 rwmixread: g("rwmixread")?,
                 count: g("count")?,
+                async_io: g("async")?,
             },
             "hog" => StepKind::Hog(at.clone()),
             "post" => StepKind::Post(
@@ -186,6 +189,11 @@ impl Expander<'_> {
                     .collect::<Result<_, _>>()?,
             ),
             "wait" => StepKind::Wait,
+            "aiowait" => StepKind::AioWait,
+            "dirty" => StepKind::Dirty {
+                role: at.clone(),
+                pct: g("pct")?,
+            },
             "commit" => StepKind::Commit {
                 bytes: at.clone(),
                 log: self

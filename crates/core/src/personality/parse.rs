@@ -3,8 +3,8 @@
 use super::{Field, Fields, FilesetDef, ParamDef, PersonalityDef, RoleDef, StepDef};
 use crate::doc::{join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{
-    names, step_companions, FILESET_KEYS, GATE_KEYS, LOGWRITER_KEYS, PARAM_KEYS, ROLE_KEYS,
-    RUN_KEYS, STEP_KINDS,
+    names, step_companions, DBWRITER_KEYS, FILESET_KEYS, GATE_KEYS, LOGWRITER_KEYS, PARAM_KEYS,
+    ROLE_KEYS, RUN_KEYS, STEP_KINDS,
 };
 use crate::settings::{echo, Settings, SpecError};
 
@@ -200,19 +200,23 @@ fn role(t: &Table, place: &Place, declared: &[&str]) -> Result<RoleDef, SpecErro
     let (name, _) = name_of(t, place, "role")?;
     let section = format!("role.{name}");
     t.refuse_unknown(place, &section, &names(&[ROLE_KEYS]))?;
-    if t.get("kind").and_then(|k| k.node.text()).as_deref() == Some("logwriter") {
+    let writer_keys = match t.get("kind").and_then(|k| k.node.text()).as_deref() {
+        Some("logwriter") => Some(("logwriter", LOGWRITER_KEYS, "the redo that commit steps")),
+        Some("dbwriter") => Some(("dbwriter", DBWRITER_KEYS, "the blocks that dirty steps")),
+        _ => None,
+    };
+    if let Some((kind, allowed, what)) = writer_keys {
         if let Some(e) = t
             .entries
             .iter()
-            .find(|e| !LOGWRITER_KEYS.contains(&e.key.as_str()))
+            .find(|e| !allowed.contains(&e.key.as_str()))
         {
             return Err(e.error(
                 place,
                 &join_key(&section, &e.key),
                 format!(
-                    "does not apply to a logwriter role: it writes the redo that commit steps \
-                     hand it (allowed: {})",
-                    LOGWRITER_KEYS.join(", ")
+                    "does not apply to a {kind} role: it writes {what} hand it (allowed: {})",
+                    allowed.join(", ")
                 ),
             ));
         }
@@ -253,7 +257,7 @@ fn step(t: &Table, place: &Place, section: &str, declared: &[&str]) -> Result<St
         return Err(SpecError::new(
             place.at(t.line),
             section,
-            "a step needs one of io, hog, post, wait, commit or sync",
+            "a step needs one of io, hog, post, wait, commit, sync, aiowait or dirty",
         ));
     };
     if let Some((other, e)) = kinds.next() {
@@ -269,8 +273,8 @@ fn step(t: &Table, place: &Place, section: &str, declared: &[&str]) -> Result<St
     let label = join_key(section, kind);
     let mut targets = Vec::new();
     match kind {
-        "wait" if entry.node.value != Value::Bool(true) => {
-            return Err(entry.error(place, &label, "write wait = true"));
+        "wait" | "aiowait" if entry.node.value != Value::Bool(true) => {
+            return Err(entry.error(place, &label, format!("write {kind} = true")));
         }
         "post" => {
             let names = entry.items(place, &label, "role names", |n| match &n.value {

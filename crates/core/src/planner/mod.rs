@@ -23,6 +23,9 @@ pub const MAX_BS: u64 = 256 << 20;
 /// holds no useful block.
 const MIN_FILESET_BYTES: u64 = 4096;
 
+/// Dirty blocks a db writer lets wait before sessions wait.
+const DEFAULT_DIRTY_LIMIT: u64 = 10_000;
+
 /// Largest dataset bakeoff lays out (all filesets together): 1 PiB.
 const MAX_DATASET_BYTES: u64 = 1 << 50;
 
@@ -87,6 +90,10 @@ pub(crate) struct RoleInput {
     pub fsync: Val,
     pub fdatasync: Val,
     pub log: Val,
+    /// This role's engine; empty: the run's.
+    pub engine: Val,
+    /// A dbwriter's dirty-block limit, where written.
+    pub dirty_limit: Option<Val>,
     pub gate: Option<(Val, Val)>,
     pub steps: Vec<StepInput>,
 }
@@ -98,12 +105,14 @@ pub(crate) struct StepInput {
 }
 
 /// What a step does.
+#[allow(clippy::large_enum_variant)] // a few per role, planned once
 pub(crate) enum StepKind {
     Io {
         io: Val,
         bs: Val,
         rwmixread: Val,
         count: Val,
+        async_io: Val,
     },
     Hog(Val),
     Post(Vec<Val>),
@@ -113,6 +122,11 @@ pub(crate) enum StepKind {
         log: Val,
     },
     Sync(Val),
+    AioWait,
+    Dirty {
+        role: Val,
+        pct: Val,
+    },
 }
 
 impl RoleInput {
@@ -212,10 +226,12 @@ fn role(
                 known.join(", ")
             ))
         })?;
-    let log_writer = r.kind.choice(&["worker", "logwriter"])? == "logwriter";
+    let kind = r.kind.choice(&["worker", "logwriter", "dbwriter"])?;
+    let (log_writer, db_writer) = (kind == "logwriter", kind == "dbwriter");
     let direct = r.direct.boolean()?;
     let iodepth = r.iodepth.int(1, 4096)? as u32;
-    check_engine_depth(engine, &r.iodepth, iodepth)?;
+    let own_engine = role_engine(&r.engine)?;
+    check_engine_depth(own_engine.unwrap_or(engine), &r.iodepth, iodepth)?;
     let offset = r.offset.size(0, u64::MAX / 2)?;
     if direct {
         check_aligned(&r.offset, offset)?;
@@ -247,6 +263,12 @@ fn role(
     if log_writer && threads > 1 {
         return Err(r.threads.invalid("a logwriter role has exactly one thread"));
     }
+    let dirty_limit = match (&r.dirty_limit, db_writer) {
+        (Some(v), true) => v.int(1, 1 << 30)?,
+        (None, true) => DEFAULT_DIRTY_LIMIT,
+        (Some(v), false) => return Err(v.invalid("applies to a kind = \"dbwriter\" role only")),
+        (None, false) => 0,
+    };
     Ok(RolePlan {
         name: r.name.clone(),
         threads,
@@ -261,6 +283,9 @@ fn role(
         sync_every: sync_every(&r.fsync, &r.fdatasync)?,
         log: log_writer || r.log.boolean()?,
         log_writer,
+        db_writer,
+        dirty_limit,
+        engine: own_engine,
     })
 }
 
@@ -283,6 +308,7 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             bs,
             rwmixread,
             count,
+            async_io,
         } => {
             let (mix, pattern) = io_kind(io, rwmixread)?;
             let bytes = bs.size(1, MAX_BS)?;
@@ -295,6 +321,7 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
                 pattern,
                 bs: bytes,
                 count: (!stream).then_some(count),
+                async_io: async_io.boolean()?,
             })
         }
         StepKind::Hog(n) => Step::Hog(n.int(0, 1 << 40)?),
@@ -310,6 +337,24 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             "fsync" => SyncKind::Fsync,
             _ => SyncKind::Fdatasync,
         }),
+        StepKind::AioWait => Step::AioWait,
+        StepKind::Dirty { role, pct } => Step::Dirty {
+            dbwriter: role_ref(role)?,
+            pct: pct.int(0, 100)? as u8,
+        },
+    })
+}
+
+/// A role's own engine (`engine = "io_uring"`), or `None` to use the run's.
+fn role_engine(v: &Val) -> Result<Option<EngineKind>, SpecError> {
+    if v.text.trim().is_empty() {
+        return Ok(None);
+    }
+    EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
+        v.invalid(format!(
+            "{} is not an engine (allowed: psync, io_uring, null)",
+            v.shown()
+        ))
     })
 }
 

@@ -159,14 +159,62 @@ pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<()
                         roles[*log_role].name
                     )));
                 }
+                Step::Dirty { dbwriter, .. } => check_dirty(s, r, &roles[*dbwriter], &r.steps)?,
                 _ => {}
             }
         }
-        if !r.log_writer && r.threads > 0 && !r.steps.iter().any(|s| matches!(s, Step::Io(_))) {
+        check_async(input, r)?;
+        let writer = r.log_writer || r.db_writer;
+        if !writer && r.threads > 0 && !r.steps.iter().any(|s| matches!(s, Step::Io(_))) {
             return Err(input.err("has no io step"));
         }
     }
     Ok(())
+}
+
+/// A dirty step queues the block a read step of its loop read for a dbwriter role of the same
+/// fileset.
+fn check_dirty(
+    s: &super::StepInput,
+    r: &RolePlan,
+    target: &RolePlan,
+    steps: &[Step],
+) -> Result<(), SpecError> {
+    if !target.db_writer {
+        return Err(s.at.invalid(format!(
+            "dirties blocks for '{}', which is not kind = \"dbwriter\"",
+            target.name
+        )));
+    }
+    if target.fileset != r.fileset {
+        return Err(s.at.invalid(format!(
+            "'{}' writes another fileset: a dirty block must be written where it was read",
+            target.name
+        )));
+    }
+    let reads = |st: &Step| matches!(st, Step::Io(io) if io.mix != IoMix::Write && !io.async_io);
+    if !steps.iter().any(reads) {
+        return Err(s.at.invalid(
+            "a dirty step dirties the block a read step read: add a synchronous read step first",
+        ));
+    }
+    Ok(())
+}
+
+/// Asynchronous I/O steps need an aiowait step in the same loop, and an aiowait step needs
+/// asynchronous I/O to wait for.
+fn check_async(input: &RoleInput, r: &RolePlan) -> Result<(), SpecError> {
+    let is_async = |s: &Step| matches!(s, Step::Io(io) if io.async_io);
+    let aiowait = r.steps.iter().position(|s| *s == Step::AioWait);
+    match (r.steps.iter().position(is_async), aiowait) {
+        (Some(i), None) => Err(input.steps[i].at.invalid(
+            "an async io step needs an aiowait = true step in the same loop to wait for its I/Os",
+        )),
+        (None, Some(i)) => Err(input.steps[i]
+            .at
+            .invalid("an aiowait step waits for async io steps, and this loop has none")),
+        _ => Ok(()),
+    }
 }
 
 /// A plan where no role that does I/O has threads would run nothing: refused, naming what
@@ -178,10 +226,13 @@ pub(super) fn check_some_threads(
     let workers: Vec<&RoleInput> = inputs
         .iter()
         .zip(roles)
-        .filter(|(_, r)| !r.log_writer)
+        .filter(|(_, r)| !r.log_writer && !r.db_writer)
         .map(|(i, _)| i)
         .collect();
-    if roles.iter().any(|r| !r.log_writer && r.threads > 0) {
+    if roles
+        .iter()
+        .any(|r| !r.log_writer && !r.db_writer && r.threads > 0)
+    {
         return Ok(());
     }
     let Some(first) = workers.first() else {

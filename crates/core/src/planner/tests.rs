@@ -1,6 +1,6 @@
 //! The plan honours iodepth, and a rule shared by plain jobs and personalities says the same.
 
-use crate::plan::{IoStep, Step};
+use crate::plan::{EngineKind, IoStep, Step};
 use crate::settings::{Settings, SpecError};
 use crate::workload::{builtin, Workload};
 
@@ -66,7 +66,9 @@ fn an_iodepth_a_loop_with_other_steps_cannot_reach_is_refused() {
         "direct = \"$direct\"\noffset = \"$offset\"\niodepth = 4\nsteps = [\n",
         1,
     );
-    assert!(text.contains("iodepth = 4\nsteps = [\n    { io = \"randupdate\""));
+    assert!(text.contains(
+        "iodepth = 4\nsteps = [\n    { io = \"randread\", bs = \"$block\" },\n    { dirty"
+    ));
     let w = Workload::parse("mine", &text, "mine.toml").unwrap();
     let e = w
         .plan(&Settings::parse_set("engine=io_uring").unwrap())
@@ -93,4 +95,45 @@ fn psync_refuses_iodepth_in_one_message_for_jobs_and_personalities() {
         ("iodepth", "iodepth")
     );
     assert!(plan("slob", "iodepth=8,writers=0,readers=1,engine=null").is_ok());
+}
+
+#[test]
+fn async_io_dirty_steps_and_db_writers_are_checked() {
+    let oltp = builtin("oltp").unwrap().source;
+    let no_wait = oltp.replace("    { aiowait = true },\n", "");
+    let e = Workload::parse("mine", &no_wait, "mine.toml")
+        .unwrap()
+        .plan(&Settings::default())
+        .unwrap_err();
+    assert!(e.message.contains("needs an aiowait = true step"), "{e}");
+    let stray = oltp.replace("count = 100, async = true", "count = 100");
+    let e = Workload::parse("mine", &stray, "mine.toml")
+        .unwrap()
+        .plan(&Settings::default())
+        .unwrap_err();
+    assert!(e.message.contains("this loop has none"), "{e}");
+
+    let slob = builtin("slob").unwrap().source;
+    let to_log = slob.replace(
+        "{ dirty = \"dbwr\", pct = 100 }",
+        "{ dirty = \"lgwr\", pct = 100 }",
+    );
+    let e = Workload::parse("mine", &to_log, "mine.toml")
+        .unwrap()
+        .plan(&Settings::default())
+        .unwrap_err();
+    assert!(e.message.contains("not kind = \"dbwriter\""), "{e}");
+    let limit = slob.replace(
+        "name = \"reader\"\nthreads",
+        "name = \"reader\"\ndirty_limit = 5\nthreads",
+    );
+    let e = Workload::parse("mine", &limit, "mine.toml")
+        .unwrap()
+        .plan(&Settings::default())
+        .unwrap_err();
+    assert!(e.message.contains("dbwriter\" role only"), "{e}");
+    let p = plan("slob", "sessions=2,update_pct=40").unwrap();
+    let dbwr = p.roles.iter().find(|r| r.name == "dbwr").unwrap();
+    assert!(dbwr.db_writer && dbwr.dirty_limit == 10_000);
+    assert_eq!(dbwr.engine, Some(EngineKind::IoUring));
 }

@@ -9,23 +9,38 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Closed loop: the scheduled start is the submission time, stamped in `submit_batch`.
-const AT_SUBMIT: u64 = u64::MAX;
+pub(super) const AT_SUBMIT: u64 = u64::MAX;
 
 impl<E: Engine> Worker<E> {
     pub(super) fn run_io(&mut self, io: &IoStep) -> Result<(), RunError> {
         if E::SYNCHRONOUS && self.slots.len() == 1 && self.interval_ns == 0 {
             return self.run_io_sync(io);
         }
-        let mut remaining = io.count.unwrap_or(u64::MAX);
-        let mut inflight = 0usize;
+        self.pump(io.count.unwrap_or(u64::MAX), Some(io), io.async_io)
+    }
+
+    /// Waits for every I/O in flight (an aiowait step, and the end of the loop).
+    pub(super) fn drain(&mut self) -> Result<(), RunError> {
+        self.pump(0, None, false)
+    }
+
+    /// Issues `remaining` I/Os of `io`, keeping up to `iodepth` in flight, and reaps until none
+    /// is; with `leave_inflight` returns once the last is submitted (an async step).
+    fn pump(
+        &mut self,
+        mut remaining: u64,
+        io: Option<&IoStep>,
+        leave_inflight: bool,
+    ) -> Result<(), RunError> {
         let mut sync_due = false;
         loop {
             // The clock read at the last submit or reap decides: no extra clock read per I/O.
             if self.clock_ns >= self.shared.end_ns.load(Ordering::Relaxed) {
                 remaining = 0;
             }
-            while remaining > 0 && !sync_due && !self.free.is_empty() {
-                let Some(sched) = self.pace(inflight == 0) else {
+            while let Some(io) = io.filter(|_| remaining > 0 && !sync_due && !self.free.is_empty())
+            {
+                let Some(sched) = self.pace(self.inflight == 0) else {
                     break;
                 };
                 let slot = self.free.pop().expect("checked non-empty");
@@ -33,9 +48,12 @@ impl<E: Engine> Worker<E> {
                 remaining -= 1;
             }
             if !self.batch.is_empty() {
-                inflight += self.submit_batch()?;
+                self.inflight += self.submit_batch()?;
             }
-            if inflight == 0 {
+            if leave_inflight && remaining == 0 && !sync_due {
+                return Ok(());
+            }
+            if self.inflight == 0 {
                 if sync_due {
                     self.sync(
                         self.last_write_file,
@@ -51,7 +69,7 @@ impl<E: Engine> Worker<E> {
                 .map_err(|e| self.io_error("reap", 0, 0, 0, e))?;
             let now = self.tick();
             while let Some(c) = self.done.pop() {
-                inflight -= 1;
+                self.inflight -= 1;
                 sync_due |= self.complete(c, now)?;
             }
         }
@@ -90,7 +108,7 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    fn prepare(&mut self, slot: u32, io: &IoStep, sched: u64) {
+    pub(super) fn prepare(&mut self, slot: u32, io: &IoStep, sched: u64) {
         let write = match io.mix {
             IoMix::Read | IoMix::Update => false,
             IoMix::Write => true,
@@ -223,6 +241,9 @@ impl<E: Engine> Worker<E> {
             (true, false) => OpKind::Write,
             (true, true) => OpKind::LogWrite,
         };
+        if !req.write {
+            self.last_read = Some((req.file, req.offset, req.len));
+        }
         let measured = self.shared.in_window(now);
         let bytes = u64::from(req.len);
         self.stats

@@ -2,6 +2,7 @@
 //! (`io.rs`) does no allocation, locking, formatting or logging; `log.rs` is the group-commit
 //! log writer.
 
+mod db;
 mod io;
 mod log;
 mod sync_path;
@@ -45,6 +46,14 @@ pub struct Worker<E: Engine> {
     next_sched_ns: u64,
     stamp: u64,
     clock_ns: u64,
+    /// I/Os submitted and not yet reaped (async io steps leave some for an aiowait step).
+    inflight: usize,
+    /// The block the last read of this thread read: what a dirty step dirties.
+    last_read: Option<(u32, u64, u32)>,
+    /// This pass of the loop dirtied a block (its commit step commits).
+    dirtied: bool,
+    /// The role has a dirty step: commit steps commit only the passes that dirtied a block.
+    commits_on_dirty: bool,
 }
 
 impl<E: Engine> Worker<E> {
@@ -59,6 +68,7 @@ impl<E: Engine> Worker<E> {
             stats,
             seed,
             compress_pct,
+            buf_len,
         } = spec;
         let max_bs = role
             .steps
@@ -68,6 +78,7 @@ impl<E: Engine> Worker<E> {
                 _ => None,
             })
             .max()
+            .or(buf_len)
             .unwrap_or(1 << 20);
         let depth = role.iodepth.max(1);
         let engine = E::open(files.files.clone(), depth, max_bs as usize).map_err(|source| {
@@ -105,6 +116,10 @@ impl<E: Engine> Worker<E> {
             next_sched_ns: shared.now_ns(),
             stamp: (thread as u64) << 40,
             clock_ns: 0,
+            inflight: 0,
+            last_read: None,
+            dirtied: false,
+            commits_on_dirty: role.steps.iter().any(|s| matches!(s, Step::Dirty { .. })),
             role,
             shared,
         };
@@ -131,8 +146,10 @@ impl<E: Engine> Worker<E> {
         self.next_sched_ns = self.shared.now_ns();
         let outcome = if self.role.log_writer {
             self.run_log_writer()
+        } else if self.role.db_writer {
+            self.run_db_writer()
         } else {
-            self.run_steps()
+            self.run_steps().and_then(|()| self.drain())
         };
         if let Err(e) = outcome {
             self.shared.fail(e);
@@ -143,6 +160,7 @@ impl<E: Engine> Worker<E> {
     fn run_steps(&mut self) -> Result<(), RunError> {
         let role = self.role.clone();
         while !self.stopped() {
+            self.dirtied = false;
             for step in &role.steps {
                 match step {
                     Step::Io(io) => self.run_io(io)?,
@@ -157,8 +175,14 @@ impl<E: Engine> Worker<E> {
                     Step::Wait => self.shared.gates[self.role_idx][self.thread]
                         .clone()
                         .wait(&|| self.shared.stopped()),
-                    Step::Commit { bytes, log_role } => self.commit(*bytes, *log_role),
+                    Step::Commit { bytes, log_role } => {
+                        if self.dirtied || !self.commits_on_dirty {
+                            self.commit(*bytes, *log_role)
+                        }
+                    }
                     Step::Sync(kind) => self.sync(self.last_write_file, *kind)?,
+                    Step::AioWait => self.drain()?,
+                    Step::Dirty { dbwriter, pct } => self.dirty(*dbwriter, *pct)?,
                 }
                 if self.stopped() {
                     break;
