@@ -13,6 +13,7 @@ mod doc;
 pub mod findings;
 pub mod keys;
 pub mod personality;
+pub mod op;
 pub mod plan;
 mod planner;
 pub mod record;
