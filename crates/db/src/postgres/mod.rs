@@ -5,10 +5,13 @@
 //! record keeps ([`stats`]).
 
 pub mod binaries;
+pub mod client;
 pub mod describe;
 pub mod settings;
+mod values;
 
 pub use binaries::Binaries;
+pub use client::{PgConn, PgDatabase};
 pub use settings::Settings;
 
 use bakeoff_stack::StackError;
