@@ -8,11 +8,13 @@ pub mod binaries;
 pub mod client;
 pub mod describe;
 pub mod settings;
+pub mod stats;
 mod values;
 
 pub use binaries::Binaries;
 pub use client::{PgConn, PgDatabase};
 pub use settings::Settings;
+pub use stats::PgStats;
 
 use bakeoff_stack::StackError;
 use std::path::PathBuf;
