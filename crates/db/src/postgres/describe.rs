@@ -153,7 +153,7 @@ fn check_number(v: &str, min: f64, max: f64, what: &str) -> Result<(), String> {
     let (number, unit) = (v[..split].trim(), v[split..].trim());
     let allowed = || {
         format!(
-            "{what} from {} to {} (or with a unit: 8MB, 30s)",
+            "{what} from {} to {} (in the setting's own unit unless one such as MB or s is given)",
             fmt(min),
             fmt(max)
         )
@@ -168,7 +168,7 @@ fn check_number(v: &str, min: f64, max: f64, what: &str) -> Result<(), String> {
     match UNITS.contains(&unit) {
         true => Ok(()),
         false => Err(format!(
-            "{unit:?} is not a unit: units are {}",
+            "{what} with one of the units {}, not {unit:?}",
             UNITS.join(", ")
         )),
     }
@@ -284,7 +284,11 @@ mod tests {
         let range = refused("max_connections", "0");
         assert!(range.contains("an integer from 1 to 262143"), "{range}");
         assert!(refused("work_mem", "lots").contains("an integer"));
-        assert!(refused("work_mem", "8XB").contains("\"XB\" is not a unit"));
+        let unit = refused("work_mem", "8XB");
+        assert!(
+            unit.contains("units B, kB, MB, GB, TB, us, ms, s, min, h, d, not \"XB\""),
+            "{unit}"
+        );
         assert!(refused("random_page_cost", "-1").contains("a number from 0"));
         assert!(refused("wal_level", " ").contains("not empty"));
     }

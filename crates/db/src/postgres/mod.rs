@@ -1,18 +1,22 @@
 //! A PostgreSQL server managed per run (docs/postgres.md): the binaries ([`binaries`]), its
 //! settings sized to the machine and validated before initdb ([`settings`], [`describe`]), the
 //! server itself on a stack's file system, started and stopped through the stack's daemons and
-//! ledger ([`server`]), the client bakeoff's workloads use ([`client`]) and the statistics a run
-//! record keeps ([`stats`]).
+//! ledger ([`server`]; where its files and socket go: `places`), the client bakeoff's
+//! workloads use ([`client`]) and the statistics a run record keeps ([`stats`]).
 
 pub mod binaries;
 pub mod client;
 pub mod describe;
+mod places;
+pub mod server;
 pub mod settings;
 pub mod stats;
 mod values;
 
 pub use binaries::Binaries;
 pub use client::{PgConn, PgDatabase};
+pub use places::postgres_user;
+pub use server::{PgOptions, PgServer};
 pub use settings::Settings;
 pub use stats::PgStats;
 

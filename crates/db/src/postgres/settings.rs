@@ -64,15 +64,20 @@ impl Sizing {
     }
 }
 
+impl Sizing {
+    /// The memory the server may use: the run's limit if lower than the machine's.
+    pub fn server_memory(&self) -> u64 {
+        self.mem_limit_bytes
+            .map_or(self.memory_bytes, |l| l.min(self.memory_bytes))
+    }
+}
+
 /// bakeoff's defaults (see docs/postgres.md for why each): a quarter of the memory the server
 /// may use as `shared_buffers` (at most [`SHARED_BUFFERS_CAP`]), connections for the clients
 /// and a margin, no TCP, the private socket directory, no logging collector (the log goes to
 /// `pg_ctl -l`). Durability settings stay PostgreSQL's unless the user sets them.
 pub fn defaults(sizing: &Sizing, socket_dir: &Path) -> Settings {
-    let memory = sizing
-        .mem_limit_bytes
-        .map_or(sizing.memory_bytes, |l| l.min(sizing.memory_bytes));
-    let buffers_mb = (memory / 4).min(SHARED_BUFFERS_CAP) >> 20;
+    let buffers_mb = (sizing.server_memory() / 4).min(SHARED_BUFFERS_CAP) >> 20;
     let mut s = Settings::new();
     let mut set = |k: &str, v: String| s.insert(k.to_string(), v);
     set("shared_buffers", format!("{}MB", buffers_mb.max(16)));
@@ -148,24 +153,54 @@ pub fn render(settings: &Settings) -> String {
 
 /// Has the server's own parser read `settings` (`postgres -C` on a scratch directory holding
 /// only them, which root may run): a value it refuses is an error with its hint of what is
-/// allowed.
+/// allowed. Then `shared_buffers` must fit in the memory the server may use (the server
+/// would fail to start, after initdb).
 pub fn server_check(
     binaries: &Binaries,
     settings: &Settings,
+    sizing: &Sizing,
     exec: &mut Exec,
 ) -> Result<(), PgError> {
     let scratch = tempfile::tempdir().map_err(PgError::io("creating", "a scratch directory"))?;
     let conf = scratch.path().join("postgresql.conf");
     std::fs::write(&conf, render(settings)).map_err(PgError::io("writing", &conf))?;
     let dir = scratch.path().to_string_lossy().into_owned();
-    let cmd = Cmd::new(
-        &binaries.tool("postgres"),
-        &["-C", "max_connections", "-D", &dir],
-    )
-    .timeout(PROBE_TIMEOUT);
+    // Each -C reads the whole file: the first refuses any wrong value.
+    let buffers = show(binaries, &dir, "shared_buffers", settings, exec)?;
+    let block = show(binaries, &dir, "block_size", settings, exec)?;
+    let bytes = buffers.saturating_mul(block);
+    let memory = sizing.server_memory();
+    if bytes > memory {
+        return Err(PgError::Setting {
+            key: "shared_buffers".into(),
+            value: settings.get("shared_buffers").cloned().unwrap_or_default(),
+            reason: format!(
+                "{bytes} bytes is more than the {memory} bytes of memory the server may use \
+                 (the machine's, or the run's memory limit)"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `postgres -C key`: the number the server reads for `key` (in its own unit), or an error
+/// with the server's complaints about the settings.
+fn show(
+    binaries: &Binaries,
+    dir: &str,
+    key: &str,
+    settings: &Settings,
+    exec: &mut Exec,
+) -> Result<u64, PgError> {
+    let cmd = Cmd::new(&binaries.tool("postgres"), &["-C", key, "-D", dir]).timeout(PROBE_TIMEOUT);
     let out = exec.output(&cmd)?;
     if out.success() {
-        return Ok(());
+        return out.stdout.trim().parse().map_err(|_| {
+            PgError::Environment(format!(
+                "`postgres -C {key}` printed {:?}, not a number",
+                out.stdout.trim()
+            ))
+        });
     }
     let complaints = server_complaints(&out.stderr);
     let Some(first) = complaints.first() else {
@@ -183,7 +218,7 @@ pub fn server_check(
     Err(PgError::Setting {
         value: settings.get(&key).cloned().unwrap_or_default(),
         key,
-        reason: complaints.join(" "),
+        reason: complaints.join("; "),
     })
 }
 

@@ -190,7 +190,7 @@ mod tests {
     fn numeric_fractions_and_specials_are_doubles() {
         let n = |w, s, scale, d: &[i16]| numeric(&numeric_bytes(d.len() as i16, w, s, scale, d));
         assert_eq!(n(0, 0, 1, &[12, 5000]).unwrap(), Value::Float(12.5));
-        assert_eq!(n(0, 0x4000, 2, &[3, 1400]).unwrap(), Value::Float(-3.14));
+        assert_eq!(n(0, 0x4000, 2, &[3, 1200]).unwrap(), Value::Float(-3.12));
         assert_eq!(n(-1, 0, 4, &[1]).unwrap(), Value::Float(0.0001));
         assert_eq!(n(-2, 0, 8, &[1]).unwrap(), Value::Float(0.00000001));
         assert_eq!(
