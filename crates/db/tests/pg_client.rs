@@ -3,7 +3,7 @@
 //! real).
 
 mod pg_common;
-use bakeoff_db::{Conn, Database, ErrorKind, Value};
+use bakeoff_db::{Database, ErrorKind, Value};
 use pg_common::*;
 
 /// A server on a tmpfs stack, for the closure.
