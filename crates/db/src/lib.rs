@@ -11,6 +11,7 @@
 //!   into bakeoff's histograms.
 
 pub mod backend;
+pub mod pgbench;
 pub mod postgres;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
