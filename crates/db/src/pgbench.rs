@@ -178,10 +178,21 @@ impl Pgbench {
         })
     }
 
+    /// Runs pgbench with `args`; its standard output and error together (`-i` reports on
+    /// standard error, a run on standard output).
     fn run_args(&self, args: &[String], limit: Duration) -> Result<String, PgError> {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let cmd = Cmd::new(&self.program, &args).timeout(limit);
-        Ok(Exec::default().run_cmd(&cmd)?)
+        let out = Exec::default().output(&cmd)?;
+        if !out.success() {
+            return Err(PgError::Environment(format!(
+                "`{}` failed ({}): {}",
+                cmd.argv().join(" "),
+                out.describe(),
+                out.stderr
+            )));
+        }
+        Ok(format!("{}\n{}", out.stdout, out.stderr))
     }
 }
 

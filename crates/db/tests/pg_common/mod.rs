@@ -92,3 +92,9 @@ pub fn wait_gone(pid: i32) -> bool {
 pub fn socket_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("bakeoff-pg-{name}"))
 }
+
+/// Tests that measure take turns: hold this for the whole test.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
