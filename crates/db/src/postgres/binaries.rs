@@ -29,8 +29,8 @@ impl Binaries {
         for tool in ["postgres", "initdb", "pg_ctl", "pgbench"] {
             if !dir.join(tool).is_file() {
                 return Err(PgError::Binaries(format!(
-                    "{} has no `{tool}`: install the Debian package postgresql (and \
-                     postgresql-contrib for pgbench), or name the directory with pg.bindir=DIR",
+                    "{} has no `{tool}`: install the Debian package postgresql, or name the \
+                     directory of a PostgreSQL's binaries with pg.bindir=DIR",
                     dir.display()
                 )));
             }
