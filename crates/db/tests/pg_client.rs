@@ -11,10 +11,7 @@ fn with_server(test: impl FnOnce(&bakeoff_db::postgres::PgServer)) {
     if !privileged() {
         return;
     }
-    let images = images_dir();
-    let mut stack = tmpfs(images.path(), 256);
-    let opts = options(&stack, 4);
-    let server = start(&mut stack, opts);
+    let (_images, stack, server) = tmpfs_server(256, 4);
     test(&server);
     stack.destroy().unwrap();
 }

@@ -45,10 +45,7 @@ fn pgbench_reports_the_tps_it_printed_and_every_transaction_in_the_histogram() {
         return;
     }
     let _turn = serial();
-    let images = images_dir();
-    let mut stack = tmpfs(images.path(), 512);
-    let opts = options(&stack, 4);
-    let server = start(&mut stack, opts);
+    let (_images, stack, server) = tmpfs_server(512, 4);
     let bench = Pgbench::for_server(&server);
     let init = bench.init(2).unwrap();
     assert!(init.printed_s.is_some_and(|s| s > 0.0) && !init.wall.is_zero());
@@ -184,10 +181,7 @@ fn a_server_bakeoff_started_performs_as_one_started_by_hand() {
         return;
     }
     let _turn = serial();
-    let images = images_dir();
-    let mut stack = tmpfs(images.path(), 1024);
-    let opts = options(&stack, 4);
-    let server = start(&mut stack, opts);
+    let (_images, stack, server) = tmpfs_server(1024, 4);
     let hand = ByHand::start(&server, &stack.target.join("by-hand"));
     let (ours, theirs) = (Pgbench::for_server(&server), hand.pgbench());
     ours.init(2).unwrap();

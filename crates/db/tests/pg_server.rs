@@ -74,10 +74,7 @@ fn a_restart_starts_the_same_cluster_again_and_teardown_stops_it() {
     if !privileged() {
         return;
     }
-    let images = images_dir();
-    let mut stack = tmpfs(images.path(), 512);
-    let opts = options(&stack, 2);
-    let mut server = start(&mut stack, opts);
+    let (_images, mut stack, mut server) = tmpfs_server(512, 2);
     let mut conn = server.connect().unwrap();
     conn.batch("CREATE TABLE kept (n bigint); INSERT INTO kept VALUES (7)")
         .unwrap();

@@ -74,6 +74,16 @@ pub fn start(stack: &mut Stack, opts: PgOptions) -> PgServer {
     PgServer::start(stack, opts).unwrap_or_else(|e| panic!("starting PostgreSQL: {e}"))
 }
 
+/// A server with default options for `clients` on a new tmpfs stack of `size_mib` (the images
+/// directory goes last: it holds the stack).
+pub fn tmpfs_server(size_mib: u64, clients: u32) -> (tempfile::TempDir, Stack, PgServer) {
+    let images = images_dir();
+    let mut stack = tmpfs(images.path(), size_mib);
+    let opts = options(&stack, clients);
+    let server = start(&mut stack, opts);
+    (images, stack, server)
+}
+
 /// True while `pid` runs.
 pub fn running(pid: i32) -> bool {
     bakeoff_stack::daemon::alive(pid)
