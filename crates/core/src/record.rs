@@ -407,6 +407,9 @@ pub struct RunRecord {
     /// The stack bakeoff built for this run, if it built one.
     #[serde(default)]
     pub stack: Option<StackInfo>,
+    /// The separate log stack (redo, write-ahead log), if the run had one.
+    #[serde(default)]
+    pub log_stack: Option<StackInfo>,
     /// True if the run started cold (sync, page cache dropped, ZFS pool re-imported); false if
     /// warm (`--warm`, or caches could not be dropped).
     #[serde(default)]

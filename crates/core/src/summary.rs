@@ -54,6 +54,12 @@ pub struct Summary {
     pub read_amplification: Option<f64>,
     /// Stack device bytes written / application bytes written (all members summed).
     pub write_amplification: Option<f64>,
+    /// With a separate log stack: its device bytes written / application log bytes written.
+    #[serde(default)]
+    pub log_write_amplification: Option<f64>,
+    /// With a separate log stack: its devices' writes per second.
+    #[serde(default)]
+    pub log_device_write_iops: Option<f64>,
     /// Bytes the layout stores per byte of data (a two-way mirror: 2), read back from the stack.
     #[serde(default)]
     pub redundancy: Option<f64>,
@@ -134,7 +140,23 @@ impl Summary {
             arc_hit_pct: arc,
             ..Summary::default()
         };
-        s.add_devices(&record.devices, (r_ops, r_bytes), (w_ops, w_bytes), secs);
+        let log = record.devices.iter().filter(|d| d.role == "log");
+        let (log_ops, log_bytes) = log.fold((0u64, 0u64), |(n, b), d| {
+            (n + d.write_ops, b + d.write_bytes)
+        });
+        let has_log_stack = record.devices.iter().any(|d| d.role == "log");
+        // With the log on its own stack, the data devices answer for the data writes only.
+        let data_writes = if has_log_stack {
+            total(ops, |k| k == OpKind::Write)
+        } else {
+            (w_ops, w_bytes)
+        };
+        if has_log_stack {
+            let (_, app_log) = total(ops, |k| k == OpKind::LogWrite);
+            s.log_write_amplification = ratio(log_bytes as f64, app_log as f64);
+            s.log_device_write_iops = ratio(log_ops as f64, secs);
+        }
+        s.add_devices(&record.devices, (r_ops, r_bytes), data_writes, secs);
         s.redundancy = record.stack.as_ref().and_then(|st| st.redundancy);
         s.write_amplification_per_copy = s
             .write_amplification

@@ -143,6 +143,7 @@ pub fn record() -> RunRecord {
             mount_source: Some("/dev/loop7".into()),
         },
         stack: None,
+        log_stack: None,
         cold: None,
         environment: Environment {
             tool_version: "0.1.0".into(),
