@@ -436,4 +436,7 @@ pub struct RunRecord {
     /// Diagnoses of this run with their evidence (see `docs/findings.md`).
     #[serde(default)]
     pub findings: Vec<crate::findings::Finding>,
+    /// The database of a database run (tpcc, pgbench).
+    #[serde(default)]
+    pub database: Option<crate::dbrecord::DatabaseRun>,
 }

@@ -166,6 +166,7 @@ pub fn measure_with_devices(
         memory: measured.memory,
         samples: measured.samples,
         findings: Vec::new(),
+        database: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
