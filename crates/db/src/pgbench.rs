@@ -11,6 +11,8 @@ pub use log::{parse_log_line, LogLine, LogTally};
 use crate::postgres::client::ROLE;
 use crate::postgres::settings::PORT;
 use crate::postgres::{PgError, PgServer};
+use bakeoff_core::dbplan::DbWork;
+use bakeoff_core::dbrecord::PgbenchReport;
 use bakeoff_core::op::OpKind;
 use bakeoff_core::record::OpStats;
 use bakeoff_engine::stats::latency;
@@ -57,6 +59,30 @@ impl Default for RunOptions {
     }
 }
 
+impl RunOptions {
+    /// The options of a planned pgbench run (`DbWork::Pgbench`) of `runtime`; `None` for
+    /// another workload.
+    pub fn from_plan(work: &DbWork, runtime: Duration) -> Option<RunOptions> {
+        match work {
+            DbWork::Pgbench {
+                clients,
+                jobs,
+                rate_tps,
+                latency_limit,
+                ..
+            } => Some(RunOptions {
+                clients: *clients,
+                jobs: *jobs,
+                runtime,
+                rate: *rate_tps,
+                latency_limit: *latency_limit,
+                ..RunOptions::default()
+            }),
+            DbWork::Tpcc { .. } => None,
+        }
+    }
+}
+
 /// What `pgbench -i` did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InitReport {
@@ -86,6 +112,16 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// What pgbench printed, for the run record.
+    pub fn printed(&self) -> PgbenchReport {
+        PgbenchReport {
+            tps: Some(self.tps_printed),
+            skipped: self.skipped,
+            failed: self.failed,
+            version: self.version.clone(),
+        }
+    }
+
     /// The run as bakeoff's operation statistics of [`OpKind::Transaction`]: transactions
     /// completed, their rate over the log's window, their latencies (from the scheduled start
     /// under a rate, with the service time beside them).
@@ -268,6 +304,17 @@ tps = 1215.942772 (without initial connection time)
         let with_t =
             parse_summary("number of transactions actually processed: 1000/1000\ntps = 5.0");
         assert_eq!(with_t.unwrap().processed, 1000);
+        let work = DbWork::Pgbench {
+            scale: 10,
+            clients: 8,
+            jobs: 2,
+            rate_tps: Some(500.0),
+            latency_limit: Some(Duration::from_millis(5)),
+        };
+        let opts = RunOptions::from_plan(&work, Duration::from_secs(30)).unwrap();
+        assert_eq!((opts.clients, opts.jobs, opts.rate), (8, 2, Some(500.0)));
+        assert_eq!(opts.latency_limit, Some(Duration::from_millis(5)));
+        assert_eq!(opts.runtime, Duration::from_secs(30));
         let init = "creating primary keys...\ndone in 0.28 s (drop tables 0.00 s, vacuum 0.05 s).";
         assert_eq!(parse_init_time(init), Some(0.28));
     }

