@@ -1,6 +1,9 @@
 //! A managed PostgreSQL server on a tmpfs stack: started, queried, its settings read back, its
 //! WAL where it was asked, inside the run's memory cgroup, stopped with nothing left; wrong
 //! settings refused before anything is created (root and PostgreSQL; in CI for real).
+//!
+//! The tests take turns: the memory-limit test moves this whole process into a cgroup, and a
+//! process another test forks meanwhile would keep that cgroup from being removed.
 
 mod pg_common;
 use bakeoff_db::postgres::PgServer;
@@ -13,6 +16,7 @@ fn a_server_answers_reads_back_its_settings_and_stops_with_nothing_left() {
     if !privileged() {
         return;
     }
+    let _turn = serial();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 512);
     let mut opts = options(&stack, 4);
@@ -83,6 +87,7 @@ fn a_restart_starts_the_same_cluster_again_and_teardown_stops_it() {
     if !privileged() {
         return;
     }
+    let _turn = serial();
     let (_images, mut stack, mut server) = tmpfs_server(512, 2);
     let mut conn = server.connect().unwrap();
     conn.batch("CREATE TABLE kept (n bigint); INSERT INTO kept VALUES (7)")
@@ -117,6 +122,7 @@ fn wrong_settings_are_refused_before_anything_is_created() {
     if !privileged() {
         return;
     }
+    let _turn = serial();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 64);
     let cases = [
@@ -158,6 +164,7 @@ fn the_wal_goes_where_wal_dir_says_on_another_stack() {
     if !privileged() {
         return;
     }
+    let _turn = serial();
     let images = images_dir();
     // Declared first, dropped last: the server on the data stack stops before the log stack goes.
     let log_stack = tmpfs(images.path(), 256);
@@ -188,6 +195,7 @@ fn a_server_started_under_a_memory_limit_runs_in_the_runs_cgroup() {
     if !privileged() {
         return;
     }
+    let _turn = serial();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 128);
     stack.limit_memory(2 << 30).unwrap();
