@@ -12,8 +12,8 @@
 mod doc;
 pub mod findings;
 pub mod keys;
-pub mod personality;
 pub mod op;
+pub mod personality;
 pub mod plan;
 mod planner;
 pub mod record;

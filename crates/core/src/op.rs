@@ -152,7 +152,10 @@ mod tests {
         for (i, k) in OpKind::ALL.iter().enumerate() {
             assert_eq!(k.index(), i, "{k:?} out of order");
             assert_eq!(OpKind::from_name(k.name()), Some(*k));
-            assert_eq!(serde_json::to_string(k).unwrap(), format!("\"{}\"", k.name()));
+            assert_eq!(
+                serde_json::to_string(k).unwrap(),
+                format!("\"{}\"", k.name())
+            );
         }
     }
 }

@@ -11,5 +11,6 @@
 //!   into bakeoff's histograms.
 
 pub mod backend;
+pub mod sqlite;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
