@@ -12,5 +12,6 @@
 
 pub mod backend;
 pub mod sqlite;
+pub mod tpcc;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
