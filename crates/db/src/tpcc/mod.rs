@@ -4,10 +4,12 @@
 //! conditions checked after a run ([`consistency`]). See `docs/tpcc.md` for what differs from
 //! the specification.
 
+pub mod inputs;
 pub mod load;
 pub mod populate;
 pub mod random;
 pub mod schema;
+pub mod transactions;
 
 pub use load::{check_row_counts, load, LoadReport};
 pub use populate::Population;

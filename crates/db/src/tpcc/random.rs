@@ -96,6 +96,7 @@ pub(crate) mod stream {
     pub const ORDER_LINE: u64 = 16;
     pub const PERMUTATION: u64 = 17;
     pub const STOCK: u64 = 18;
+    pub const TERMINAL: u64 = 20;
 }
 
 impl NurandConstants {
