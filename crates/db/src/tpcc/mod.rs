@@ -8,11 +8,13 @@ pub mod inputs;
 pub mod load;
 pub mod populate;
 pub mod random;
+mod run;
 pub mod schema;
 pub mod transactions;
 
 pub use load::{check_row_counts, load, LoadReport};
 pub use populate::Population;
+pub use run::{run, TpccRun};
 pub use schema::Table;
 
 use crate::backend::DbError;
