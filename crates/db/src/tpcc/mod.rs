@@ -4,6 +4,7 @@
 //! conditions checked after a run ([`consistency`]). See `docs/tpcc.md` for what differs from
 //! the specification.
 
+pub mod consistency;
 pub mod inputs;
 pub mod load;
 pub mod populate;
@@ -12,6 +13,7 @@ mod run;
 pub mod schema;
 pub mod transactions;
 
+pub use consistency::{check_consistency, ConditionResult};
 pub use load::{check_row_counts, load, LoadReport};
 pub use populate::Population;
 pub use run::{run, TpccRun};
