@@ -38,11 +38,20 @@ fn database_error(what: impl Into<String>) -> impl FnOnce(crate::DbError) -> Tpc
     move |source| TpccError::Database { what, source }
 }
 
-/// Loads a fresh population for `plan` (dropping any earlier TPC-C tables) and checks it.
+/// Loads a fresh population for `plan` (dropping any earlier TPC-C tables) and checks it;
+/// the primary keys are made when [`KeysAt::default_for`] the database says.
 pub fn load(db: &dyn Database, plan: &TpccPlan) -> Result<LoadReport, TpccError> {
+    load_with_keys(db, plan, KeysAt::default_for(db.kind()))
+}
+
+/// [`load`], with the primary keys made at `keys`.
+pub fn load_with_keys(
+    db: &dyn Database,
+    plan: &TpccPlan,
+    keys: KeysAt,
+) -> Result<LoadReport, TpccError> {
     plan.validate()?;
     let start = Instant::now();
-    let keys = KeysAt::default_for(db.kind());
     let mut conn = db.connect().map_err(database_error("connecting to load"))?;
     let ddl = schema::drop_tables() + &schema::create_tables(db.kind(), keys);
     conn.batch(&ddl)

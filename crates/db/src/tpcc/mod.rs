@@ -14,7 +14,7 @@ pub mod schema;
 pub mod transactions;
 
 pub use consistency::{check_consistency, ConditionResult};
-pub use load::{check_row_counts, load, LoadReport};
+pub use load::{check_row_counts, load, load_with_keys, LoadReport};
 pub use populate::Population;
 pub use run::{run, TpccRun};
 pub use schema::Table;
