@@ -41,8 +41,14 @@ fn every_option_is_applied_and_read_back() {
     let plain = Sqlite::open(&dir.path().join("plain.db"), SqliteOptions::default()).unwrap();
     let s = plain.settings();
     let defaults = [("delete", "full"), ("4096", "-2000")];
-    assert_eq!((s["journal_mode"].as_str(), s["synchronous"].as_str()), defaults[0]);
-    assert_eq!((s["page_size"].as_str(), s["cache_size"].as_str()), defaults[1]);
+    assert_eq!(
+        (s["journal_mode"].as_str(), s["synchronous"].as_str()),
+        defaults[0]
+    );
+    assert_eq!(
+        (s["page_size"].as_str(), s["cache_size"].as_str()),
+        defaults[1]
+    );
     // Every journal mode and synchronous level takes, on a new file each.
     for (i, mode) in JournalMode::ALL.into_iter().enumerate() {
         let sync = Synchronous::ALL[i % Synchronous::ALL.len()];

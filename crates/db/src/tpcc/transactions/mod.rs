@@ -102,3 +102,18 @@ fn customer_id(
         }
     }
 }
+
+/// A customer's row as `sql` reads it (parameters: warehouse, district, customer); a
+/// customer who is not there is an error.
+fn customer_row(
+    conn: &mut dyn Conn,
+    sql: &str,
+    w_id: i64,
+    d_id: i64,
+    c_id: i64,
+) -> Result<Row, DbError> {
+    let rows = conn.query(sql, &[int(w_id), int(d_id), int(c_id)])?;
+    first(rows, || {
+        format!("customer {c_id} of warehouse {w_id} district {d_id}")
+    })
+}

@@ -1,7 +1,7 @@
 //! New-Order (clause 2.4): take the district's next order number, record the order and
 //! its lines, and take each line's quantity from stock; an unused item number rolls it back.
 
-use super::{first, get_int, int, Outcome};
+use super::{customer_row, first, get_int, int, Outcome};
 use crate::backend::{Conn, DbError, Value};
 use crate::tpcc::inputs::{LineInput, Transaction};
 use std::sync::LazyLock;
@@ -42,14 +42,14 @@ pub(super) fn run(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<
     )?;
     let district = first(district, || format!("district {d_id} of warehouse {w_id}"))?;
     let o_id = get_int(&district, 1, "New-Order's next order number")? - 1;
-    let customer = conn.query(
+    customer_row(
+        conn,
         "SELECT c_discount, c_last, c_credit FROM customer \
          WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-        &[int(w_id), int(d_id), int(c_id)],
+        w_id,
+        d_id,
+        c_id,
     )?;
-    first(customer, || {
-        format!("customer {c_id} of warehouse {w_id} district {d_id}")
-    })?;
     let all_local = lines.iter().all(|l| l.supply_w_id == w_id);
     conn.execute(
         "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, \

@@ -1,6 +1,6 @@
 //! Order-Status (clause 2.6), Delivery (2.7) and Stock-Level (2.8).
 
-use super::{customer_id, first, get_int, int, Outcome};
+use super::{customer_id, customer_row, first, get_int, int, Outcome};
 use crate::backend::{Conn, DbError, Value};
 use crate::tpcc::inputs::CustomerPick;
 use crate::tpcc::populate::DISTRICTS;
@@ -16,14 +16,14 @@ pub(super) fn order_status(
     pick: &CustomerPick,
 ) -> Result<Outcome, DbError> {
     let c_id = customer_id(conn, w_id, d_id, pick)?;
-    let customer = conn.query(
+    customer_row(
+        conn,
         "SELECT c_balance, c_first, c_middle, c_last FROM customer \
          WHERE c_w_id = $1 AND c_d_id = $2 AND c_id = $3",
-        &[int(w_id), int(d_id), int(c_id)],
+        w_id,
+        d_id,
+        c_id,
     )?;
-    first(customer, || {
-        format!("customer {c_id} of warehouse {w_id} district {d_id}")
-    })?;
     let order = conn.query(
         "SELECT o_id, o_entry_d, o_carrier_id FROM orders \
          WHERE o_w_id = $1 AND o_d_id = $2 AND o_c_id = $3 ORDER BY o_id DESC LIMIT 1",
