@@ -302,3 +302,63 @@ fn slob_readers_keep_iodepth_ios_in_flight() {
         "read IOPS {a:.0} at iodepth=1, {b:.0} at iodepth=8"
     );
 }
+
+/// Runs bakeoff on stacks with its own state and images directories; returns the run record.
+fn run_on_stacks(args: &[&str]) -> serde_json::Value {
+    let state = tempfile::tempdir().unwrap();
+    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let json = out.path().join("run.json");
+    let o = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", state.path())
+        .args(args)
+        .args(["--images", images.path().to_str().unwrap(), "--quiet"])
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn the_redo_lands_on_the_log_stack() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let v = run_on_stacks(&[
+        "run",
+        "slob",
+        "--stack",
+        "ext4",
+        "--log-stack",
+        "xfs",
+        "--size",
+        "512m",
+        "--set",
+        "readers=1,writers=4,data_size=128m,redo_size=16m,direct=true,runtime=2s",
+    ]);
+    assert_eq!(v["log_stack"]["kind"], "xfs", "{}", v["log_stack"]);
+    let devices = v["devices"].as_array().unwrap();
+    let role = |r: &str| devices.iter().find(|d| d["role"] == r).unwrap().clone();
+    let (data, log) = (role("stack"), role("log"));
+    let app = |kind: &str| -> u64 {
+        let ops = v["ops"].as_array().unwrap();
+        ops.iter()
+            .find(|o| o["kind"] == kind)
+            .map_or(0, |o| o["bytes"].as_u64().unwrap())
+    };
+    let (redo, blocks) = (app("log_write") as f64, app("write") as f64);
+    let log_written = log["write_bytes"].as_u64().unwrap() as f64;
+    assert!(
+        log_written >= 0.9 * redo,
+        "log device {log_written} bytes for {redo} of redo"
+    );
+    // The data device carries the data blocks DBWR wrote, not the redo.
+    let data_written = data["write_bytes"].as_u64().unwrap() as f64;
+    assert!(
+        (0.9..1.3).contains(&(data_written / blocks)),
+        "data device {data_written} bytes for {blocks} of data blocks"
+    );
+    assert!(fig(&v, "log_write_amplification") >= 0.9);
+}

@@ -24,6 +24,8 @@ pub mod units;
 pub mod verdict;
 pub mod workload;
 
+pub mod dbplan;
+pub mod dbrecord;
 pub mod job;
 mod values;
 

@@ -9,6 +9,7 @@ pub mod gate;
 pub mod harness;
 pub mod histogram;
 pub mod layout;
+pub mod placement;
 pub mod results;
 pub mod run;
 pub mod shared;
@@ -16,6 +17,7 @@ pub mod stats;
 pub mod worker;
 
 pub use layout::{lay_out, Dataset, LayoutError, Target};
+pub use placement::{lay_out_placed, Placement};
 pub use run::{execute, RunOutput, Tick, TickKind};
 pub use shared::RunError;
 pub use stats::Totals;
