@@ -13,5 +13,7 @@
 pub mod backend;
 pub mod pgbench;
 pub mod postgres;
+pub mod sqlite;
+pub mod tpcc;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
