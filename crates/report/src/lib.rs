@@ -9,6 +9,7 @@ pub mod json;
 pub mod study;
 pub mod study_table;
 pub mod terminal;
+mod terminal_db;
 
 mod fmt;
 
