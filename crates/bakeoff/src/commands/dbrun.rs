@@ -5,7 +5,7 @@
 //! torn down on every path.
 
 use super::measure::{Body, Window};
-use super::on_stack::{known_of, loop_only, target_of};
+use super::on_stack::{known_of, loop_only, target_of, StackRun};
 use crate::cli::RunArgs;
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
@@ -84,35 +84,19 @@ fn db_failure(e: DbError) -> Failure {
     failure(Code::Io, e)
 }
 
-/// Runs `plan` on the stacks the command line names; returns the record.
+/// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
+/// is run as the stack `dir=DIR`.
 pub fn run_db(
-    args: &RunArgs,
+    run: &StackRun,
     plan: &DbPlan,
-    mem_limit: Option<u64>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let spec = match (&args.stack, &args.target) {
-        (Some(spec), _) => spec.clone(),
-        (None, Some(dir)) => format!("dir={}", dir.display()),
-        (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
-    };
-    let mut stack = super::stack::build(&spec, &args.stack_opts, None)?;
-    let log_stack = match &args.log_stack {
-        Some(log) => Some(super::stack::build(
-            log,
-            &loop_only(&args.stack_opts),
-            None,
-        )?),
+    let mut stack = super::stack::build(run.spec, run.opts, None)?;
+    let log_stack = match run.log_spec {
+        Some(log) => Some(super::stack::build(log, &loop_only(run.opts), None)?),
         None => None,
     };
-    let outcome = run_on(
-        &mut stack,
-        log_stack.as_ref(),
-        args,
-        plan,
-        mem_limit,
-        interrupt,
-    );
+    let outcome = run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt);
     // The server lives on the data stack and may hold its WAL on the log stack: the data
     // stack goes first.
     let torn = stack.destroy().map_err(stack_failure);
@@ -127,9 +111,8 @@ pub fn run_db(
 fn run_on(
     stack: &mut Stack,
     log_stack: Option<&Stack>,
-    args: &RunArgs,
+    run: &StackRun,
     plan: &DbPlan,
-    mem_limit: Option<u64>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let Target::Directory(data) = target_of(stack) else {
@@ -138,14 +121,14 @@ fn run_on(
             "a database needs a file system: raw stacks hold no files",
         ));
     };
-    if let Some(bytes) = mem_limit {
+    if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
     let mut opened = open(plan, stack, log_stack, &data)?;
     let devices = known_of(stack, log_stack).devices.unwrap_or_default();
     let probe = Probe::new(devices.clone());
     let load = load::phase(plan, &opened, &probe)?;
-    if !args.warm {
+    if !run.warm {
         make_cold(&mut opened, stack)?;
     }
     // After a restart the postmaster has a new pid: ask the stack now.
@@ -156,13 +139,13 @@ fn run_on(
         path: &data,
         devices,
         daemons: known.daemons,
-        quiet: args.quiet,
+        quiet: run.quiet,
     };
     let mut counters = body::Counters::new(&opened);
     let mut extras = body::Extras::default();
-    let mut run: Box<Body> = body::body(plan, &opened, &mut counters, &mut extras, interrupt);
-    let mut record = window.run(&mut run)?;
-    drop(run);
+    let mut work: Box<Body> = body::body(plan, &opened, &mut counters, &mut extras, interrupt);
+    let mut record = window.run(&mut work)?;
+    drop(work);
     let mut database = describe(&opened, plan);
     database.load = Some(load);
     database.window = counters.window();
@@ -173,7 +156,7 @@ fn run_on(
     record.database = Some(database);
     record.stack = Some(stack.info.clone());
     record.log_stack = log_stack.map(|l| l.info.clone());
-    record.cold = Some(!args.warm);
+    record.cold = Some(!run.warm);
     if record.status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
     }
@@ -348,7 +331,20 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         return Ok(Code::Ok);
     }
     let interrupt = super::measure::interrupt_flag()?;
-    let record = run_db(args, &plan, mem_limit, &interrupt)?;
+    let spec = match (&args.stack, &args.target) {
+        (Some(spec), _) => spec.clone(),
+        (_, Some(dir)) => format!("dir={}", dir.display()),
+        (None, None) => unreachable!("checked above"),
+    };
+    let run = StackRun {
+        spec: &spec,
+        log_spec: args.log_stack.as_deref(),
+        opts: &args.stack_opts,
+        warm: args.warm,
+        mem_limit,
+        quiet: args.quiet,
+    };
+    let record = run_db(&run, &plan, &interrupt)?;
     super::run::report(exports, &record)?;
     Ok(super::measure::status_code(&record))
 }
