@@ -11,7 +11,7 @@ use serde::Serialize;
 /// Version of the comparison JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
-pub use crate::figures::{figure, Compare, Figure, DEFAULT_COLUMNS, FIGURES};
+pub use crate::figures::{figure, Compare, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, FIGURES};
 
 /// One figure of one cell. Its median, range and comparison come from the same values.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

@@ -86,11 +86,7 @@ fn db_failure(e: DbError) -> Failure {
 
 /// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
 /// is run as the stack `dir=DIR`.
-pub fn run_db(
-    run: &StackRun,
-    plan: &DbPlan,
-    interrupt: &AtomicBool,
-) -> Result<RunRecord, Failure> {
+pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None)?;
     let log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(log, &loop_only(run.opts), None)?),
@@ -166,6 +162,18 @@ fn run_on(
     Ok(record)
 }
 
+/// Refuses a log stack the database cannot use.
+pub fn check_log_stack(plan: &DbPlan, has_log_stack: bool) -> Result<(), Failure> {
+    if has_log_stack && plan.db == Db::Sqlite {
+        return Err(failure(
+            Code::Usage,
+            "--log-stack: SQLite keeps its journal beside the database file (db=postgres \
+             puts its WAL on the log stack)",
+        ));
+    }
+    Ok(())
+}
+
 /// Starts the server (or opens the SQLite file) on the stack.
 fn open(
     plan: &DbPlan,
@@ -184,13 +192,7 @@ fn open(
             )))
         }
         Db::Sqlite => {
-            if log_stack.is_some() {
-                return Err(failure(
-                    Code::Usage,
-                    "--log-stack: SQLite keeps its journal beside the database file (db=postgres \
-                     puts its WAL on the log stack)",
-                ));
-            }
+            check_log_stack(plan, log_stack.is_some())?;
             let mut options = SqliteOptions::default();
             for (k, v) in &plan.sqlite {
                 options
@@ -295,7 +297,8 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
     super::preflight::size("--size", &args.stack_opts.size)?;
     match (&args.stack, &args.target) {
         (Some(spec), _) => {
-            super::preflight::stack(&super::preflight::spec(spec)?, &args.stack_opts, 0)?;
+            let dataset = plan.dataset_bytes();
+            super::preflight::stack(&super::preflight::spec(spec)?, &args.stack_opts, dataset)?;
         }
         (None, Some(dir)) if dir.is_dir() => {}
         (None, Some(dir)) => {
@@ -309,6 +312,7 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         }
         (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
     }
+    check_log_stack(&plan, args.log_stack.is_some())?;
     if let Some(log) = &args.log_stack {
         super::preflight::stack(
             &super::preflight::spec(log)?,
