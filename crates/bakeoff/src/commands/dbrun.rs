@@ -127,6 +127,11 @@ fn run_on(
     if !run.warm {
         make_cold(&mut opened, stack)?;
     }
+    if !run.quiet {
+        let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
+        let cold = if run.warm { "warm" } else { "cold" };
+        eprintln!("bakeoff: running {cold}: {ramp:.0} s warm-up, then {runtime:.0} s measured");
+    }
     // After a restart the postmaster has a new pid: ask the stack now.
     let known = known_of(stack, log_stack);
     let record_plan = record_plan(plan);
