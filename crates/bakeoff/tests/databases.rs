@@ -246,6 +246,50 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
 }
 
 #[test]
+fn a_zfs_log_pool_beside_a_zfs_data_pool_shares_one_zfs_fuse() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let set = "db=postgres,warehouses=1,terminals=2,runtime=5s";
+    let data = "zfs:recordsize=8k,checksum=off";
+    let log = ["--log-stack", "zfs:checksum=off"];
+    let r = scene.db_record(scene.db_run("tpcc", data, set, &log));
+    assert_consistent(&r);
+    let shared = &r["log_stack"]["properties"]["daemon"];
+    assert!(
+        shared.as_str().is_some_and(|d| d.starts_with("shared")),
+        "{}",
+        r["log_stack"]
+    );
+    let wal = f(&r["database"]["window"]["wal_bytes"]);
+    let (_, log_written) = device_sum(&r, "log", "write_bytes");
+    assert!(
+        log_written >= 0.9 * wal,
+        "log pool wrote {log_written} for {wal} of WAL"
+    );
+    // Different daemon settings cannot share the one zfs-fuse: refused, and nothing is left.
+    let other_arc = ["--log-stack", "zfs:arc=64m"];
+    let out = scene
+        .db_run("tpcc", data, set, &other_arc)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one zfs-fuse per machine"));
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:#?}",
+        scene.db_leftovers()
+    );
+}
+
+#[test]
 fn pgbench_through_bakeoff_reports_the_tps_pgbench_printed() {
     if !postgres() {
         return;

@@ -93,13 +93,16 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
         None => None,
     };
     let outcome = run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt);
-    // The server lives on the data stack and may hold its WAL on the log stack: the data
-    // stack goes first.
-    let torn = stack.destroy().map_err(stack_failure);
+    // The server lives on the data stack and may hold its WAL on the log stack: it stops
+    // first; then the log stack goes before the data stack (a zfs log pool shares the data
+    // stack's zfs-fuse, which stops with the data stack).
+    let stopped = stack.stop_started_daemons().map_err(stack_failure);
     let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));
+    let torn = stack.destroy().map_err(stack_failure);
     let mut record = outcome?;
-    torn?;
+    stopped?;
     log_torn?;
+    torn?;
     record.findings = bakeoff_core::findings::run_findings(&record);
     Ok(record)
 }
