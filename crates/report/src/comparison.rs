@@ -1,0 +1,244 @@
+//! The comparison of a study: one row per cell, each headline figure as a median with its range
+//! and, against the baseline cell, a ratio and a verdict; plus the findings that explain it.
+
+use bakeoff_core::findings::{cell_findings, Finding};
+use bakeoff_core::record::RunRecord;
+#[cfg(test)]
+use bakeoff_core::verdict::Verdict;
+use bakeoff_core::verdict::{compare, median, spread, Comparison, Method};
+use serde::Serialize;
+
+/// Version of the comparison JSON.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+
+use crate::figures::{Compare, Figure};
+
+/// One figure of one cell. Its median, range and comparison come from the same values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FigureCell {
+    /// Median over the repetitions.
+    pub median: Option<f64>,
+    /// Smallest repetition.
+    pub min: Option<f64>,
+    /// Largest repetition.
+    pub max: Option<f64>,
+    /// `median / baseline median`, where both are clear of zero (absent for the baseline).
+    pub ratio: Option<f64>,
+    /// `median - baseline median`, for percentages and where a side is (near) zero: a ratio of
+    /// something near zero says nothing.
+    pub difference: Option<f64>,
+    /// The verdict against the baseline: only for result and cost figures compared by ratio.
+    pub vs_baseline: Option<Comparison>,
+}
+
+/// One cell of the study.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CellRow {
+    /// Label (stack / workload / sweep values).
+    pub label: String,
+    /// Stack spec.
+    pub stack: String,
+    /// Completed repetitions.
+    pub runs: usize,
+    /// This cell is a baseline.
+    pub is_baseline: bool,
+    /// Figures, in column order.
+    pub figures: Vec<FigureCell>,
+    /// Findings over its repetitions.
+    pub findings: Vec<Finding>,
+}
+
+/// A whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StudyReport {
+    /// Format version.
+    pub schema_version: u32,
+    /// Column keys.
+    pub columns: Vec<String>,
+    /// Minimum effect used for verdicts.
+    pub min_effect: f64,
+    /// Rows.
+    pub rows: Vec<CellRow>,
+    /// Caveats (different machines or tool versions across results directories, ...).
+    pub notes: Vec<String>,
+}
+
+/// A cell's runs and the index of its baseline cell.
+pub struct CellRuns {
+    /// Label.
+    pub label: String,
+    /// Stack spec.
+    pub stack: String,
+    /// Completed runs.
+    pub runs: Vec<RunRecord>,
+    /// Index of its baseline cell, if any.
+    pub baseline: Option<usize>,
+}
+
+/// Compares one figure of a cell (values `xs`) with its baseline's (`bs`).
+fn figure_cell(f: &Figure, xs: &[f64], bs: Option<&[f64]>, method: &Method) -> FigureCell {
+    let (min, max) = spread(xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
+    let mut cell = FigureCell {
+        median: median(xs),
+        min,
+        max,
+        ..FigureCell::default()
+    };
+    let (Some(bs), Some(m)) = (bs, cell.median) else {
+        return cell;
+    };
+    let Some(mb) = median(bs) else { return cell };
+    let clear = |v: &[f64]| v.iter().all(|x| *x > f.floor);
+    if f.percent || !clear(xs) || !clear(bs) {
+        cell.difference = Some(m - mb);
+        return cell;
+    }
+    cell.ratio = Some(m / mb);
+    if let Compare::Verdict(better) = f.compare {
+        cell.vs_baseline = Some(compare(xs, bs, better, method));
+    }
+    cell
+}
+
+/// Builds the comparison of `cells` over `columns`.
+pub fn build(
+    cells: &[CellRuns],
+    columns: &[&'static Figure],
+    method: &Method,
+    min_repetitions: usize,
+) -> StudyReport {
+    let values = |c: &CellRuns, f: &Figure| -> Vec<f64> {
+        let all = c.runs.iter().filter_map(|r| (f.get)(&r.summary));
+        all.filter(|x| x.is_finite()).collect()
+    };
+    let rows = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let is_baseline = c.baseline == Some(i);
+            let figures = columns
+                .iter()
+                .map(|f| {
+                    let base = c.baseline.filter(|b| *b != i && *b < cells.len());
+                    let bs = base.map(|b| values(&cells[b], f));
+                    figure_cell(f, &values(c, f), bs.as_deref(), method)
+                })
+                .collect();
+            CellRow {
+                label: c.label.clone(),
+                stack: c.stack.clone(),
+                runs: c.runs.len(),
+                is_baseline,
+                figures,
+                findings: cell_findings(&c.runs, min_repetitions),
+            }
+        })
+        .collect();
+    StudyReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        columns: columns.iter().map(|f| f.key.to_string()).collect(),
+        min_effect: method.min_effect,
+        rows,
+        notes: provenance_notes(cells),
+    }
+}
+
+/// Says when runs come from different machines, kernels or tool versions.
+fn provenance_notes(cells: &[CellRuns]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let all = || cells.iter().flat_map(|c| c.runs.iter());
+    let distinct = |f: &dyn Fn(&RunRecord) -> String| {
+        let mut v: Vec<String> = all().map(f).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for (what, values) in [
+        ("machines", distinct(&|r| r.environment.hostname.clone())),
+        ("kernels", distinct(&|r| r.environment.kernel.clone())),
+        (
+            "bakeoff versions",
+            distinct(&|r| {
+                format!(
+                    "{} {}",
+                    r.environment.tool_version,
+                    r.environment.git_hash.clone().unwrap_or_default()
+                )
+            }),
+        ),
+    ] {
+        if values.len() > 1 {
+            notes.push(format!(
+                "runs come from different {what}: {}",
+                values.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::figure;
+
+    fn cell(label: &str, values: &[(f64, f64, f64)]) -> CellRuns {
+        let runs = values
+            .iter()
+            .map(|&(iops, amp, busy)| {
+                let mut r = crate::fixture::record();
+                r.summary.read_iops = Some(iops);
+                r.summary.read_amplification = Some(amp);
+                r.summary.cpu_busy_pct = Some(busy);
+                r
+            })
+            .collect();
+        CellRuns {
+            label: label.into(),
+            stack: label.into(),
+            runs,
+            baseline: Some(0),
+        }
+    }
+
+    #[test]
+    fn near_zero_figures_get_a_difference_and_diagnostics_no_verdict() {
+        // A cached cell: read amplification structurally near zero, one run exactly 0.
+        let cells = [
+            cell(
+                "base",
+                &[(100.0, 1.0, 50.0), (101.0, 1.0, 51.0), (99.0, 1.0, 49.0)],
+            ),
+            cell(
+                "cached",
+                &[
+                    (300.0, 0.0, 90.0),
+                    (310.0, 0.003, 91.0),
+                    (305.0, 0.001, 92.0),
+                ],
+            ),
+        ];
+        let cols: Vec<_> = ["read_iops", "read_amplification", "cpu_busy_pct"]
+            .iter()
+            .map(|k| figure(k).unwrap())
+            .collect();
+        let r = build(&cells, &cols, &Method::default(), 3);
+        let [iops, amp, busy] = &r.rows[1].figures[..] else {
+            panic!("three figures")
+        };
+        // IOPS: a ratio and a verdict from the same three values as the median.
+        assert_eq!(iops.median, Some(305.0));
+        assert!((iops.ratio.unwrap() - 305.0 / 100.0).abs() < 1e-12);
+        let v = iops.vs_baseline.as_ref().unwrap();
+        assert_eq!((v.verdict, v.n_cell, v.n_baseline), (Verdict::Better, 3, 3));
+        // Amplification: the median keeps the zero; no ratio of something near zero.
+        assert_eq!((amp.median, amp.min), (Some(0.001), Some(0.0)));
+        assert_eq!((amp.ratio, amp.vs_baseline.is_none()), (None, true));
+        assert!((amp.difference.unwrap() - (0.001 - 1.0)).abs() < 1e-12);
+        // Machine busy %: a diagnostic, compared in points, never better or worse.
+        assert_eq!(
+            (busy.difference, busy.vs_baseline.is_none()),
+            (Some(41.0), true)
+        );
+    }
+}

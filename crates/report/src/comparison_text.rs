@@ -1,0 +1,280 @@
+//! The comparison as a terminal table, Markdown or CSV. Each figure shows the median, the range
+//! over repetitions, and against the baseline the ratio and the verdict:
+//! `48,902 [47,1k–50,2k] ×0.50 worse`.
+
+use crate::comparison::{CellRow, FigureCell, StudyReport};
+use crate::figures::{figure, Figure};
+use bakeoff_core::verdict::Verdict;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use std::fmt::Write;
+
+fn number(v: f64, decimals: usize) -> String {
+    if decimals == 0 {
+        crate::fmt::group(v.round().max(0.0) as u64)
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoSignificantDifference => "same",
+        Verdict::TooFewSamples => "too few runs",
+    }
+}
+
+/// The compact mark used in tables: + better, - worse, = no significant difference, ? too few.
+fn verdict_mark(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "+",
+        Verdict::Worse => "-",
+        Verdict::NoSignificantDifference => "=",
+        Verdict::TooFewSamples => "?",
+    }
+}
+
+/// The text of one figure cell: `median [min–max]` and, against the baseline, `×ratio` with the
+/// verdict mark (diagnostic figures: no mark), or `+difference` for percentages and figures that
+/// are (near) zero on a side.
+fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
+    let decimals = def.map_or(1, |d| d.decimals);
+    let Some(m) = f.median else { return "-".into() };
+    let mut s = number(m, decimals);
+    if with_range {
+        if let (Some(a), Some(b)) = (f.min, f.max) {
+            if a != b {
+                let _ = write!(s, " [{}–{}]", number(a, decimals), number(b, decimals));
+            }
+        }
+    }
+    let mark = f
+        .vs_baseline
+        .as_ref()
+        .map_or("", |c| verdict_mark(c.verdict));
+    if let Some(r) = f.ratio.filter(|r| r.is_finite()) {
+        let _ = write!(s, " ×{r:.2}{mark}");
+    } else if let Some(d) = f.difference.filter(|d| d.is_finite()) {
+        let unit = if def.is_some_and(|d| d.percent) {
+            " pt"
+        } else {
+            ""
+        };
+        let sign = if d < 0.0 { "−" } else { "+" };
+        let _ = write!(s, " {sign}{}{unit}", signed(d.abs(), decimals.max(1)));
+    }
+    s
+}
+
+fn signed(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}")
+}
+
+fn headings(r: &StudyReport) -> Vec<String> {
+    let mut h = vec!["cell".to_string(), "runs".into()];
+    h.extend(
+        r.columns
+            .iter()
+            .map(|k| figure(k).map_or(k.clone(), |f| f.label.to_string())),
+    );
+    h
+}
+
+fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
+    let label = if row.is_baseline {
+        format!("{} (baseline)", row.label)
+    } else {
+        row.label.clone()
+    };
+    let mut cells = vec![label, row.runs.to_string()];
+    for (k, f) in r.columns.iter().zip(&row.figures) {
+        cells.push(cell_text(f, figure(k), with_range));
+    }
+    cells
+}
+
+fn findings_text(r: &StudyReport, bullet: &str) -> String {
+    let mut s = String::new();
+    for row in r.rows.iter().filter(|row| !row.findings.is_empty()) {
+        let _ = writeln!(s, "\n{}:", row.label);
+        for f in &row.findings {
+            let _ = writeln!(
+                s,
+                "{bullet}{}: {} ({}). {}",
+                f.id, f.title, f.evidence, f.suggestion
+            );
+        }
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "\nnote: {n}");
+    }
+    s
+}
+
+/// A terminal table, then the findings.
+pub fn render_table(r: &StudyReport) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(headings(r));
+    for row in &r.rows {
+        t.add_row(row_cells(r, row, true));
+    }
+    let legend = format!(
+        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
+        r.min_effect * 100.0
+    );
+    format!("{t}\n{legend}\n{}", findings_text(r, "  - "))
+}
+
+/// A Markdown table, then the findings.
+pub fn render_markdown(r: &StudyReport) -> String {
+    let h = headings(r);
+    let mut s = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
+    for row in &r.rows {
+        let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+    }
+    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    s + &findings_text(r, "- ")
+}
+
+/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
+pub fn render_csv(r: &StudyReport) -> String {
+    let mut s = String::from(
+        "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n",
+    );
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    for row in &r.rows {
+        for (k, f) in r.columns.iter().zip(&row.figures) {
+            let c = f.vs_baseline.as_ref();
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{k},{},{},{},{},{},{},{},{},{}",
+                quote(&row.label),
+                quote(&row.stack),
+                row.runs,
+                row.is_baseline,
+                opt(f.median),
+                opt(f.min),
+                opt(f.max),
+                opt(f.ratio),
+                opt(f.difference),
+                opt(c.map(|c| c.ci_low)),
+                opt(c.map(|c| c.ci_high)),
+                opt(c.and_then(|c| c.p_value)),
+                c.map_or("", |c| verdict_word(c.verdict)),
+            );
+        }
+    }
+    s
+}
+
+/// JSON with `schema_version`.
+pub fn render_json(r: &StudyReport) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("reports serialise");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparison::{build, CellRuns};
+    use bakeoff_core::verdict::Method;
+
+    /// Three repetitions of raw (baseline), a ZFS stack at half the read IOPS with 16x read
+    /// amplification, and ext4 within noise of raw.
+    fn report() -> StudyReport {
+        let base = crate::fixture::record();
+        let runs = |iops: [f64; 3], amp: f64, cpu: f64| -> Vec<_> {
+            iops.iter()
+                .map(|&i| {
+                    let mut r = base.clone();
+                    r.summary.read_iops = Some(i);
+                    r.summary.read_amplification = Some(amp);
+                    r.summary.cpu_busy_pct = Some(cpu);
+                    r
+                })
+                .collect()
+        };
+        let cells = vec![
+            CellRuns {
+                label: "raw / slob".into(),
+                stack: "raw".into(),
+                runs: runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "zfs:recordsize=128k / slob".into(),
+                stack: "zfs:recordsize=128k".into(),
+                runs: runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0),
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "ext4 / slob".into(),
+                stack: "ext4".into(),
+                runs: runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
+                baseline: Some(0),
+            },
+        ];
+        let columns: Vec<_> = ["read_iops", "cpu_busy_pct", "read_amplification"]
+            .iter()
+            .map(|k| figure(k).unwrap())
+            .collect();
+        build(&cells, &columns, &Method::default(), 3)
+    }
+
+    #[test]
+    fn markdown_golden() {
+        insta::assert_snapshot!(render_markdown(&report()));
+    }
+
+    #[test]
+    fn csv_golden() {
+        insta::assert_snapshot!(render_csv(&report()));
+    }
+
+    #[test]
+    fn json_golden() {
+        insta::assert_snapshot!(render_json(&report()));
+    }
+
+    #[test]
+    fn results_from_different_machines_are_noted() {
+        let base = crate::fixture::record();
+        let mut other = base.clone();
+        other.environment.hostname = "elsewhere".into();
+        let cells = vec![
+            CellRuns {
+                label: "a".into(),
+                stack: "raw".into(),
+                runs: vec![base.clone()],
+                baseline: Some(0),
+            },
+            CellRuns {
+                label: "b".into(),
+                stack: "ext4".into(),
+                runs: vec![other],
+                baseline: Some(0),
+            },
+        ];
+        let r = build(
+            &cells,
+            &[figure("read_iops").unwrap()],
+            &Method::default(),
+            3,
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("different machines")),
+            "{:?}",
+            r.notes
+        );
+        assert!(render_markdown(&r).contains("note: runs come from different machines"));
+    }
+
+    #[test]
+    fn table_golden() {
+        insta::assert_snapshot!(render_table(&report()));
+    }
+}
