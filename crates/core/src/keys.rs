@@ -2,7 +2,7 @@
 //! in a plain job and in a personality's role is one [`KeyDoc`] used by both tables, so its
 //! default, its help and its validation cannot drift apart.
 
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 
 /// A documented key: name, default and one line of help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,13 +322,13 @@ pub(crate) fn names<'a>(tables: &[&'a [KeyDoc]]) -> Vec<&'a str> {
 }
 
 /// Refuses settings whose key is not in `allowed`, listing what is allowed.
-pub(crate) fn check_known(settings: &Settings, allowed: &[&str]) -> Result<(), SpecError> {
+pub(crate) fn check_known(settings: &Settings, allowed: &[&str]) -> Result<(), SettingError> {
     for (key, s) in settings.iter() {
         if !allowed.contains(&key.as_str()) {
             let mut names: Vec<&str> = allowed.to_vec();
             names.sort_unstable();
             names.dedup();
-            return Err(SpecError::new(
+            return Err(SettingError::new(
                 s.origin.clone(),
                 key,
                 format!("unknown key (allowed: {})", names.join(", ")),

@@ -159,10 +159,11 @@ pub enum Step {
     Dirty { dbwriter: usize, pct: u8 },
 }
 
-/// A gate that couples roles: a waiter needs `value` posts per pass; posters may run at most
-/// `highwater` posts ahead of what the waiter has asked for (filebench semblock semantics).
+/// The semaphore that couples roles (a role's `gate` key): a waiter needs `value` posts per
+/// pass; posters may run at most `highwater` posts ahead of what the waiter has asked for
+/// (filebench semblock semantics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Gate {
+pub struct SemaphoreSpec {
     /// Posts consumed per pass of the waiter.
     pub value: u64,
     /// How far posters may run ahead before they block.
@@ -213,7 +214,7 @@ pub struct RolePlan {
     /// The loop each thread runs.
     pub steps: Vec<Step>,
     /// This role's gate, if another role posts to it.
-    pub gate: Option<Gate>,
+    pub gate: Option<SemaphoreSpec>,
     /// Sync every N writes.
     pub sync_every: Option<SyncEvery>,
     /// Writes of this role are log writes.

@@ -1,11 +1,11 @@
 //! Runs a plan on a laid-out dataset: opens files, starts one thread per worker, ticks once a
 //! second for the sampler, ends on time, on Ctrl-C or on the first error, and merges results.
 
+use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::engines::{Engine, IoUring, Null, Psync};
-use crate::gate::{DirtyQueue, Gate, LogQueue};
 use crate::layout::{Dataset, Region};
 use crate::results::{merge_kinds, role_result};
-use crate::shared::StartGate;
+use crate::shared::StartBarrier;
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats, Totals};
 use crate::worker::Worker;
@@ -249,11 +249,13 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
         clock: crate::clock::RunClock::start(),
         ramp_ns: AtomicU64::new(u64::MAX),
         end_ns: AtomicU64::new(u64::MAX),
-        gates: plan
+        semaphores: plan
             .roles
             .iter()
             .map(|r| match r.gate {
-                Some(g) => (0..r.threads).map(|_| Arc::new(Gate::new(g))).collect(),
+                Some(g) => (0..r.threads)
+                    .map(|_| Arc::new(Semaphore::new(g)))
+                    .collect(),
                 None => Vec::new(),
             })
             .collect(),
@@ -271,7 +273,7 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
             })
             .collect(),
         error: Mutex::new(None),
-        start: StartGate::default(),
+        start: StartBarrier::default(),
     })
 }
 

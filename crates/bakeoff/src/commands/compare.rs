@@ -321,9 +321,9 @@ fn finish(out: &Path, args: &CompareArgs, exports: Vec<Export>) -> Result<Code, 
     let report = &loaded.report;
     let table = super::report::render(report, &args.report)?;
     exports::deliver(&table, exports, |kind| match kind {
-        Kind::Json => bakeoff_report::study_table::render_json(report),
-        Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
-        Kind::Csv => bakeoff_report::study_table::render_csv(report),
+        Kind::Json => bakeoff_report::comparison_text::render_json(report),
+        Kind::Markdown => bakeoff_report::comparison_text::render_markdown(report),
+        Kind::Csv => bakeoff_report::comparison_text::render_csv(report),
         Kind::Timeseries => unreachable!("compare never requests a time series"),
     })?;
     eprintln!("results: {}", out.display());

@@ -7,7 +7,8 @@ use crate::exit::{bad_value, clip, failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
-use bakeoff_report::study::{build, figure, CellRuns, Figure, StudyReport, DEFAULT_COLUMNS};
+use bakeoff_report::comparison::{build, CellRuns, StudyReport};
+use bakeoff_report::figures::{figure, Figure, DEFAULT_COLUMNS};
 use std::path::PathBuf;
 
 /// The figures `--columns` names (default: the slob headline figures).
@@ -158,7 +159,7 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
 
 /// Renders in the requested format.
 pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure> {
-    use bakeoff_report::study_table as t;
+    use bakeoff_report::comparison_text as t;
     Ok(match opts.format {
         Format::Table => t::render_table(report),
         Format::Markdown => t::render_markdown(report),

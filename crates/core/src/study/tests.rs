@@ -108,7 +108,7 @@ fn study_files_mean_the_same_as_flags() {
     assert!(parse_fraction("150%").is_err());
 }
 
-fn parse(text: &str) -> Result<Study, SpecError> {
+fn parse(text: &str) -> Result<Study, SettingError> {
     parse_study(text, "s.toml")
 }
 

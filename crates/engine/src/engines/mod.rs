@@ -1,6 +1,6 @@
 //! I/O engines: one struct of hooks each (fio's `ioengine_ops`, trimmed to submit and reap).
 //! Engines are chosen once per worker and monomorphised; adding one is a file here plus a
-//! variant of [`bakeoff_core::EngineKind`] and an arm in [`crate::worker::spawn_worker`].
+//! variant of [`bakeoff_core::plan::EngineKind`] and an arm in [`crate::worker::spawn_worker`].
 
 mod null;
 mod psync;
