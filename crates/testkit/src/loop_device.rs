@@ -187,10 +187,20 @@ impl Mount {
 }
 
 impl Drop for Mount {
+    /// Unmounts, retrying for a few seconds while the file system is busy: a process that just
+    /// exited may still hold files in it (io_uring releases its files after the process is gone).
     fn drop(&mut self) {
         let dir = self.target();
-        if succeeds("mountpoint", &["-q", &dir]) {
-            quiet("umount", &[&dir]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while succeeds("mountpoint", &["-q", &dir]) {
+            if succeeds("umount", &[&dir]) {
+                return;
+            }
+            if Instant::now() > deadline {
+                quiet("umount", &[&dir]); // says why, once
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
     }
 }
