@@ -59,11 +59,7 @@ pub(crate) const COUNT: KeyDoc = doc(
 
 /// Keys every workload accepts, plain job or personality.
 pub const RUN_KEYS: &[KeyDoc] = &[
-    doc(
-        "engine",
-        "psync",
-        "I/O engine: psync, io_uring or null (no I/O; tests the tool)",
-    ),
+    doc("engine", "psync", crate::plan::EngineKind::HELP),
     doc("runtime", "30s", "measured duration"),
     doc(
         "ramp_time",

@@ -20,6 +20,9 @@ impl EngineKind {
     /// Every engine, in the order `bakeoff` lists them.
     pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::IoUring, EngineKind::Null];
 
+    /// Help of the `engine` key: every engine and what it is for.
+    pub const HELP: &'static str = "I/O engine: psync, io_uring or null (no I/O; tests the tool)";
+
     /// The name used in job files and `--set engine=`.
     pub fn name(self) -> &'static str {
         match self {
@@ -34,7 +37,12 @@ impl EngineKind {
         EngineKind::ALL
             .into_iter()
             .find(|e| e.name() == text)
-            .ok_or_else(|| format!("unknown engine '{text}' (allowed: psync, io_uring, null)"))
+            .ok_or_else(|| format!("unknown engine '{text}' (allowed: {})", EngineKind::names()))
+    }
+
+    /// Every engine's name, for messages: `psync, io_uring, null`.
+    pub fn names() -> String {
+        EngineKind::ALL.map(EngineKind::name).join(", ")
     }
 }
 

@@ -2,14 +2,14 @@
 //! second for the sampler, ends on time, on Ctrl-C or on the first error, and merges results.
 
 use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
-use crate::engines::{Engine, IoUring, Null, Psync};
+use crate::engines::{with_engine, Engine, WithEngine};
 use crate::layout::{Dataset, Region};
 use crate::results::{merge_kinds, role_result};
 use crate::shared::StartBarrier;
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats, Totals};
 use crate::worker::Worker;
-use bakeoff_core::plan::{EngineKind, IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
+use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use bakeoff_core::record::{OpStats, RoleResult};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -169,6 +169,17 @@ pub fn worker_seed(plan: &Plan, role: usize, thread: usize) -> u64 {
         ^ u64::from(plan.repetition.saturating_sub(1)).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
+/// Starting a worker thread, on whichever engine its role uses.
+struct SpawnWorker(WorkerSpec);
+
+impl WithEngine for SpawnWorker {
+    type Output = std::io::Result<JoinHandle<ThreadStats>>;
+
+    fn run<E: Engine + 'static>(self) -> Self::Output {
+        spawn_worker::<E>(self.0)
+    }
+}
+
 fn spawn_worker<E: Engine + 'static>(spec: WorkerSpec) -> std::io::Result<JoinHandle<ThreadStats>> {
     let shared = spec.shared.clone();
     std::thread::Builder::new()
@@ -216,16 +227,13 @@ fn start_workers(
                 compress_pct: plan.compress_pct,
                 buf_len: dirtied_block_size(plan, ri),
             };
-            let handle = match role.engine.unwrap_or(plan.engine) {
-                EngineKind::Psync => spawn_worker::<Psync>(spec),
-                EngineKind::IoUring => spawn_worker::<IoUring>(spec),
-                EngineKind::Null => spawn_worker::<Null>(spec),
-            }
-            .map_err(|source| RunError::Setup {
-                engine: role.engine.unwrap_or(plan.engine).name(),
-                role: role.name.clone(),
-                source,
-            })?;
+            let engine = role.engine.unwrap_or(plan.engine);
+            let handle =
+                with_engine(engine, SpawnWorker(spec)).map_err(|source| RunError::Setup {
+                    engine: engine.name(),
+                    role: role.name.clone(),
+                    source,
+                })?;
             spawned.push(Spawned {
                 role: ri,
                 counters,

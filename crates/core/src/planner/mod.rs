@@ -43,8 +43,9 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
     let engine = d("engine");
     let engine = EngineKind::parse(engine.text.trim()).map_err(|_| {
         engine.invalid(format!(
-            "{} is not an engine (allowed: psync, io_uring, null)",
-            engine.shown()
+            "{} is not an engine (allowed: {})",
+            engine.shown(),
+            EngineKind::names()
         ))
     })?;
     let week = Duration::from_secs(7 * 86400);
@@ -352,8 +353,9 @@ fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
     }
     EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
         v.invalid(format!(
-            "{} is not an engine (allowed: psync, io_uring, null)",
-            v.shown()
+            "{} is not an engine (allowed: {})",
+            v.shown(),
+            EngineKind::names()
         ))
     })
 }
