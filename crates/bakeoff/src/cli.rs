@@ -229,6 +229,9 @@ pub struct RunArgs {
     /// Build this stack, run on it, and tear it down: 'ext4:mount=noatime', 'zfs:recordsize=8k', raw.
     #[arg(long, value_name = "SPEC")]
     pub stack: Option<String>,
+    /// A second stack for the log: the redo of slob and oltp, a database's write-ahead log.
+    #[arg(long, value_name = "SPEC", requires = "stack")]
+    pub log_stack: Option<String>,
     #[command(flatten)]
     pub stack_opts: StackOpts,
     /// Do not sync and drop caches (or re-import a ZFS pool) before the run.

@@ -5,8 +5,8 @@
 
 mod common;
 use bakeoff_testkit::loop_device::{mkfs, Attach, Image, LoopDevice, LoopFs, Mount};
-use bakeoff_testkit::{privileged_turn, scratch_dir};
-use common::{fig, finding_ids, run_json, run_on};
+use bakeoff_testkit::privileged_turn;
+use common::{fig, finding_ids, run_json, run_on, Scene};
 use std::process::{Child, Command, Stdio};
 
 /// `yes > /dev/null` pinned to CPU 0: another process competing with the run.
@@ -167,32 +167,16 @@ fn a_mirror_names_its_copies_in_the_write_amplification() {
     let Some(_turn) = privileged_turn() else {
         return;
     };
-    let state = tempfile::tempdir().unwrap();
-    let images = scratch_dir();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let json = out.path().join("run.json");
-    let status = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
-        .env("BAKEOFF_STATE_DIR", state.path())
-        .args([
-            "run",
-            "randwrite",
-            "--stack",
-            "btrfs:devices=2,metadata=raid1,profile=raid1",
-        ])
-        .args([
-            "--size",
-            "512m",
-            "--images",
-            images.path().to_str().unwrap(),
-            "--quiet",
-        ])
-        .args(["--set", "bs=64k,direct=true,size=128m,runtime=2s"])
-        .args(["--json", json.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = Scene::new().run_json(&[
+        "run",
+        "randwrite",
+        "--stack",
+        "btrfs:devices=2,metadata=raid1,profile=raid1",
+        "--size",
+        "512m",
+        "--set",
+        "bs=64k,direct=true,size=128m,runtime=2s",
+    ]);
     assert_eq!(v["stack"]["redundancy"], 2.0, "{}", v["stack"]);
     let (total, per_copy) = (
         fig(&v, "write_amplification"),
@@ -238,4 +222,46 @@ fn slob_readers_keep_iodepth_ios_in_flight() {
         b >= 2.0 * a,
         "read IOPS {a:.0} at iodepth=1, {b:.0} at iodepth=8"
     );
+}
+
+#[test]
+fn the_redo_lands_on_the_log_stack() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let v = Scene::new().run_json(&[
+        "run",
+        "slob",
+        "--stack",
+        "ext4",
+        "--log-stack",
+        "xfs",
+        "--size",
+        "512m",
+        "--set",
+        "readers=1,writers=4,data_size=128m,redo_size=16m,direct=true,runtime=2s",
+    ]);
+    assert_eq!(v["log_stack"]["kind"], "xfs", "{}", v["log_stack"]);
+    let devices = v["devices"].as_array().unwrap();
+    let role = |r: &str| devices.iter().find(|d| d["role"] == r).unwrap().clone();
+    let (data, log) = (role("stack"), role("log"));
+    let app = |kind: &str| -> u64 {
+        let ops = v["ops"].as_array().unwrap();
+        ops.iter()
+            .find(|o| o["kind"] == kind)
+            .map_or(0, |o| o["bytes"].as_u64().unwrap())
+    };
+    let (redo, blocks) = (app("log_write") as f64, app("write") as f64);
+    let log_written = log["write_bytes"].as_u64().unwrap() as f64;
+    assert!(
+        log_written >= 0.9 * redo,
+        "log device {log_written} bytes for {redo} of redo"
+    );
+    // The data device carries the data blocks DBWR wrote, not the redo.
+    let data_written = data["write_bytes"].as_u64().unwrap() as f64;
+    assert!(
+        (0.9..1.3).contains(&(data_written / blocks)),
+        "data device {data_written} bytes for {blocks} of data blocks"
+    );
+    assert!(fig(&v, "log_write_amplification") >= 0.9);
 }

@@ -12,6 +12,7 @@
 mod doc;
 pub mod findings;
 pub mod keys;
+pub mod op;
 pub mod personality;
 pub mod plan;
 mod planner;
@@ -23,6 +24,8 @@ pub mod units;
 pub mod verdict;
 pub mod workload;
 
+pub mod dbplan;
+pub mod dbrecord;
 pub mod job;
 mod values;
 

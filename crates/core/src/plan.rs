@@ -46,49 +46,7 @@ impl EngineKind {
     }
 }
 
-/// The reporting category of an operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OpKind {
-    /// A data read.
-    Read,
-    /// A data write.
-    Write,
-    /// A write to a redo/intent log.
-    LogWrite,
-    /// An `fsync` or `fdatasync`.
-    Sync,
-    /// A transaction commit: from handing redo to the log writer until it is durable (what a
-    /// committing session waits for: the log write and its sync, and any queueing before them).
-    Commit,
-}
-
-impl OpKind {
-    /// Every kind, in report order.
-    pub const ALL: [OpKind; 5] = [
-        OpKind::Read,
-        OpKind::Write,
-        OpKind::LogWrite,
-        OpKind::Sync,
-        OpKind::Commit,
-    ];
-
-    /// Index into per-kind arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// Name used in reports and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Read => "read",
-            OpKind::Write => "write",
-            OpKind::LogWrite => "log_write",
-            OpKind::Sync => "sync",
-            OpKind::Commit => "commit",
-        }
-    }
-}
+pub use crate::op::OpKind;
 
 /// How offsets are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

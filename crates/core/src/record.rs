@@ -407,6 +407,9 @@ pub struct RunRecord {
     /// The stack bakeoff built for this run, if it built one.
     #[serde(default)]
     pub stack: Option<StackInfo>,
+    /// The separate log stack (redo, write-ahead log), if the run had one.
+    #[serde(default)]
+    pub log_stack: Option<StackInfo>,
     /// True if the run started cold (sync, page cache dropped, ZFS pool re-imported); false if
     /// warm (`--warm`, or caches could not be dropped).
     #[serde(default)]
@@ -433,4 +436,7 @@ pub struct RunRecord {
     /// Diagnoses of this run with their evidence (see `docs/findings.md`).
     #[serde(default)]
     pub findings: Vec<crate::findings::Finding>,
+    /// The database of a database run (tpcc, pgbench).
+    #[serde(default)]
+    pub database: Option<crate::dbrecord::DatabaseRun>,
 }

@@ -1,7 +1,7 @@
 //! Headline figures of a run, flat, for tables and comparisons: a pure function of the run
 //! record. `None` where a figure does not apply (no writes, no devices), never 0.
 
-use crate::plan::OpKind;
+use crate::op::{OpClass, OpKind};
 use crate::record::{DeviceStats, OpStats, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,12 @@ pub struct Summary {
     pub read_amplification: Option<f64>,
     /// Stack device bytes written / application bytes written (all members summed).
     pub write_amplification: Option<f64>,
+    /// With a separate log stack: its device bytes written / application log bytes written.
+    #[serde(default)]
+    pub log_write_amplification: Option<f64>,
+    /// With a separate log stack: its devices' writes per second.
+    #[serde(default)]
+    pub log_device_write_iops: Option<f64>,
     /// Bytes the layout stores per byte of data (a two-way mirror: 2), read back from the stack.
     #[serde(default)]
     pub redundancy: Option<f64>,
@@ -73,6 +79,45 @@ pub struct Summary {
     /// ZFS ARC hit ratio over the window (hits / (hits + misses)), %, where kstats exist.
     #[serde(default)]
     pub arc_hit_pct: Option<f64>,
+    /// Database transactions per second (every kind).
+    #[serde(default)]
+    pub tps: Option<f64>,
+    /// Database transactions per minute.
+    #[serde(default)]
+    pub tpm: Option<f64>,
+    /// TPC-C New-Orders per minute.
+    #[serde(default)]
+    pub nopm: Option<f64>,
+    /// Median latency of the headline transaction (TPC-C New-Order, else pgbench's), µs.
+    #[serde(default)]
+    pub txn_lat_p50_us: Option<f64>,
+    /// 99th-percentile latency of the headline transaction, µs.
+    #[serde(default)]
+    pub txn_lat_p99_us: Option<f64>,
+    /// The work's CPU µs per transaction (bakeoff as client, the server, the kernel).
+    #[serde(default)]
+    pub cpu_us_per_txn: Option<f64>,
+    /// Data-stack device bytes read per transaction.
+    #[serde(default)]
+    pub device_read_bytes_per_txn: Option<f64>,
+    /// Data-stack device bytes written per transaction.
+    #[serde(default)]
+    pub device_write_bytes_per_txn: Option<f64>,
+    /// Log-stack device bytes written per transaction.
+    #[serde(default)]
+    pub log_device_write_bytes_per_txn: Option<f64>,
+    /// Device flushes (data and log stacks) per transaction.
+    #[serde(default)]
+    pub device_flushes_per_txn: Option<f64>,
+    /// Write-ahead-log bytes per transaction (PostgreSQL).
+    #[serde(default)]
+    pub wal_bytes_per_txn: Option<f64>,
+    /// The database's buffer-cache hit ratio over the window, %.
+    #[serde(default)]
+    pub db_cache_hit_pct: Option<f64>,
+    /// Checkpoints in the window.
+    #[serde(default)]
+    pub checkpoints: Option<f64>,
     /// Stack device read operations per application read.
     pub device_reads_per_op: Option<f64>,
     /// Stack device write operations per application write.
@@ -105,6 +150,7 @@ impl Summary {
         let secs = record.measured_ns as f64 / 1e9;
         let ops = &record.ops;
         let (r_ops, r_bytes) = total(ops, |k| k == OpKind::Read);
+        // Transactions are not I/O: per-operation device and CPU figures count I/O only.
         let (w_ops, w_bytes) = total(ops, |k| matches!(k, OpKind::Write | OpKind::LogWrite));
         let (commits, _) = total(ops, |k| k == OpKind::Commit);
         let per_sec = |n: u64| (n > 0 && secs > 0.0).then(|| n as f64 / secs);
@@ -134,13 +180,77 @@ impl Summary {
             arc_hit_pct: arc,
             ..Summary::default()
         };
-        s.add_devices(&record.devices, (r_ops, r_bytes), (w_ops, w_bytes), secs);
+        let log = record.devices.iter().filter(|d| d.role == "log");
+        let (log_ops, log_bytes) = log.fold((0u64, 0u64), |(n, b), d| {
+            (n + d.write_ops, b + d.write_bytes)
+        });
+        let has_log_stack = record.devices.iter().any(|d| d.role == "log");
+        // With the log on its own stack, the data devices answer for the data writes only.
+        let data_writes = if has_log_stack {
+            total(ops, |k| k == OpKind::Write)
+        } else {
+            (w_ops, w_bytes)
+        };
+        if has_log_stack {
+            let (_, app_log) = total(ops, |k| k == OpKind::LogWrite);
+            s.log_write_amplification = ratio(log_bytes as f64, app_log as f64);
+            s.log_device_write_iops = ratio(log_ops as f64, secs);
+        }
+        s.add_devices(&record.devices, (r_ops, r_bytes), data_writes, secs);
+        s.add_transactions(record, secs);
         s.redundancy = record.stack.as_ref().and_then(|st| st.redundancy);
         s.write_amplification_per_copy = s
             .write_amplification
             .zip(s.redundancy)
             .and_then(|(w, r)| (r > 0.0).then(|| w / r));
         s
+    }
+
+    /// Transactions: rates, the headline latency, and what each cost the machine.
+    fn add_transactions(&mut self, record: &RunRecord, secs: f64) {
+        let ops = &record.ops;
+        let (txns, _) = total(ops, |k| k.class() == OpClass::Transaction);
+        if txns == 0 || secs <= 0.0 {
+            return;
+        }
+        let n = txns as f64;
+        let (new_orders, _) = total(ops, |k| k == OpKind::NewOrder);
+        self.tps = Some(n / secs);
+        self.tpm = Some(n / secs * 60.0);
+        self.nopm = (new_orders > 0).then(|| new_orders as f64 / secs * 60.0);
+        let headline = [OpKind::NewOrder, OpKind::Transaction]
+            .into_iter()
+            .find(|k| ops.iter().any(|o| o.kind == *k && o.ops > 0));
+        if let Some(k) = headline {
+            self.txn_lat_p50_us = percentile_us(ops, k, 50.0);
+            self.txn_lat_p99_us = percentile_us(ops, k, 99.0);
+        }
+        let split = record.cpu.as_ref().and_then(|c| c.split.as_ref());
+        self.cpu_us_per_txn = split.map(|x| x.work_us() / n);
+        let sum = |role: &str, f: fn(&DeviceStats) -> u64| -> Option<f64> {
+            let mut of_role = record.devices.iter().filter(|d| d.role == role).peekable();
+            of_role.peek()?;
+            Some(of_role.map(f).sum::<u64>() as f64 / n)
+        };
+        self.device_read_bytes_per_txn = sum("stack", |d| d.read_bytes);
+        self.device_write_bytes_per_txn = sum("stack", |d| d.write_bytes);
+        self.log_device_write_bytes_per_txn = sum("log", |d| d.write_bytes);
+        let flushes: Option<u64> = record
+            .devices
+            .iter()
+            .filter(|d| d.role == "stack" || d.role == "log")
+            .map(|d| d.flush_ops)
+            .sum();
+        self.device_flushes_per_txn = flushes.map(|f| f as f64 / n);
+        let window = record.database.as_ref().and_then(|d| d.window.as_ref());
+        if let Some(w) = window {
+            self.wal_bytes_per_txn = w.wal_bytes.map(|b| b as f64 / n);
+            self.db_cache_hit_pct = w
+                .cache_hits
+                .zip(w.cache_misses)
+                .and_then(|(h, m)| ratio(100.0 * h as f64, (h + m) as f64));
+            self.checkpoints = w.checkpoints.map(|c| c as f64);
+        }
     }
 
     /// The stack-device figures: per second, per application operation and byte.

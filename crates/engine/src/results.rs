@@ -2,9 +2,10 @@
 //! (histograms merged, so a headline percentile is the percentile of every operation of the
 //! kind, not the worst role's).
 
+use crate::harness::RoleDesc;
 use crate::histogram::LatencyCounts;
 use crate::stats::{latency, ThreadStats, Totals};
-use bakeoff_core::plan::{OpKind, RolePlan};
+use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{OpStats, RoleResult};
 use hdrhistogram::Histogram;
 use std::time::Duration;
@@ -25,11 +26,7 @@ fn merged<'a>(
 }
 
 /// Per kind that occurred: counts from `delta` (the window), latency from the merged histograms.
-pub(crate) fn merge_kinds(
-    threads: &[&ThreadStats],
-    delta: &Totals,
-    measured: Duration,
-) -> Vec<OpStats> {
+pub fn merge_kinds(threads: &[&ThreadStats], delta: &Totals, measured: Duration) -> Vec<OpStats> {
     let secs = measured.as_secs_f64();
     let rate = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
     let mut ops = Vec::new();
@@ -55,7 +52,7 @@ pub(crate) fn merge_kinds(
 
 /// One role's results over the window.
 pub(crate) fn role_result(
-    role: &RolePlan,
+    role: &RoleDesc,
     threads: &[ThreadStats],
     delta: &Totals,
     measured: Duration,

@@ -29,6 +29,14 @@ pub enum RunError {
         len: u64,
         got: u64,
     },
+    /// A database statement failed (not a retryable conflict).
+    #[error("{what}: {message}")]
+    Database {
+        /// What was being done (`TPC-C New-Order on terminal 3`).
+        what: String,
+        /// The database's message.
+        message: String,
+    },
     /// A worker could not start.
     #[error("starting the {engine} engine for role {role}: {source}")]
     Setup {

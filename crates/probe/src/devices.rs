@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 pub const ROLE_STACK: &str = "stack";
 /// Role of a device under a loop device's backing file (shown for context).
 pub const ROLE_BACKING: &str = "backing";
+/// Role of a device of a separate log stack (its bytes are the log's).
+pub const ROLE_LOG: &str = "log";
 
 /// A block device under the target, as named by the kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]

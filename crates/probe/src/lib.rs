@@ -22,7 +22,7 @@ mod sys;
 mod target_info;
 
 pub use delta::{counter_delta, cpu_stats, device_stats};
-pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_STACK};
+pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;
 pub use error::ProbeError;
 pub use parse::{

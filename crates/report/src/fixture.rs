@@ -143,6 +143,7 @@ pub fn record() -> RunRecord {
             mount_source: Some("/dev/loop7".into()),
         },
         stack: None,
+        log_stack: None,
         cold: None,
         environment: Environment {
             tool_version: "0.1.0".into(),
@@ -176,6 +177,7 @@ pub fn record() -> RunRecord {
         }),
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
         findings: Vec::new(),
+        database: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

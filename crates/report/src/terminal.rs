@@ -340,6 +340,13 @@ fn system(r: &RunRecord) -> String {
             },
             pct(sm.reads_not_from_device_pct),
         );
+        if let Some(l) = sm.log_write_amplification {
+            let _ = writeln!(
+                s,
+                "         log stack: device bytes per app log byte {l:.2}, {} device writes/s",
+                sm.log_device_write_iops.map_or("-".into(), rate)
+            );
+        }
     }
     if let Some(m) = &r.memory {
         let mut arc = m

@@ -267,6 +267,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         bar.set_message(format!("{} rep {}", cell.label, slot.rep));
         let run = StackRun {
             spec: &cell.stack,
+            log_spec: None,
             opts: &opts,
             warm: args.warm,
             mem_limit: None,

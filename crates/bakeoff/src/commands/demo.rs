@@ -42,6 +42,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
         eprintln!("== slob on {spec_text} ==");
         let run = StackRun {
             spec: spec_text,
+            log_spec: None,
             opts: &args.stack_opts,
             warm: false,
             mem_limit: None,

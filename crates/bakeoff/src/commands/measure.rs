@@ -5,7 +5,7 @@ use crate::progress::bar;
 use crate::sampler::Sampler;
 use bakeoff_core::plan::Plan;
 use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
-use bakeoff_engine::{execute, lay_out, LayoutError, Target, TickKind};
+use bakeoff_engine::{execute, lay_out_placed, LayoutError, Placement, Target, TickKind};
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -43,7 +43,15 @@ pub fn measure(
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
 ) -> Result<RunRecord, Failure> {
-    measure_with_devices(plan, target, interrupt, quiet, before_run, Known::default())
+    let placement = Placement::single(target.clone());
+    measure_with_devices(
+        plan,
+        &placement,
+        interrupt,
+        quiet,
+        before_run,
+        Known::default(),
+    )
 }
 
 /// What a stack knows about itself that the probes cannot find from the target.
@@ -55,17 +63,17 @@ pub struct Known {
     pub daemons: Vec<u32>,
 }
 
-/// [`measure`] with what the stack knows.
+/// [`measure`] with the filesets placed on their targets and what the stack knows.
 pub fn measure_with_devices(
     plan: &Plan,
-    target: &Target,
+    placement: &Placement,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
     known: Known,
 ) -> Result<RunRecord, Failure> {
     let Known { devices, daemons } = known;
-    let path = target.path();
+    let path = placement.data.path();
     let devices = devices.unwrap_or_else(|| {
         resolve_devices(path).unwrap_or_else(|e| {
             eprintln!(
@@ -80,7 +88,7 @@ pub fn measure_with_devices(
         "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
         quiet,
     );
-    let dataset = lay_out(plan, target, &|done, _| {
+    let dataset = lay_out_placed(plan, placement, &|done, _| {
         if done > 0 {
             bakeoff_stack::faults::fault_point("layout");
         }
@@ -139,6 +147,7 @@ pub fn measure_with_devices(
         plan: plan.clone(),
         target: target_info(path),
         stack: None,
+        log_stack: None,
         cold: None,
         environment: Environment {
             // The clock the engine times operations with, not the kernel's.
@@ -157,6 +166,7 @@ pub fn measure_with_devices(
         memory: measured.memory,
         samples: measured.samples,
         findings: Vec::new(),
+        database: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);

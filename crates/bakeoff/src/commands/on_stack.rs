@@ -6,13 +6,18 @@ use crate::cli::StackOpts;
 use crate::exit::{stack_failure, Failure};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::Plan;
-use bakeoff_engine::Target;
+use bakeoff_engine::placement::log_filesets;
+use bakeoff_engine::{Placement, Target};
+use bakeoff_probe::{ROLE_LOG, ROLE_STACK};
+use bakeoff_stack::Stack;
 use std::sync::atomic::AtomicBool;
 
 /// How to run on a stack.
 pub struct StackRun<'a> {
     /// The spec (command-line form or a TOML file).
     pub spec: &'a str,
+    /// A second stack for the log (redo, WAL), if any.
+    pub log_spec: Option<&'a str>,
     /// Stack options.
     pub opts: &'a StackOpts,
     /// Skip the cache rule.
@@ -23,54 +28,80 @@ pub struct StackRun<'a> {
     pub quiet: bool,
 }
 
-/// Builds the stack, checks it holds the dataset, runs `plan` cold (unless warm), records how the
-/// stack was built, and tears it down.
+/// Builds the stack (and the log stack), checks they hold the dataset, runs `plan` cold
+/// (unless warm), records how the stacks were built, and tears them down.
 pub fn run_on_stack(
     run: &StackRun,
     plan: &Plan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None)?;
-    let needed = plan.dataset_bytes();
-    let available = stack.capacity().map_err(stack_failure)?;
-    if needed > available {
-        let spec = stack.info.spec.clone();
-        return Err(stack_failure(bakeoff_stack::StackError::TooSmall {
-            stack: spec,
-            available,
-            needed,
-        }));
-    }
+    let logs = log_filesets(plan);
+    let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
+    let mut log_stack = match run.log_spec {
+        Some(spec) => {
+            // The user's --device disks are the data stack's; the log stack is built on loops.
+            let s = super::stack::build(spec, &loop_only(run.opts), None)?;
+            check_room(&s, log_bytes)?;
+            check_room(&stack, plan.dataset_bytes() - log_bytes)?;
+            Some(s)
+        }
+        None => {
+            check_room(&stack, plan.dataset_bytes())?;
+            None
+        }
+    };
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
-    let target = if stack.is_device {
-        Target::Device(stack.target.clone())
-    } else {
-        Target::Directory(stack.target.clone())
+    let placement = Placement {
+        data: target_of(&stack),
+        log: log_stack.as_ref().map(target_of),
     };
+    let mut devices = stack.devices.clone();
+    let mut daemons: Vec<u32> = stack.daemons().iter().map(|d| d.pid() as u32).collect();
+    if let Some(l) = &log_stack {
+        for mut d in l.devices.iter().cloned() {
+            if d.role == ROLE_STACK {
+                d.role = ROLE_LOG.to_string();
+            }
+            // Both stacks' images may sit on the same disk: sample it once.
+            if !devices.iter().any(|x| x.name == d.name) {
+                devices.push(d);
+            }
+        }
+        daemons.extend(l.daemons().iter().map(|d| d.pid() as u32));
+    }
     let known = Known {
-        devices: Some(stack.devices.clone()),
-        daemons: stack.daemons().iter().map(|d| d.pid() as u32).collect(),
+        devices: Some(devices),
+        daemons,
     };
     let measured = {
-        let mut prepare = || stack.prepare_run(run.warm).map_err(stack_failure);
-        measure_with_devices(plan, &target, interrupt, run.quiet, &mut prepare, known)
+        let mut prepare = || {
+            if let Some(l) = log_stack.as_mut() {
+                l.prepare_run(run.warm).map_err(stack_failure)?;
+            }
+            stack.prepare_run(run.warm).map_err(stack_failure)
+        };
+        measure_with_devices(plan, &placement, interrupt, run.quiet, &mut prepare, known)
     };
+    let broken =
+        || (stack.failure_cause()).or_else(|| log_stack.as_ref().and_then(|l| l.failure_cause()));
     // A stack that broke (a dead ZFS daemon) explains the error it caused.
     let mut record = measured.map_err(|mut f| {
-        if let Some(reason) = stack.failure_cause() {
+        if let Some(reason) = broken() {
             f.error = f.error.context(reason);
         }
         f
     })?;
     record.stack = Some(stack.info.clone());
+    record.log_stack = log_stack.as_ref().map(|l| l.info.clone());
     if record.status != RunStatus::Failed {
         // Figures that need the stack's read-back (its redundancy) are computed now.
         record.summary = bakeoff_core::record::Summary::compute(&record);
     }
     record.cold = Some(!run.warm);
-    if let Some(reason) = stack.failure_cause() {
+    if let Some(reason) = broken() {
         let error = record.error.take().unwrap_or_default();
         record.error = Some(format!("{error} ({reason})").trim_start().to_string());
         record.status = RunStatus::Failed;
@@ -78,6 +109,46 @@ pub fn run_on_stack(
         record.summary = Default::default();
     }
     record.findings = bakeoff_core::findings::run_findings(&record);
+    if let Some(l) = log_stack {
+        l.destroy().map_err(stack_failure)?;
+    }
     stack.destroy().map_err(stack_failure)?;
     Ok(record)
+}
+
+/// The stack options without the user's devices (a log stack is built on loop devices).
+pub fn loop_only(opts: &StackOpts) -> StackOpts {
+    StackOpts {
+        devices: Vec::new(),
+        destroy_data_on: Vec::new(),
+        ..opts.clone()
+    }
+}
+
+/// Where the workload runs on `stack`.
+fn target_of(stack: &Stack) -> Target {
+    if stack.is_device {
+        Target::Device(stack.target.clone())
+    } else {
+        Target::Directory(stack.target.clone())
+    }
+}
+
+/// Bytes of fileset `i`.
+fn fileset_bytes(plan: &Plan, i: usize) -> u64 {
+    let f = &plan.filesets[i];
+    f.file_size.saturating_mul(u64::from(f.nrfiles))
+}
+
+/// Refuses a stack that cannot hold `needed` bytes, before any data is written.
+fn check_room(stack: &Stack, needed: u64) -> Result<(), Failure> {
+    let available = stack.capacity().map_err(stack_failure)?;
+    if needed > available {
+        return Err(stack_failure(bakeoff_stack::StackError::TooSmall {
+            stack: stack.info.spec.clone(),
+            available,
+            needed,
+        }));
+    }
+    Ok(())
 }

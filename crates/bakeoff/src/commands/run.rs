@@ -85,7 +85,19 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
     let exports = exports::open(&args.export.requested)?;
     let target = match (&spec, &args.target) {
         (Some(spec), _) => {
-            preflight::stack(spec, &args.stack_opts, plan.dataset_bytes())?;
+            let logs = bakeoff_engine::placement::log_filesets(plan);
+            let log_bytes: u64 = (logs.iter())
+                .map(|&i| plan.filesets[i].file_size * u64::from(plan.filesets[i].nrfiles))
+                .sum();
+            match args.log_stack.as_deref() {
+                Some(log) => {
+                    let opts = super::on_stack::loop_only(&args.stack_opts);
+                    preflight::stack(&preflight::spec(log)?, &opts, log_bytes)?;
+                    let data = plan.dataset_bytes() - log_bytes;
+                    preflight::stack(spec, &args.stack_opts, data)?;
+                }
+                None => preflight::stack(spec, &args.stack_opts, plan.dataset_bytes())?,
+            }
             None
         }
         (None, Some(path)) => Some(preflight::target(path, plan)?),
@@ -118,6 +130,7 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         (Some(spec), _) => {
             let run = StackRun {
                 spec,
+                log_spec: args.log_stack.as_deref(),
                 opts: &args.stack_opts,
                 warm: args.warm,
                 mem_limit: checked.mem_limit,

@@ -17,19 +17,24 @@ pub fn tmp() -> tempfile::TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
-/// Runs bakeoff and returns its JSON run record.
+/// Runs bakeoff with `args`, which must succeed; its JSON run record.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+    cmd.args(args);
+    record_of(cmd)
+}
+
+/// Runs `cmd` (bakeoff) with `--quiet --json`, which must succeed; its JSON run record.
+fn record_of(mut cmd: Command) -> serde_json::Value {
     let out_dir = tmp();
     let json = out_dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
-    let out = Command::new(bin)
-        .args(args)
+    let out = cmd
         .args(["--quiet", "--json", json.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "bakeoff {args:?}: {}\n{}",
+        "{cmd:?}: {}\n{}",
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
@@ -102,5 +107,13 @@ impl Scene {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
         c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
         c
+    }
+
+    /// bakeoff with `args`, keeping its state and stack images in ours, which must succeed:
+    /// its JSON run record.
+    pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut cmd = self.cmd(args);
+        cmd.arg("--images").arg(self.images.path());
+        record_of(cmd)
     }
 }

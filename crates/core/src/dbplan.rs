@@ -1,0 +1,423 @@
+//! Database workloads (`tpcc`, `pgbench`): their keys, checked like every other workload's
+//! (unknown keys, wrong types and impossible values refused with where they were written), and
+//! the validated [`DbPlan`] a run executes. `pg.KEY` settings pass through here as text: the
+//! server's own description of its settings validates them before `initdb`.
+
+use crate::keys::{check_known, default_of, KeyDoc, RUN_KEYS};
+use crate::planner::run_values;
+use crate::settings::{SettingError, Settings};
+use crate::values::{Lookup, Val};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Which database a workload runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Db {
+    /// A PostgreSQL server bakeoff starts on the stack.
+    Postgres,
+    /// SQLite, embedded in bakeoff, its database file on the stack.
+    Sqlite,
+}
+
+/// What runs against the database.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum DbWork {
+    /// TPC-C: the five transactions from `terminals` connections.
+    Tpcc {
+        /// Warehouses loaded.
+        warehouses: u32,
+        /// Connections running transactions.
+        terminals: u32,
+        /// Target transactions per second over all terminals (open loop), if any.
+        rate_tps: Option<f64>,
+        /// Threads loading warehouses in parallel.
+        load_threads: u32,
+    },
+    /// The real `pgbench`, TPC-B-like.
+    Pgbench {
+        /// Scale factor (`-s`).
+        scale: u32,
+        /// Clients (`-c`).
+        clients: u32,
+        /// pgbench threads (`-j`).
+        jobs: u32,
+        /// Target transactions per second (`-R`), if any.
+        rate_tps: Option<f64>,
+        /// Transactions later than this are skipped (`--latency-limit`), if any.
+        latency_limit: Option<Duration>,
+    },
+}
+
+/// The validated plan of a database run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbPlan {
+    /// Workload name.
+    pub workload: String,
+    /// The database.
+    pub db: Db,
+    /// What runs against it.
+    pub work: DbWork,
+    /// Measured time.
+    pub runtime: Duration,
+    /// Warm-up before measuring.
+    pub ramp_time: Duration,
+    /// Seed of the population and the transaction inputs.
+    pub seed: u64,
+    /// PostgreSQL settings the user gave (`pg.KEY=VALUE`), by key without the prefix; not yet
+    /// checked against the server (see the db crate).
+    pub pg: BTreeMap<String, String>,
+    /// SQLite options (`sqlite.KEY`), validated.
+    pub sqlite: BTreeMap<String, String>,
+    /// Every resolved setting as text, for the run record.
+    pub settings: BTreeMap<String, String>,
+}
+
+const fn doc(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
+    KeyDoc { key, default, help }
+}
+
+/// Keys of `tpcc` (besides the run keys and `pg.*` / `sqlite.*`).
+pub const TPCC_KEYS: &[KeyDoc] = &[
+    doc(
+        "db",
+        "postgres",
+        "postgres (a server bakeoff starts) or sqlite (embedded)",
+    ),
+    doc("warehouses", "1", "warehouses loaded (100 MB or so each)"),
+    doc(
+        "terminals",
+        "4",
+        "connections running transactions, no keying or think time",
+    ),
+    doc(
+        "rate_tps",
+        "0",
+        "target transactions per second over all terminals, open loop (0: as fast as they go)",
+    ),
+    doc("load_threads", "2", "warehouses loaded in parallel"),
+];
+
+/// Keys of `pgbench` (besides the run keys and `pg.*`).
+pub const PGBENCH_KEYS: &[KeyDoc] = &[
+    doc(
+        "db",
+        "postgres",
+        "postgres only: pgbench drives a PostgreSQL server",
+    ),
+    doc(
+        "scale",
+        "10",
+        "pgbench scale factor (-s): 100,000 accounts each",
+    ),
+    doc("clients", "4", "pgbench clients (-c)"),
+    doc("jobs", "2", "pgbench threads (-j)"),
+    doc(
+        "rate",
+        "0",
+        "target transactions per second (-R), 0: as fast as they go",
+    ),
+    doc(
+        "latency_limit",
+        "0",
+        "skip transactions later than this (--latency-limit), 0: none",
+    ),
+];
+
+/// SQLite options (`sqlite.KEY`), validated here.
+pub const SQLITE_KEYS: &[KeyDoc] = &[
+    doc(
+        "sqlite.journal_mode",
+        "wal",
+        "delete, truncate, persist, memory, wal or off",
+    ),
+    doc("sqlite.synchronous", "full", "off, normal, full or extra"),
+    doc(
+        "sqlite.page_size",
+        "4096",
+        "database page size: a power of two from 512 to 65536 (the database block size)",
+    ),
+    doc(
+        "sqlite.cache_size",
+        "-2000",
+        "page cache: pages, or negative KiB (SQLite's meaning)",
+    ),
+];
+
+/// The database workloads: name, one line, keys.
+pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
+    (
+        "tpcc",
+        "TPC-C on PostgreSQL or SQLite: New-Order, Payment, Order-Status, Delivery, Stock-Level",
+        TPCC_KEYS,
+    ),
+    (
+        "pgbench",
+        "the real pgbench (TPC-B-like) against a PostgreSQL server bakeoff manages",
+        PGBENCH_KEYS,
+    ),
+];
+
+/// True if `name` is a database workload.
+pub fn is_db_workload(name: &str) -> bool {
+    DB_WORKLOADS.iter().any(|(n, _, _)| *n == name)
+}
+
+/// Validates `user` settings for database workload `name` into its plan.
+pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
+    let (_, _, keys) = DB_WORKLOADS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(|| {
+            SettingError::new(
+                crate::settings::Origin::CommandLine,
+                name,
+                "not a database workload",
+            )
+        })?;
+    let mut allowed: Vec<&str> = RUN_KEYS.iter().chain(keys.iter()).map(|k| k.key).collect();
+    if name == "tpcc" {
+        allowed.extend(SQLITE_KEYS.iter().map(|k| k.key));
+    }
+    let (plain, pg) = split_pg(user)?;
+    check_known(&plain, &allowed)?;
+    let look = Lookup {
+        settings: &plain,
+        workload: name,
+    };
+    let run = run_values(&look)?;
+    let g = |k: &str| look.get(k, default_of(keys, k));
+    let db = match g("db").choice(if name == "pgbench" {
+        &["postgres"]
+    } else {
+        &["postgres", "sqlite"]
+    })? {
+        "sqlite" => Db::Sqlite,
+        _ => Db::Postgres,
+    };
+    let work = match name {
+        "tpcc" => tpcc(&g)?,
+        _ => pgbench(&g)?,
+    };
+    let sqlite = sqlite_options(&look, db)?;
+    if db == Db::Sqlite && !pg.is_empty() {
+        let (key, _) = pg.iter().next().expect("not empty");
+        return Err(
+            user_val(user, &format!("pg.{key}")).invalid("pg.* settings apply to db=postgres")
+        );
+    }
+    let mut settings: BTreeMap<String, String> = allowed
+        .iter()
+        .map(|k| (k.to_string(), look.get(k, default_of(RUN_KEYS, k)).text))
+        .filter(|(_, v)| !v.is_empty())
+        .collect();
+    for k in keys
+        .iter()
+        .chain(if db == Db::Sqlite { SQLITE_KEYS } else { &[] })
+    {
+        settings.insert(k.key.to_string(), look.get(k.key, k.default).text);
+    }
+    settings.extend(pg.iter().map(|(k, v)| (format!("pg.{k}"), v.clone())));
+    Ok(DbPlan {
+        workload: name.to_string(),
+        db,
+        work,
+        runtime: run.runtime,
+        ramp_time: run.ramp_time,
+        seed: run.seed,
+        pg,
+        sqlite,
+        settings,
+    })
+}
+
+/// The `pg.*` settings apart from the others (a `pg.` key must name a setting).
+fn split_pg(user: &Settings) -> Result<(Settings, BTreeMap<String, String>), SettingError> {
+    let mut plain = Settings::default();
+    let mut pg = BTreeMap::new();
+    for (k, s) in user.iter() {
+        match k.strip_prefix("pg.") {
+            Some(name)
+                if !name.is_empty()
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') =>
+            {
+                pg.insert(name.to_ascii_lowercase(), s.value.clone());
+            }
+            Some(_) => {
+                return Err(SettingError::new(
+                    s.origin.clone(),
+                    k,
+                    "pg. must be followed by a PostgreSQL setting name, e.g. pg.shared_buffers=1GB",
+                ));
+            }
+            None => plain.insert(k, &s.value, s.origin.clone()),
+        }
+    }
+    Ok((plain, pg))
+}
+
+fn user_val(user: &Settings, key: &str) -> Val {
+    let s = user.get(key).expect("present");
+    Val {
+        key: key.to_string(),
+        text: s.value.clone(),
+        origin: s.origin.clone(),
+    }
+}
+
+fn tpcc(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
+    let rate = g("rate_tps");
+    Ok(DbWork::Tpcc {
+        warehouses: g("warehouses").int(1, 10_000)? as u32,
+        terminals: g("terminals").int(1, 1_000)? as u32,
+        rate_tps: optional(&rate)?,
+        load_threads: g("load_threads").int(1, 256)? as u32,
+    })
+}
+
+fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
+    let (clients, jobs) = (g("clients"), g("jobs"));
+    let (c, j) = (clients.int(1, 1_000)? as u32, jobs.int(1, 1_000)? as u32);
+    if j > c || c % j != 0 {
+        return Err(jobs.invalid(format!(
+            "pgbench needs the clients ({c}) to be a multiple of the jobs ({j})"
+        )));
+    }
+    let limit = g("latency_limit");
+    let latency_limit = if limit.text.trim() == "0" {
+        None
+    } else {
+        Some(limit.duration(Duration::from_micros(1), Duration::from_secs(3600))?)
+    };
+    let rate_tps = optional(&g("rate"))?;
+    if latency_limit.is_some() && rate_tps.is_none() {
+        return Err(
+            limit.invalid("latency_limit applies with a rate (pgbench --latency-limit needs -R)")
+        );
+    }
+    Ok(DbWork::Pgbench {
+        scale: g("scale").int(1, 100_000)? as u32,
+        clients: c,
+        jobs: j,
+        rate_tps,
+        latency_limit,
+    })
+}
+
+fn optional(rate: &Val) -> Result<Option<f64>, SettingError> {
+    if rate.text.trim() == "0" {
+        Ok(None)
+    } else {
+        rate.rate(1e9).map(Some)
+    }
+}
+
+/// The SQLite options in force, checked; empty unless `db=sqlite`.
+fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, SettingError> {
+    let mut out = BTreeMap::new();
+    for k in SQLITE_KEYS {
+        let v = look.get(k.key, k.default);
+        if db != Db::Sqlite {
+            if !v.is_default() {
+                return Err(v.invalid("sqlite.* options apply to db=sqlite"));
+            }
+            continue;
+        }
+        let name = k.key.trim_start_matches("sqlite.");
+        let text = match name {
+            "journal_mode" => v
+                .choice(&["delete", "truncate", "persist", "memory", "wal", "off"])?
+                .to_string(),
+            "synchronous" => v.choice(&["off", "normal", "full", "extra"])?.to_string(),
+            "page_size" => {
+                let n = v.size(512, 65536)?;
+                if !n.is_power_of_two() {
+                    return Err(v.invalid("a power of two from 512 to 65536"));
+                }
+                n.to_string()
+            }
+            _ => v
+                .text
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| v.invalid("a whole number: pages, or negative KiB"))?
+                .to_string(),
+        };
+        out.insert(name.to_string(), text);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(name: &str, set: &str) -> Result<DbPlan, SettingError> {
+        plan_db(name, &Settings::parse_set(set).unwrap())
+    }
+
+    #[test]
+    fn tpcc_on_postgres_and_sqlite() {
+        let p = plan(
+            "tpcc",
+            "warehouses=4,terminals=8,runtime=60s,pg.shared_buffers=1GB",
+        )
+        .unwrap();
+        assert_eq!(p.db, Db::Postgres);
+        assert_eq!(p.pg["shared_buffers"], "1GB");
+        assert!(matches!(
+            p.work,
+            DbWork::Tpcc {
+                warehouses: 4,
+                terminals: 8,
+                rate_tps: None,
+                ..
+            }
+        ));
+        assert_eq!(p.runtime, Duration::from_secs(60));
+        let s = plan(
+            "tpcc",
+            "db=sqlite,sqlite.journal_mode=wal,sqlite.page_size=8k",
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                s.sqlite["journal_mode"].as_str(),
+                s.sqlite["page_size"].as_str()
+            ),
+            ("wal", "8192")
+        );
+    }
+
+    #[test]
+    fn what_does_not_apply_is_refused() {
+        let e = plan("tpcc", "warehouse=4").unwrap_err().to_string();
+        assert!(e.contains("unknown key") && e.contains("warehouses"), "{e}");
+        let e = plan("tpcc", "sqlite.journal_mode=wal")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("db=sqlite"), "{e}");
+        let e = plan("tpcc", "db=sqlite,pg.work_mem=8MB")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("db=postgres"), "{e}");
+        let e = plan("tpcc", "db=sqlite,sqlite.page_size=3000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("power of two"), "{e}");
+        let e = plan("pgbench", "db=sqlite").unwrap_err().to_string();
+        assert!(e.contains("allowed: postgres"), "{e}");
+        let e = plan("pgbench", "clients=5,jobs=2").unwrap_err().to_string();
+        assert!(e.contains("multiple"), "{e}");
+        let e = plan("pgbench", "latency_limit=10ms")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("needs -R"), "{e}");
+        let e = plan("tpcc", "pg.=1").unwrap_err().to_string();
+        assert!(e.contains("setting name"), "{e}");
+    }
+}

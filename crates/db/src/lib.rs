@@ -1,0 +1,15 @@
+//! bakeoff's real databases on the stacks it builds.
+//!
+//! * [`backend`]: what every database offers (connections running `$n`-parameterised SQL, a bulk
+//!   path); the SQLite ([`sqlite`]) and PostgreSQL ([`postgres`]) implementations.
+//! * [`postgres`]: a PostgreSQL server managed per run: initdb as the `postgres` user, settings
+//!   validated against the server's own description, a private unix socket, start and stop through
+//!   the stack's daemons and ledger, read-back of `SHOW ALL` and statistics.
+//! * [`tpcc`]: TPC-C as the specification and HammerDB run it: schema, population, the five
+//!   transactions, terminals under the engine's run harness, consistency checks.
+//! * [`pgbench`]: the real `pgbench` against a managed server, its per-transaction log parsed
+//!   into bakeoff's histograms.
+
+pub mod backend;
+
+pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};

@@ -1,0 +1,288 @@
+//! The run harness every kind of worker thread runs under (I/O workers, database terminals,
+//! file-serving clients): threads set up, report ready at a barrier, and only then does the
+//! schedule start; a ramp precedes the measured window; the sampler is ticked at the start,
+//! at the window's start, every second and at the end; Ctrl-C or the first error ends the run;
+//! the threads' counts and latency histograms are merged per role and per operation kind.
+
+use crate::results::{merge_kinds, role_result};
+use crate::shared::{RunError, Shared, StartBarrier};
+use crate::stats::{Counters, ThreadStats, Totals};
+use bakeoff_core::plan::OpKind;
+use bakeoff_core::record::{OpStats, RoleResult};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Why the sampler is being called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickKind {
+    /// Workers are about to start.
+    Start,
+    /// The measured window starts (after the ramp).
+    MeasureStart,
+    /// A whole second passed.
+    Second,
+    /// The run ended (on time, interrupted or failed).
+    End,
+}
+
+/// A sampler call: when, why, and the application's cumulative counters across all threads.
+#[derive(Clone, Copy, Debug)]
+pub struct Tick {
+    /// Time since the start.
+    pub elapsed: Duration,
+    /// Why.
+    pub kind: TickKind,
+    /// Cumulative operations and bytes per kind.
+    pub totals: Totals,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Per-role results over the measured window.
+    pub roles: Vec<RoleResult>,
+    /// Per operation kind over all roles (histograms merged): the run's headline latencies.
+    pub ops: Vec<OpStats>,
+    /// Length of the measured window.
+    pub measured: Duration,
+    /// Stopped by an interrupt.
+    pub interrupted: bool,
+    /// The error that stopped it, if any; its figures are not results.
+    pub error: Option<RunError>,
+}
+
+/// A group of threads as the results name it.
+#[derive(Clone, Debug)]
+pub struct RoleDesc {
+    /// Role name.
+    pub name: String,
+    /// Threads it was planned with.
+    pub threads: u32,
+    /// A group-commit log writer (its results say how many commits each log write carried).
+    pub log_writer: bool,
+}
+
+/// The thread's signal that its setup is done; dropping it says so too, so a thread that fails
+/// its setup never holds the others at the barrier.
+pub struct Ready<'a> {
+    barrier: Option<&'a StartBarrier>,
+}
+
+impl Ready<'_> {
+    /// Setup is done: waits until every thread is ready and the schedule starts.
+    pub fn go(&mut self) {
+        if let Some(barrier) = self.barrier.take() {
+            barrier.ready_and_wait();
+        }
+    }
+}
+
+impl Drop for Ready<'_> {
+    fn drop(&mut self) {
+        self.go();
+    }
+}
+
+/// The body of one thread: set up, call `ready.go()`, work until `shared.stopped()`, and return
+/// the statistics it recorded (errors go to `shared.fail`).
+pub type Body = Box<dyn FnOnce(&Arc<Shared>, ThreadStats, Ready) -> ThreadStats + Send>;
+
+/// One thread to run.
+pub struct ThreadSpec {
+    /// Index of its role in the harness's roles.
+    pub role: usize,
+    /// Thread name (`reader-3`, `terminal-0`).
+    pub name: String,
+    /// The operation kinds it records.
+    pub kinds: Vec<OpKind>,
+    /// It keeps service time beside latency (open loop).
+    pub open_loop: bool,
+    /// What it does.
+    pub body: Body,
+}
+
+struct Spawned {
+    role: usize,
+    counters: Arc<Counters>,
+    handle: JoinHandle<ThreadStats>,
+}
+
+fn spawn(spec: ThreadSpec, shared: &Arc<Shared>) -> std::io::Result<Spawned> {
+    let counters = Arc::new(Counters::default());
+    let stats = ThreadStats::new(counters.clone(), &spec.kinds, spec.open_loop);
+    let shared = shared.clone();
+    let body = spec.body;
+    let handle = std::thread::Builder::new()
+        .name(spec.name)
+        .stack_size(512 << 10)
+        .spawn(move || {
+            let ready = Ready {
+                barrier: Some(&shared.start),
+            };
+            body(&shared, stats, ready)
+        })?;
+    Ok(Spawned {
+        role: spec.role,
+        counters,
+        handle,
+    })
+}
+
+fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
+    let mut t = Totals::default();
+    for s in spawned.iter().filter(|s| role.is_none_or(|r| r == s.role)) {
+        t.add(&s.counters.totals());
+    }
+    t
+}
+
+fn per_role(roles: usize, spawned: &[Spawned]) -> Vec<Totals> {
+    (0..roles).map(|r| totals(spawned, Some(r))).collect()
+}
+
+/// The window's start (time and per-role totals), if it started.
+type Window = Option<(Duration, Vec<Totals>)>;
+
+/// The ramp and the measured time of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// Warm-up before measuring.
+    pub ramp: Duration,
+    /// Measured time.
+    pub runtime: Duration,
+}
+
+/// Runs `threads` under `shared` (whose couplings the threads use) and returns the merged
+/// results. `specs` is an iterator so that setting up a thread (opening files) may fail: the
+/// threads started so far are then stopped and joined before the error returns.
+pub fn run(
+    shared: &Arc<Shared>,
+    timing: Timing,
+    roles: &[RoleDesc],
+    specs: &mut dyn Iterator<Item = Result<ThreadSpec, RunError>>,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<RunOutput, RunError> {
+    let tick = |kind, totals| Tick {
+        elapsed: shared.clock.elapsed(),
+        kind,
+        totals,
+    };
+    on_tick(&tick(TickKind::Start, Totals::default()));
+    let mut spawned = Vec::new();
+    let mut started = Ok(());
+    for spec in specs {
+        let spawn_one = spec.and_then(|spec| {
+            let (role, name) = (spec.role, spec.name.clone());
+            spawn(spec, shared).map_err(|source| RunError::Setup {
+                engine: "thread",
+                role: format!("{} ({name})", roles.get(role).map_or("?", |r| &r.name)),
+                source,
+            })
+        });
+        match spawn_one {
+            Ok(s) => spawned.push(s),
+            Err(e) => {
+                started = Err(e);
+                break;
+            }
+        }
+    }
+    if let Err(e) = started {
+        shared.stop_now();
+        shared.start.open();
+        spawned.into_iter().for_each(|s| drop(s.handle.join()));
+        return Err(e);
+    }
+    // The schedule starts once every thread has set up: nothing before is measured.
+    shared.start.wait_ready(spawned.len());
+    let ramp_ns = shared.now_ns() + timing.ramp.as_nanos() as u64;
+    shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
+    let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
+    shared.end_ns.fetch_min(end, Ordering::Relaxed);
+    shared.start.open();
+    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, ramp_ns);
+    let end_tick = tick(TickKind::End, totals(&spawned, None));
+    let end_roles = per_role(roles.len(), &spawned);
+    on_tick(&end_tick);
+    let mut merged: Vec<Vec<ThreadStats>> = roles.iter().map(|_| Vec::new()).collect();
+    for s in spawned {
+        let stats = s
+            .handle
+            .join()
+            .unwrap_or_else(|_| ThreadStats::new(Arc::new(Counters::default()), &[], false));
+        merged[s.role].push(stats);
+    }
+    let measured = window
+        .as_ref()
+        .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
+    let deltas: Vec<Totals> = (0..roles.len())
+        .map(|ri| {
+            window.as_ref().map_or(Totals::default(), |(_, start)| {
+                end_roles[ri].since(&start[ri])
+            })
+        })
+        .collect();
+    let results = roles
+        .iter()
+        .enumerate()
+        .map(|(ri, role)| role_result(role, &merged[ri], &deltas[ri], measured))
+        .collect();
+    let all: Vec<&ThreadStats> = merged.iter().flatten().collect();
+    let mut delta = Totals::default();
+    deltas.iter().for_each(|d| delta.add(d));
+    let error = shared
+        .error
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    Ok(RunOutput {
+        roles: results,
+        ops: merge_kinds(&all, &delta, measured),
+        measured,
+        interrupted,
+        error,
+    })
+}
+
+/// Ticks until the run ends (on time, on interrupt, or on the first error).
+fn drive(
+    roles: usize,
+    shared: &Shared,
+    spawned: &[Spawned],
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+    ramp_ns: u64,
+) -> (Window, bool) {
+    let tick = |kind, totals| Tick {
+        elapsed: shared.clock.elapsed(),
+        kind,
+        totals,
+    };
+    let mut window: Window = None;
+    let mut interrupted = false;
+    let mut next_second = Duration::from_secs(1);
+    loop {
+        if interrupt.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            shared.stop_now();
+        }
+        let now = shared.now_ns();
+        let end = shared.end_ns.load(Ordering::Relaxed);
+        if window.is_none() && now >= ramp_ns && now < end {
+            let t = tick(TickKind::MeasureStart, totals(spawned, None));
+            window = Some((t.elapsed, per_role(roles, spawned)));
+            on_tick(&t);
+        }
+        if now >= end {
+            return (window, interrupted);
+        }
+        if shared.clock.elapsed() >= next_second {
+            on_tick(&tick(TickKind::Second, totals(spawned, None)));
+            next_second += Duration::from_secs(1);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
