@@ -30,11 +30,11 @@ fn op(kind: OpKind, ops: u64, bs: u64, p50: u64) -> OpStats {
     }
 }
 
-/// A 10-second slob run on a loop-backed ext4, in the shape without a DBWR role (its roles below).
+/// A 10-second slob run on a loop-backed ext4.
 pub fn record() -> RunRecord {
     let plan = builtin("slob")
         .unwrap()
-        .plan(&Settings::parse_set("readers=4,writers=2,dbwriters=0,runtime=10s").unwrap())
+        .plan(&Settings::parse_set("readers=4,writers=2,runtime=10s").unwrap())
         .unwrap();
     let roles = vec![
         RoleResult {
