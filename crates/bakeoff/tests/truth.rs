@@ -4,30 +4,20 @@
 //! named.
 
 mod common;
+use bakeoff_testkit::command::KillOnDrop;
 use bakeoff_testkit::loop_device::{mkfs, Attach, Image, LoopDevice, LoopFs, Mount};
 use bakeoff_testkit::privileged_turn;
 use common::{fig, finding_ids, run_json, run_on, Scene};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 /// `yes > /dev/null` pinned to CPU 0: another process competing with the run.
-struct Hog(Child);
-
-impl Hog {
-    fn start() -> Hog {
-        let child = Command::new("taskset")
-            .args(["-c", "0", "yes"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("taskset yes");
-        Hog(child)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn start_hog() -> KillOnDrop {
+    let child = Command::new("taskset")
+        .args(["-c", "0", "yes"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("taskset yes");
+    KillOnDrop(child)
 }
 
 #[test]
@@ -40,7 +30,7 @@ fn cpu_per_operation_leaves_out_a_cpu_hog_and_warns() {
     let run = || run_on(&mnt, "randread", "bs=8k,direct=true,size=128m,runtime=3s");
     let quiet = run();
     let busy = {
-        let _hog = Hog::start();
+        let _hog = start_hog();
         std::thread::sleep(std::time::Duration::from_millis(200));
         run()
     };

@@ -2,6 +2,7 @@
 //! workload file), the group-commit queue between committers and the log writer, and the
 //! dirty-block queue between sessions and db writers. Waits poll `stopped` so a run ends promptly.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -12,6 +13,26 @@ const POLL: Duration = Duration::from_millis(20);
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A worker that panicked while holding the lock leaves plain counters behind: keep going.
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits on `cv` while `blocked` holds, re-checking `stopped` at least every [`POLL`]: the
+/// guard once `blocked` is false, or `None` if the run ended first.
+fn wait_while<'a, T>(
+    cv: &Condvar,
+    mut guard: MutexGuard<'a, T>,
+    blocked: impl Fn(&T) -> bool,
+    stopped: &dyn Fn() -> bool,
+) -> Option<MutexGuard<'a, T>> {
+    while blocked(&guard) {
+        if stopped() {
+            return None;
+        }
+        guard = cv
+            .wait_timeout(guard, POLL)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    Some(guard)
 }
 
 /// One waiter's semaphore: it needs `value` posts per pass; posters may be `highwater` posts
@@ -149,32 +170,17 @@ impl LogQueue {
         s.submitted += 1;
         let seq = s.submitted;
         self.work.notify_one();
-        while s.durable < seq {
-            if stopped() {
-                return false;
-            }
-            s = self
-                .done
-                .wait_timeout(s, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        true
+        wait_while(&self.done, s, |s| s.durable < seq, stopped).is_some()
     }
 
     /// Takes all queued commits; `None` once the run ended.
     pub fn next_batch(&self, stopped: &dyn Fn() -> bool) -> Option<LogBatch> {
-        let mut s = lock(&self.state);
-        while s.pending_commits == 0 {
-            if stopped() {
-                return None;
-            }
-            s = self
-                .work
-                .wait_timeout(s, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let mut s = wait_while(
+            &self.work,
+            lock(&self.state),
+            |s| s.pending_commits == 0,
+            stopped,
+        )?;
         let batch = LogBatch {
             bytes: s.pending_bytes,
             commits: s.pending_commits,
@@ -200,7 +206,7 @@ pub type DirtyBlock = (u32, u64, u32);
 /// sessions queue the blocks they update, db writer threads take them in batches.
 pub struct DirtyQueue {
     limit: usize,
-    blocks: Mutex<std::collections::VecDeque<DirtyBlock>>,
+    blocks: Mutex<VecDeque<DirtyBlock>>,
     to_writers: Condvar,
     to_sessions: Condvar,
 }
@@ -211,7 +217,7 @@ impl DirtyQueue {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
         DirtyQueue {
             limit,
-            blocks: Mutex::new(std::collections::VecDeque::new()),
+            blocks: Mutex::new(VecDeque::new()),
             to_writers: Condvar::new(),
             to_sessions: Condvar::new(),
         }
@@ -220,17 +226,10 @@ impl DirtyQueue {
     /// Queues a block, waiting while the queue is full ("free buffer waits"); false if the run
     /// ended first.
     pub fn push(&self, block: DirtyBlock, stopped: &dyn Fn() -> bool) -> bool {
-        let mut q = lock(&self.blocks);
-        while q.len() >= self.limit {
-            if stopped() {
-                return false;
-            }
-            q = self
-                .to_sessions
-                .wait_timeout(q, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let full = |q: &VecDeque<DirtyBlock>| q.len() >= self.limit;
+        let Some(mut q) = wait_while(&self.to_sessions, lock(&self.blocks), full, stopped) else {
+            return false;
+        };
         q.push_back(block);
         self.to_writers.notify_one();
         true
@@ -239,17 +238,10 @@ impl DirtyQueue {
     /// Moves up to `max` queued blocks into `out`, waiting for at least one; false once the run
     /// ended with nothing queued.
     pub fn take(&self, max: usize, out: &mut Vec<DirtyBlock>, stopped: &dyn Fn() -> bool) -> bool {
-        let mut q = lock(&self.blocks);
-        while q.is_empty() {
-            if stopped() {
-                return false;
-            }
-            q = self
-                .to_writers
-                .wait_timeout(q, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let empty = |q: &VecDeque<DirtyBlock>| q.is_empty();
+        let Some(mut q) = wait_while(&self.to_writers, lock(&self.blocks), empty, stopped) else {
+            return false;
+        };
         let n = q.len().min(max.max(1));
         out.extend(q.drain(..n));
         self.to_sessions.notify_all();

@@ -7,7 +7,7 @@
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::gate::{check, check_with, reclaim, Claim};
 use bakeoff_stack::StackError;
-use bakeoff_testkit::command::{quiet, sh};
+use bakeoff_testkit::command::{quiet, sh, KillOnDrop};
 use bakeoff_testkit::loop_device::{
     device_writes, kernel_name, make_ambivalent, mkfs, Attach, Image, LoopDevice, Mount,
 };
@@ -152,17 +152,6 @@ fn a_mounted_loop_device_is_refused() {
     refused(lo.path(), &lo.name(), &named(&lo), "mounted", 1);
 }
 
-/// A process holding a mount in its own mount namespace; killed (taking the namespace and
-/// the mount with it) on drop.
-struct Unshared(std::process::Child);
-
-impl Drop for Unshared {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_device_mounted_only_in_another_namespace_is_refused() {
     if !privileged() {
@@ -182,7 +171,8 @@ fn a_device_mounted_only_in_another_namespace_is_refused() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut holder = Unshared(child);
+    // Killing it takes its mount namespace, and the mount, with it.
+    let mut holder = KillOnDrop(child);
     let mut line = String::new();
     let out = holder.0.stdout.take().unwrap();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();

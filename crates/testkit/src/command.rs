@@ -1,7 +1,7 @@
 //! Running the system tools a test sets its scene up with.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command};
 
 /// Runs `program` with `args`, which must succeed; its stdout, trimmed. Panics with its stderr.
 pub fn sh(program: &str, args: &[&str]) -> String {
@@ -41,4 +41,14 @@ pub fn which(program: &str) -> PathBuf {
         .map(|d| d.join(program))
         .find(|p| p.is_file())
         .unwrap_or_else(|| panic!("{program} is not on PATH"))
+}
+
+/// A child process the test started, killed and reaped on drop (also when an assertion failed).
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -62,28 +62,13 @@ fn sweeps_apply_to_their_scope_and_runs_interleave() {
 
 #[test]
 fn ids_are_stable_and_distinct() {
-    let p = study(
-        &[
-            "raw",
-            "zfs:arc=100m",
-            "zfs:recordsize=8k,primarycache=metadata",
-        ],
-        &[],
-        1,
-    )
-    .expand()
-    .unwrap();
-    let again = study(
-        &[
-            "raw",
-            "zfs:arc=100m",
-            "zfs:recordsize=8k,primarycache=metadata",
-        ],
-        &[],
-        1,
-    )
-    .expand()
-    .unwrap();
+    let stacks = [
+        "raw",
+        "zfs:arc=100m",
+        "zfs:recordsize=8k,primarycache=metadata",
+    ];
+    let expand = || study(&stacks, &[], 1).expand().unwrap();
+    let (p, again) = (expand(), expand());
     assert_eq!(p.cells, again.cells);
     assert!(p
         .cells
