@@ -3,7 +3,7 @@
 # a user with sudo: only the package installation runs with sudo, and only when not root.
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
-packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux zfs-fuse jq)
+packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux zfs-fuse jq postgresql)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -11,5 +11,9 @@
 //!   into bakeoff's histograms.
 
 pub mod backend;
+pub mod pgbench;
+pub mod postgres;
+pub mod sqlite;
+pub mod tpcc;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};

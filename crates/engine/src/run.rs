@@ -5,14 +5,14 @@ use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::engines::{with_engine, Engine, WithEngine};
 use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
 use crate::layout::{Dataset, Region};
-use crate::shared::{RoleFiles, RunError, Shared, StartBarrier, WorkerSpec};
+use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
 use crate::worker::Worker;
 use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub use crate::harness::{RunOutput, Tick, TickKind};
 
@@ -200,9 +200,6 @@ pub fn worker_seed(plan: &Plan, role: usize, thread: usize) -> u64 {
 
 fn shared_state(plan: &Plan) -> Arc<Shared> {
     Arc::new(Shared {
-        clock: crate::clock::RunClock::start(),
-        ramp_ns: AtomicU64::new(u64::MAX),
-        end_ns: AtomicU64::new(u64::MAX),
         semaphores: plan
             .roles
             .iter()
@@ -226,8 +223,7 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
                 (r.db_writer && r.threads > 0).then(|| Arc::new(DirtyQueue::new(r.dirty_limit)))
             })
             .collect(),
-        error: Mutex::new(None),
-        start: StartBarrier::default(),
+        ..Shared::new()
     })
 }
 

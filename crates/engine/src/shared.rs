@@ -103,6 +103,21 @@ impl StartBarrier {
 }
 
 impl Shared {
+    /// State for a run whose threads share no semaphores, log or dirty-block queues (database
+    /// terminals): the clock starts now; the window and the end are set by the harness.
+    pub fn new() -> Shared {
+        Shared {
+            clock: crate::clock::RunClock::start(),
+            ramp_ns: AtomicU64::new(u64::MAX),
+            end_ns: AtomicU64::new(u64::MAX),
+            semaphores: Vec::new(),
+            logs: Vec::new(),
+            dirty: Vec::new(),
+            error: Mutex::new(None),
+            start: StartBarrier::default(),
+        }
+    }
+
     /// Nanoseconds since the start.
     #[inline]
     pub fn now_ns(&self) -> u64 {
@@ -133,6 +148,12 @@ impl Shared {
             *slot = Some(err);
         }
         self.stop_now();
+    }
+}
+
+impl Default for Shared {
+    fn default() -> Shared {
+        Shared::new()
     }
 }
 

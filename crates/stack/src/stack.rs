@@ -8,6 +8,7 @@ use crate::exec::{Cmd, Exec};
 use crate::fs::{self, Built};
 use crate::ledger::{state_dir, Ledger};
 use crate::spec::{StackKind, StackSpec};
+use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
 use bakeoff_probe::DeviceInfo;
 use std::path::PathBuf;
@@ -79,7 +80,7 @@ impl Stack {
         // The images directory is shared by stacks; remove it at the end only if we made it.
         let made_images = !opts.images.exists();
         let built = (|| {
-            ledger.record(crate::undo::Undo::RemoveDir { path: dir.clone() })?;
+            ledger.record(Undo::RemoveDir { path: dir.clone() })?;
             std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
             let mut ctx = Ctx {
                 ledger: &mut ledger,
@@ -231,6 +232,36 @@ impl Stack {
         Ok(self.daemons.last().expect("just pushed"))
     }
 
+    /// Stops the daemon `pid` of this stack now, as teardown would (its stop command, then
+    /// signals), and forgets it: a database server stopped for a cold restart, or for good.
+    /// Its undos stay in the ledger; they are idempotent (a daemon that is gone is left alone).
+    pub fn stop_daemon(&mut self, pid: i32) -> Result<(), StackError> {
+        let Some(at) = self.daemons.iter().position(|d| d.pid() == pid) else {
+            return Err(StackError::Environment(format!(
+                "stack {} owns no daemon with pid {pid}",
+                self.info.name
+            )));
+        };
+        let daemon = &self.daemons[at];
+        let stopped = crate::undo::stop_daemon(pid, &daemon.info.exe, &daemon.stop, &mut self.exec);
+        self.info.commands = self.exec.log.clone();
+        stopped.map_err(|e| {
+            StackError::Environment(format!("stopping the {} daemon: {e}", daemon.name()))
+        })?;
+        self.daemons.remove(at);
+        self.info.daemons.retain(|d| d.pid != pid);
+        Ok(())
+    }
+
+    /// Records `undo` in the stack's ledger, durably: call it before doing what it undoes (a
+    /// database server's socket directory). Teardown and `bakeoff cleanup` carry it out with
+    /// the stack's own undos, in reverse order: what is recorded after the mount is undone
+    /// before the unmount.
+    pub fn record_undo(&mut self, undo: Undo) -> Result<(), StackError> {
+        let ledger = self.ledger.as_mut().expect("a live stack has its ledger");
+        ledger.record(undo)
+    }
+
     /// Runs `cmd` (`initdb` as `postgres` on the stack's file system) through the stack's
     /// runner: its time limit applies and the run record lists it with the stack's commands.
     pub fn run_command(&mut self, cmd: &Cmd) -> Result<String, StackError> {
@@ -302,5 +333,67 @@ impl Drop for Stack {
         if let Err(e) = self.teardown() {
             eprintln!("bakeoff: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::{alive, StopBy};
+    use std::time::Duration;
+
+    /// A `dir=` stack (no root needed) in a scratch directory, with its own state directory.
+    fn dir_stack(scratch: &std::path::Path) -> Stack {
+        std::env::set_var("BAKEOFF_STATE_DIR", scratch.join("state"));
+        let data = scratch.join("data");
+        std::fs::create_dir(&data).unwrap();
+        let spec = StackSpec::parse(&format!("dir={}", data.display())).unwrap();
+        let opts = Options {
+            images: scratch.join("images"),
+            ..Options::default()
+        };
+        Stack::create(&spec, &opts).unwrap()
+    }
+
+    fn sleeper(pidfile: &std::path::Path) -> DaemonStart {
+        let script = format!(
+            "sleep 600 >/dev/null 2>&1 & echo $! > {}",
+            pidfile.display()
+        );
+        DaemonStart {
+            name: "sleeper".into(),
+            exe: std::fs::canonicalize("/bin/sleep").unwrap(),
+            command: Cmd::new("sh", &["-c", &script]),
+            pidfile: pidfile.to_path_buf(),
+            stop: StopBy::Signal,
+            ready_within: Duration::from_secs(10),
+        }
+    }
+
+    #[test]
+    fn a_daemon_stops_and_starts_again_and_a_recorded_undo_runs_at_teardown() {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut stack = dir_stack(scratch.path());
+        let run = scratch.path().join("run");
+        stack
+            .record_undo(Undo::RemoveDirAndFiles { path: run.clone() })
+            .unwrap();
+        std::fs::create_dir(&run).unwrap();
+        let pidfile = run.join("pid");
+        let first = stack.start_daemon(sleeper(&pidfile)).unwrap().pid();
+        stack.stop_daemon(first).unwrap();
+        assert!(!alive(first), "stopped now, not at teardown");
+        assert!(stack.daemons().is_empty() && stack.info.daemons.is_empty());
+        let err = stack.stop_daemon(first).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("no daemon with pid {first}")),
+            "{err}"
+        );
+        let second = stack.start_daemon(sleeper(&pidfile)).unwrap().pid();
+        assert_ne!(first, second);
+        assert_eq!(stack.info.daemons.len(), 1);
+        stack.destroy().unwrap();
+        assert!(!alive(second), "teardown stops the restarted daemon");
+        assert!(!run.exists(), "the recorded undo ran");
     }
 }

@@ -18,6 +18,10 @@ pub enum Undo {
     RemoveFile { path: PathBuf },
     /// Remove an empty directory (a mount point, the stack's directory).
     RemoveDir { path: PathBuf },
+    /// Remove the files directly in this directory, then the directory (a database server's
+    /// socket directory, where a killed server leaves its socket and lock file). Never recurses:
+    /// a subdirectory makes the undo fail rather than delete a tree.
+    RemoveDirAndFiles { path: PathBuf },
     /// Detach every loop device backed by this file, clearing its read-only flag first.
     DetachLoop { backing: PathBuf },
     /// Unmount this path (lazily if it is busy).
@@ -53,6 +57,7 @@ pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
     match undo {
         Undo::RemoveFile { path } => remove(std::fs::remove_file(path), path),
         Undo::RemoveDir { path } => remove(std::fs::remove_dir(path), path),
+        Undo::RemoveDirAndFiles { path } => remove_dir_and_files(path),
         Undo::DetachLoop { backing } => detach_loops(backing, exec),
         Undo::Unmount { path } => unmount(path, exec),
         Undo::DestroyPool { name } => destroy_pool(name, exec),
@@ -79,6 +84,27 @@ fn remove(r: std::io::Result<()>, path: &Path) -> Result<(), String> {
         }
         _ => Ok(()),
     }
+}
+
+fn remove_dir_and_files(dir: &Path) -> Result<(), String> {
+    let entries = match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        other => other.map_err(|e| format!("{}: {e}", dir.display()))?,
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+        // symlink_metadata: a symlink to a directory is removed as a link, never followed.
+        let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            return Err(format!(
+                "{} holds the directory {}: not removing a tree",
+                dir.display(),
+                path.display()
+            ));
+        }
+        remove(std::fs::remove_file(&path), &path)?;
+    }
+    remove(std::fs::remove_dir(dir), dir)
 }
 
 /// Loop devices whose backing file is `backing` (from sysfs, so a deleted image still matches).
@@ -245,8 +271,30 @@ mod tests {
             Undo::Unmount {
                 path: nothing.clone(),
             },
+            Undo::RemoveDirAndFiles {
+                path: nothing.clone(),
+            },
         ] {
             assert!(perform(&u, &mut exec).is_ok(), "{u:?}");
         }
+    }
+
+    #[test]
+    fn a_directory_goes_with_its_files_but_never_with_a_subdirectory() {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("socket");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join(".s.PGSQL.5432.lock"), b"123").unwrap();
+        std::os::unix::fs::symlink(scratch.path(), dir.join("link")).unwrap();
+        let undo = Undo::RemoveDirAndFiles { path: dir.clone() };
+        perform(&undo, &mut Exec::default()).unwrap();
+        assert!(
+            !dir.exists() && scratch.path().exists(),
+            "a link is not followed"
+        );
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let err = perform(&undo, &mut Exec::default()).unwrap_err();
+        assert!(err.contains("not removing a tree"), "{err}");
+        assert!(dir.join("sub").exists());
     }
 }

@@ -13,16 +13,31 @@ pub fn replay_stale(quiet: bool) -> Result<usize, Failure> {
 
 fn replay(ledgers: Vec<PathBuf>, quiet: bool) -> Result<usize, Failure> {
     let mut exec = Exec::default();
+    let mut pending = ledgers.clone();
     let mut left = Vec::new();
-    for path in &ledgers {
-        if !quiet {
-            eprintln!("bakeoff: cleaning up after {}", path.display());
+    // A ledger can depend on another: a database server on the data stack keeps its WAL open
+    // on the log stack, so the log stack unmounts only once the data stack's ledger stopped the
+    // server. Replay what failed again while another pass makes progress.
+    loop {
+        left.clear();
+        let mut failed = Vec::new();
+        for path in &pending {
+            if !quiet {
+                eprintln!("bakeoff: cleaning up after {}", path.display());
+            }
+            match replay_file(path, &mut exec) {
+                Ok(failures) if failures.is_empty() => {}
+                Ok(failures) => {
+                    left.push(format!("{}: {}", path.display(), failures.join("; ")));
+                    failed.push(path.clone());
+                }
+                Err(e) => left.push(format!("{}: {e}", path.display())),
+            }
         }
-        match replay_file(path, &mut exec) {
-            Ok(failures) if failures.is_empty() => {}
-            Ok(failures) => left.push(format!("{}: {}", path.display(), failures.join("; "))),
-            Err(e) => left.push(format!("{}: {e}", path.display())),
+        if failed.is_empty() || failed.len() == pending.len() {
+            break;
         }
+        pending = failed;
     }
     if !left.is_empty() {
         return Err(failure(

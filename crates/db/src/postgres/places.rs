@@ -1,0 +1,144 @@
+//! Where a managed server's files and socket go, and who owns them: the `postgres` user, the
+//! private socket directory, the data and WAL directories' checks (on the stack, new or empty,
+//! reachable by `postgres`) and their creation.
+
+use super::client::ROLE;
+use super::server::PgOptions;
+use super::settings::PORT;
+use super::PgError;
+use bakeoff_stack::exec::RunAs;
+use bakeoff_stack::Stack;
+use std::os::unix::fs::{chown, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The `postgres` user (Debian's package creates it); bakeoff must be root to run as it.
+pub fn postgres_user() -> Result<RunAs, PgError> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(PgError::Environment(
+            "a managed PostgreSQL server needs root: bakeoff runs initdb and the server as the \
+             postgres user"
+                .into(),
+        ));
+    }
+    match nix::unistd::User::from_name(ROLE) {
+        Ok(Some(u)) => Ok(RunAs {
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+        }),
+        Ok(None) => Err(PgError::Environment(
+            "there is no postgres user: install the Debian package postgresql (it creates it)"
+                .into(),
+        )),
+        Err(e) => Err(PgError::Environment(format!(
+            "looking up the postgres user: {e}"
+        ))),
+    }
+}
+
+/// `/tmp/bakeoff-pg-<name>`: short enough for a socket path (at most 107 bytes).
+pub(super) fn socket_dir_for(name: &str) -> Result<PathBuf, PgError> {
+    let dir = std::env::temp_dir().join(format!("bakeoff-pg-{name}"));
+    let socket = dir.join(format!(".s.PGSQL.{PORT}"));
+    if socket.as_os_str().len() > 107 || name.contains('/') {
+        return Err(PgError::Environment(format!(
+            "the server name {name:?} makes the socket path {} too long (or not one directory): \
+             give a shorter name",
+            socket.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The data directory's place: on the stack's file system, new or empty, and so is the WAL
+/// directory (not inside the data directory).
+pub(super) fn check_places(stack: &Stack, opts: &PgOptions) -> Result<(), PgError> {
+    let refuse = |why: String| Err(PgError::Environment(why));
+    if stack.is_device {
+        return refuse(format!(
+            "stack {} is a raw device: PostgreSQL needs a file system for its data directory",
+            stack.name()
+        ));
+    }
+    let data = &opts.data_dir;
+    if !data.is_absolute() || !data.starts_with(&stack.target) || data == &stack.target {
+        return refuse(format!(
+            "the data directory {} must be a directory inside stack {}'s file system ({})",
+            data.display(),
+            stack.name(),
+            stack.target.display()
+        ));
+    }
+    for dir in std::iter::once(data).chain(&opts.wal_dir) {
+        let empty = std::fs::read_dir(dir).map(|mut d| d.next().is_none());
+        if matches!(empty, Ok(false)) || (dir.exists() && !dir.is_dir()) {
+            return refuse(format!(
+                "{} exists and is not an empty directory: remove it or choose another",
+                dir.display()
+            ));
+        }
+    }
+    match &opts.wal_dir {
+        Some(wal) if !wal.is_absolute() || wal.starts_with(data) => refuse(format!(
+            "the WAL directory {} must be an absolute path outside the data directory",
+            wal.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `<data dir>.log` beside the data directory.
+pub(super) fn log_file_of(data_dir: &Path) -> Result<PathBuf, PgError> {
+    let name = data_dir.file_name().ok_or_else(|| {
+        PgError::Environment(format!("{} names no directory", data_dir.display()))
+    })?;
+    Ok(data_dir.with_file_name(format!("{}.log", name.to_string_lossy())))
+}
+
+/// Creates `path` (a directory, mode 0700, or an empty file, 0600) owned by `user`; its
+/// parents as root's, as usual.
+pub(super) fn make_owned(path: &Path, user: RunAs, dir: bool) -> Result<(), PgError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(PgError::io("creating", parent))?;
+    }
+    let (made, mode) = match dir {
+        true => (std::fs::create_dir_all(path), 0o700),
+        false => (std::fs::File::create(path).map(drop), 0o600),
+    };
+    made.map_err(PgError::io("creating", path))?;
+    chown(path, Some(user.uid), Some(user.gid)).map_err(PgError::io("chown postgres", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(PgError::io("chmod", path))
+}
+
+/// Refuses a directory the postgres user cannot reach, naming the ancestor in the way (a
+/// private temporary directory, a home directory).
+pub(super) fn check_reachable(dir: &Path, user: RunAs) -> Result<(), PgError> {
+    use std::os::unix::fs::MetadataExt;
+    for ancestor in dir.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(ancestor) else {
+            continue;
+        };
+        let bit = match (meta.uid() == user.uid, meta.gid() == user.gid) {
+            (true, _) => 0o100,
+            (_, true) => 0o010,
+            _ => 0o001,
+        };
+        if meta.mode() & bit == 0 {
+            return Err(PgError::Environment(format!(
+                "the postgres user cannot reach {}: {} is mode {:o}; allow others to search it \
+                 (chmod o+x) or put the data elsewhere",
+                dir.display(),
+                ancestor.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The last lines of the server's log, for an error saying why it did not start.
+pub(super) fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(8)..].join("\n")
+}

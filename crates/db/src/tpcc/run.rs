@@ -1,0 +1,199 @@
+//! A TPC-C run: one harness thread per terminal, each with its own connection, drawing
+//! transactions from its deck back to back (closed loop) or on a fixed schedule (open loop
+//! under `rate_tps`), retrying conflicts and counting retries and rollbacks.
+
+use super::inputs::{Terminal, Transaction, KINDS};
+use super::transactions::{execute, Outcome};
+use super::TpccPlan;
+use crate::backend::{Conn, Database, DbError, ErrorKind};
+use bakeoff_core::plan::OpKind;
+use bakeoff_engine::harness::{self, Body, RoleDesc, RunOutput, ThreadSpec, Tick, Timing};
+use bakeoff_engine::shared::{RunError, Shared};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// What a TPC-C run produced.
+#[derive(Debug)]
+pub struct TpccRun {
+    /// The harness's output: per kind, completed transactions in the window and latencies.
+    pub output: RunOutput,
+    /// Conflicts (serialization failures, deadlocks, busy databases) rolled back and retried
+    /// in the window, per kind; a retried transaction counts once as completed.
+    pub retries: BTreeMap<OpKind, u64>,
+    /// New-Orders rolled back on purpose in the window (they count as completed too).
+    pub rollbacks: u64,
+}
+
+/// Retries and rollbacks over all terminals.
+#[derive(Default)]
+struct Counts {
+    retries: [AtomicU64; KINDS.len()],
+    rollbacks: AtomicU64,
+}
+
+fn kind_slot(kind: OpKind) -> usize {
+    KINDS.iter().position(|k| *k == kind).unwrap_or(0)
+}
+
+/// What every terminal shares.
+struct Setup {
+    db: Arc<dyn Database>,
+    plan: TpccPlan,
+    counts: Arc<Counts>,
+}
+
+/// Runs `plan` against `db` (loaded with the plan's warehouses and seed). A database error
+/// that is not a conflict ends the run: it is in `output.error`.
+pub fn run(
+    db: Arc<dyn Database>,
+    plan: &TpccPlan,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<TpccRun, RunError> {
+    plan.validate().map_err(|e| RunError::Database {
+        what: "TPC-C plan".into(),
+        message: e.to_string(),
+    })?;
+    let counts = Arc::new(Counts::default());
+    let setup = Arc::new(Setup {
+        db,
+        plan: plan.clone(),
+        counts: counts.clone(),
+    });
+    let shared = Arc::new(Shared::new());
+    let roles = [RoleDesc {
+        name: "terminal".into(),
+        threads: plan.terminals,
+        log_writer: false,
+    }];
+    let timing = Timing {
+        ramp: plan.ramp,
+        runtime: plan.runtime,
+    };
+    let mut specs = (0..plan.terminals).map(|t| {
+        Ok(ThreadSpec {
+            role: 0,
+            name: format!("terminal-{t}"),
+            kinds: KINDS.to_vec(),
+            open_loop: plan.rate_tps.is_some(),
+            body: terminal_body(t, setup.clone()),
+        })
+    });
+    let output = harness::run(&shared, timing, &roles, &mut specs, interrupt, on_tick)?;
+    let retries = KINDS
+        .iter()
+        .map(|k| (*k, counts.retries[kind_slot(*k)].load(Ordering::Relaxed)))
+        .collect();
+    Ok(TpccRun {
+        output,
+        retries,
+        rollbacks: counts.rollbacks.load(Ordering::Relaxed),
+    })
+}
+
+fn now_us() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+/// Sleeps until the run's clock reads `t_ns` or the run ends.
+fn sleep_until(shared: &Shared, t_ns: u64) {
+    loop {
+        let now = shared.now_ns();
+        if now >= t_ns || shared.stopped() {
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((t_ns - now).min(20_000_000)));
+    }
+}
+
+fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
+    Box::new(move |shared, mut stats, mut ready| {
+        let fail = |what: &str, e: DbError| RunError::Database {
+            what: format!("TPC-C {what} on terminal {index}"),
+            message: e.message,
+        };
+        let mut conn = match setup.db.connect() {
+            Ok(c) => c,
+            Err(e) => {
+                shared.fail(fail("connecting", e));
+                return stats;
+            }
+        };
+        ready.go();
+        let plan = &setup.plan;
+        let mut terminal = Terminal::new(index, plan.warehouses, plan.seed);
+        // Each terminal's share of the rate, on a fixed schedule from the start.
+        let interval_ns = plan
+            .rate_tps
+            .map_or(0, |r| (f64::from(plan.terminals) * 1e9 / r) as u64);
+        let mut next_ns = shared.now_ns();
+        while !shared.stopped() {
+            let scheduled = if interval_ns > 0 {
+                sleep_until(shared, next_ns);
+                next_ns += interval_ns;
+                next_ns - interval_ns
+            } else {
+                shared.now_ns()
+            };
+            if shared.stopped() {
+                break;
+            }
+            let tx = terminal.next_transaction();
+            let start = shared.now_ns().max(scheduled);
+            match attempt(conn.as_mut(), &tx, shared, &setup.counts) {
+                Ok(Some(outcome)) => {
+                    let end = shared.now_ns();
+                    let measured = shared.in_window(end);
+                    stats.record(tx.kind(), 0, end - scheduled, end - start, measured);
+                    if measured && outcome == Outcome::RolledBack {
+                        setup.counts.rollbacks.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    shared.fail(fail(kind_name(tx.kind()), e));
+                    break;
+                }
+            }
+        }
+        stats
+    })
+}
+
+fn kind_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::NewOrder => "New-Order",
+        OpKind::Payment => "Payment",
+        OpKind::OrderStatus => "Order-Status",
+        OpKind::Delivery => "Delivery",
+        _ => "Stock-Level",
+    }
+}
+
+/// Runs `tx` until it completes, retrying conflicts (counted if in the window); `None` if
+/// the run ended while it was being retried.
+fn attempt(
+    conn: &mut dyn Conn,
+    tx: &Transaction,
+    shared: &Shared,
+    counts: &Counts,
+) -> Result<Option<Outcome>, DbError> {
+    loop {
+        match execute(conn, tx, now_us()) {
+            Ok(outcome) => return Ok(Some(outcome)),
+            Err(e) if e.kind == ErrorKind::Retry => {
+                if shared.in_window(shared.now_ns()) {
+                    counts.retries[kind_slot(tx.kind())].fetch_add(1, Ordering::Relaxed);
+                }
+                if shared.stopped() {
+                    return Ok(None);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

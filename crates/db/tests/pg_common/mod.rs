@@ -1,0 +1,110 @@
+//! Scaffolding for the PostgreSQL tests: they need root (the server runs as `postgres`) and
+//! the PostgreSQL binaries; without them they skip, except under `CI=true`, where that is a
+//! failure. Servers run on tmpfs stacks under a private state directory.
+
+#![allow(dead_code)]
+
+use bakeoff_db::postgres::{Binaries, PgOptions, PgServer};
+use bakeoff_stack::{Options, Stack, StackSpec};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// True if servers can be started here; under CI=true, false is a failure.
+pub fn privileged() -> bool {
+    let root = nix::unistd::geteuid().is_root();
+    let binaries = Binaries::find(None);
+    if root && binaries.is_ok() {
+        return true;
+    }
+    let why = match binaries {
+        Err(e) => format!("needs root ({root}) and PostgreSQL: {e}"),
+        Ok(_) => format!("needs root ({root})"),
+    };
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{why}: CI=true, so this fails instead of skipping"
+    );
+    eprintln!("skipping: {why}");
+    false
+}
+
+/// The state directory of this test process (the variable is process-wide).
+pub fn state_dir() -> &'static Path {
+    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    STATE
+        .get_or_init(|| {
+            let d = tempfile::tempdir().unwrap();
+            std::env::set_var("BAKEOFF_STATE_DIR", d.path());
+            d
+        })
+        .path()
+}
+
+/// A directory for images and mount points the postgres user can traverse (a temporary
+/// directory is private to root by default).
+pub fn images_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("bakeoff-pg-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// A tmpfs stack of `size_mib` in `images`.
+pub fn tmpfs(images: &Path, size_mib: u64) -> Stack {
+    state_dir();
+    let spec = StackSpec::parse(&format!("tmpfs:size={size_mib}m")).unwrap();
+    let opts = Options {
+        images: images.to_path_buf(),
+        ..Options::default()
+    };
+    Stack::create(&spec, &opts).unwrap_or_else(|e| panic!("tmpfs stack: {e}"))
+}
+
+/// Options for a server with its data in `pgdata` on `stack`, for `clients` clients.
+pub fn options(stack: &Stack, clients: u32) -> PgOptions {
+    let mut opts = PgOptions::new(stack.target.join("pgdata"));
+    opts.clients = clients;
+    opts
+}
+
+/// Starts a server, panicking with the error.
+pub fn start(stack: &mut Stack, opts: PgOptions) -> PgServer {
+    PgServer::start(stack, opts).unwrap_or_else(|e| panic!("starting PostgreSQL: {e}"))
+}
+
+/// A server with default options for `clients` on a new tmpfs stack of `size_mib` (the images
+/// directory goes last: it holds the stack).
+pub fn tmpfs_server(size_mib: u64, clients: u32) -> (tempfile::TempDir, Stack, PgServer) {
+    let images = images_dir();
+    let mut stack = tmpfs(images.path(), size_mib);
+    let opts = options(&stack, clients);
+    let server = start(&mut stack, opts);
+    (images, stack, server)
+}
+
+/// True while `pid` runs.
+pub fn running(pid: i32) -> bool {
+    bakeoff_stack::daemon::alive(pid)
+}
+
+/// Waits up to 10 s for `pid` to be gone.
+pub fn wait_gone(pid: i32) -> bool {
+    let start = std::time::Instant::now();
+    while running(pid) && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    !running(pid)
+}
+
+/// The socket directory a server named `name` uses.
+pub fn socket_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("bakeoff-pg-{name}"))
+}
+
+/// Tests that measure take turns: hold this for the whole test.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
