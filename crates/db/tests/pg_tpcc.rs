@@ -6,6 +6,7 @@ mod pg_common;
 use bakeoff_core::plan::OpKind;
 use bakeoff_db::tpcc::{self, check_consistency, check_row_counts, Table, TpccPlan};
 use bakeoff_db::Database;
+use bakeoff_testkit::serial;
 use pg_common::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
