@@ -160,6 +160,19 @@ pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
     ),
 ];
 
+impl DbPlan {
+    /// About how many bytes the loaded database takes on its stack, for the room checks made
+    /// before a run: TPC-C about 100 MiB per warehouse, pgbench about 16 MiB per scale step
+    /// (the WAL beyond that is bounded by `pg.max_wal_size`, PostgreSQL's own limit).
+    pub fn dataset_bytes(&self) -> u64 {
+        const MIB: u64 = 1 << 20;
+        match self.work {
+            DbWork::Tpcc { warehouses, .. } => u64::from(warehouses) * 100 * MIB,
+            DbWork::Pgbench { scale, .. } => u64::from(scale) * 16 * MIB,
+        }
+    }
+}
+
 /// True if `name` is a database workload.
 pub fn is_db_workload(name: &str) -> bool {
     DB_WORKLOADS.iter().any(|(n, _, _)| *n == name)

@@ -289,6 +289,11 @@ pub const STUDY_KEYS: &[KeyDoc] = &[
         "",
         "stack specs, e.g. [\"raw\", \"zfs:recordsize=8k\"]",
     ),
+    doc(
+        "stack",
+        "",
+        "[[stack]] tables: name, spec, log (a log stack's spec), set (settings of its cells)",
+    ),
     doc("workload", "", "[[workload]] tables: name and settings"),
     doc("sweep", "", "sweeps, e.g. [\"zfs.recordsize=8k,128k\"]"),
     doc("repeat", "3", "repetitions of every cell"),

@@ -246,6 +246,82 @@ pub const FIGURES: &[Figure] = &[
         |s| s.reads_not_from_device_pct,
     ),
     pct("arc_hit_pct", "ARC hit %", |s| s.arc_hit_pct),
+    fig("tps", "txn/s", Verdict(Higher), |s| s.tps, 0, 0.0),
+    fig("tpm", "txn/min", Verdict(Higher), |s| s.tpm, 0, 0.0),
+    fig("nopm", "NOPM", Verdict(Higher), |s| s.nopm, 0, 0.0),
+    fig(
+        "txn_lat_p50_us",
+        "txn p50 µs",
+        Verdict(Lower),
+        |s| s.txn_lat_p50_us,
+        0,
+        0.0,
+    ),
+    fig(
+        "txn_lat_p99_us",
+        "txn p99 µs",
+        Verdict(Lower),
+        |s| s.txn_lat_p99_us,
+        0,
+        0.0,
+    ),
+    fig(
+        "cpu_us_per_txn",
+        "CPU µs/txn",
+        Verdict(Lower),
+        |s| s.cpu_us_per_txn,
+        0,
+        0.0,
+    ),
+    fig(
+        "device_read_bytes_per_txn",
+        "dev B read/txn",
+        Verdict(Lower),
+        |s| s.device_read_bytes_per_txn,
+        0,
+        1.0,
+    ),
+    fig(
+        "device_write_bytes_per_txn",
+        "dev B written/txn",
+        Verdict(Lower),
+        |s| s.device_write_bytes_per_txn,
+        0,
+        1.0,
+    ),
+    fig(
+        "log_device_write_bytes_per_txn",
+        "log dev B/txn",
+        Verdict(Lower),
+        |s| s.log_device_write_bytes_per_txn,
+        0,
+        1.0,
+    ),
+    fig(
+        "device_flushes_per_txn",
+        "flushes/txn",
+        Verdict(Lower),
+        |s| s.device_flushes_per_txn,
+        2,
+        0.01,
+    ),
+    fig(
+        "wal_bytes_per_txn",
+        "WAL B/txn",
+        Verdict(Lower),
+        |s| s.wal_bytes_per_txn,
+        0,
+        1.0,
+    ),
+    pct("db_cache_hit_pct", "db cache hit %", |s| s.db_cache_hit_pct),
+    fig(
+        "checkpoints",
+        "checkpoints",
+        Diagnostic,
+        |s| s.checkpoints,
+        0,
+        0.5,
+    ),
 ];
 
 /// The default columns (the `slob` headline figures).
@@ -258,6 +334,18 @@ pub const DEFAULT_COLUMNS: &[&str] = &[
     "device_read_bytes_per_op",
     "read_amplification",
     "reads_not_from_device_pct",
+];
+
+/// The default columns of a comparison of database runs (tpcc, pgbench).
+pub const DB_DEFAULT_COLUMNS: &[&str] = &[
+    "tps",
+    "nopm",
+    "txn_lat_p99_us",
+    "cpu_us_per_txn",
+    "device_write_bytes_per_txn",
+    "log_device_write_bytes_per_txn",
+    "wal_bytes_per_txn",
+    "device_flushes_per_txn",
 ];
 
 /// Keys of earlier versions that still select their figure.
@@ -297,5 +385,6 @@ mod tests {
             "reads_not_from_device_pct"
         );
         assert!(DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
+        assert!(DB_DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
     }
 }

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod figures;
 pub mod json;
 pub mod terminal;
+mod terminal_db;
 
 mod fmt;
 

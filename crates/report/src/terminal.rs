@@ -12,6 +12,9 @@ pub fn render(r: &RunRecord) -> String {
     let mut out = header(r);
     out.push_str(&roles_table(r));
     out.push('\n');
+    if let Some(db) = &r.database {
+        out.push_str(&crate::terminal_db::lines(r, db));
+    }
     out.push_str(&system(r));
     out.push_str(&findings(r));
     out
@@ -48,13 +51,19 @@ fn header(r: &RunRecord) -> String {
         Some(st) => format!("stack {} at {}", st.spec, r.target.path),
         None => r.target.path.clone(),
     };
+    let what = match &r.database {
+        Some(db) => crate::terminal_db::header_part(r, db),
+        None => format!(
+            "engine {}, {}, dataset {}",
+            r.plan.engine.name(),
+            count(r.plan.threads() as u64, "thread"),
+            format_bytes(r.plan.dataset_bytes())
+        ),
+    };
     let mut s = format!(
-        "{} on {place}{fs}: {:.1} s measured, engine {}, {}, dataset {}{status}\n\n",
+        "{} on {place}{fs}: {:.1} s measured, {what}{status}\n\n",
         r.plan.workload,
         r.measured_ns as f64 / 1e9,
-        r.plan.engine.name(),
-        count(r.plan.threads() as u64, "thread"),
-        format_bytes(r.plan.dataset_bytes()),
     );
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}\n");
@@ -280,11 +289,13 @@ fn cpu_lines(r: &RunRecord) -> String {
     let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
         format!("; bakeoff itself {p:.1}% of busy CPU")
     });
-    let _ = writeln!(
-        s,
-        "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",
-        ratio(r.summary.cpu_us_per_op)
-    );
+    if r.summary.cpu_us_per_op.is_some() || r.database.is_none() {
+        let _ = writeln!(
+            s,
+            "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",
+            ratio(r.summary.cpu_us_per_op)
+        );
+    }
     s
 }
 
@@ -327,7 +338,8 @@ fn system(r: &RunRecord) -> String {
         let label = if i == 0 { "devices" } else { "" };
         let _ = writeln!(s, "{label:<8} {}", device_line(d));
     }
-    if !r.devices.is_empty() {
+    let app_io = sm.read_iops.is_some() || sm.write_iops.is_some();
+    if !r.devices.is_empty() && app_io {
         let _ = writeln!(
             s,
             "ratios   device bytes per app read {} (read amplification {}), per app write {} (write amplification {}); reads not from the devices {}",

@@ -2,10 +2,12 @@
 
 use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
-use crate::sampler::Sampler;
+use crate::sampler::{Measured, Sampler};
 use bakeoff_core::plan::Plan;
 use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
-use bakeoff_engine::{execute, lay_out_placed, LayoutError, Placement, Target, TickKind};
+use bakeoff_engine::{
+    execute, lay_out_placed, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
+};
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -98,35 +100,84 @@ pub fn measure_with_devices(
     .map_err(layout_failure)?;
     layout_bar.finish_and_clear();
     before_run()?;
-    let started_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let total = (plan.ramp_time + plan.runtime).as_secs().max(1);
-    let run_bar = bar(
-        total,
-        "{prefix} {elapsed_precise} {wide_bar} {pos}/{len}s {msg}",
+    let window = Window {
+        plan,
+        path,
+        devices,
+        daemons,
         quiet,
-    );
-    run_bar.set_prefix(plan.workload.clone());
-    let mut sampler = Sampler::new(Probe::new(devices), daemons);
-    let output = execute(plan, &dataset, interrupt, &mut |tick| {
-        sampler.on_tick(tick);
-        if tick.kind == TickKind::Second {
-            run_bar.set_position(tick.elapsed.as_secs());
-            if let Some(s) = sampler.last() {
-                let cpu = s
-                    .cpu_busy_pct
-                    .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
-                run_bar.set_message(format!(
-                    "read {:.0}/s write {:.0}/s{cpu}",
-                    s.read_iops, s.write_iops
-                ));
+    };
+    window.run(&mut |on_tick| execute(plan, &dataset, interrupt, on_tick))
+}
+
+/// The measured run of any workload: what to describe and sample.
+pub struct Window<'a> {
+    /// The plan the record shows (a database run's has no filesets or roles).
+    pub plan: &'a Plan,
+    /// The target path the record describes.
+    pub path: &'a std::path::Path,
+    /// Devices to sample.
+    pub devices: Vec<bakeoff_probe::DeviceInfo>,
+    /// The stack's daemons (their CPU is the stack's).
+    pub daemons: Vec<u32>,
+    /// No progress output.
+    pub quiet: bool,
+}
+
+/// What runs in the window: given the sampler's tick function, the harness's output.
+pub type Body<'b> =
+    dyn FnMut(&mut dyn FnMut(&Tick)) -> Result<RunOutput, bakeoff_engine::RunError> + 'b;
+
+impl Window<'_> {
+    /// Runs `body` with the probes sampling at its ticks, and assembles the run record.
+    pub fn run(self, body: &mut Body) -> Result<RunRecord, Failure> {
+        let plan = self.plan;
+        let started_unix_s = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let total = (plan.ramp_time + plan.runtime).as_secs().max(1);
+        let run_bar = bar(
+            total,
+            "{prefix} {elapsed_precise} {wide_bar} {pos}/{len}s {msg}",
+            self.quiet,
+        );
+        run_bar.set_prefix(plan.workload.clone());
+        let mut sampler = Sampler::new(Probe::new(self.devices), self.daemons);
+        let output = body(&mut |tick| {
+            sampler.on_tick(tick);
+            if tick.kind == TickKind::Second {
+                run_bar.set_position(tick.elapsed.as_secs());
+                if let Some(s) = sampler.last() {
+                    let cpu = s
+                        .cpu_busy_pct
+                        .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
+                    run_bar.set_message(format!(
+                        "read {:.0}/s write {:.0}/s{cpu}",
+                        s.read_iops, s.write_iops
+                    ));
+                }
             }
-        }
-    })
-    .map_err(|e| failure(Code::Io, e))?;
-    run_bar.finish_and_clear();
-    let measured = sampler.finish();
+        })
+        .map_err(|e| failure(Code::Io, e))?;
+        run_bar.finish_and_clear();
+        Ok(record(
+            plan,
+            self.path,
+            output,
+            sampler.finish(),
+            started_unix_s,
+        ))
+    }
+}
+
+/// The run record of one measured window.
+fn record(
+    plan: &Plan,
+    path: &std::path::Path,
+    output: RunOutput,
+    measured: Measured,
+    started_unix_s: u64,
+) -> RunRecord {
     let status = match (&output.error, output.interrupted) {
         (Some(_), _) => RunStatus::Failed,
         (None, true) => RunStatus::Interrupted,
@@ -171,7 +222,7 @@ pub fn measure_with_devices(
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
     }
-    Ok(record)
+    record
 }
 
 /// The exit code a record's status maps to.

@@ -3,6 +3,7 @@
 pub mod cleanup;
 pub mod compare;
 pub mod completions;
+pub mod dbrun;
 pub mod demo;
 pub mod exports;
 pub mod measure;

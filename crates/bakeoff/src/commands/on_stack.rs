@@ -58,24 +58,7 @@ pub fn run_on_stack(
         data: target_of(&stack),
         log: log_stack.as_ref().map(target_of),
     };
-    let mut devices = stack.devices.clone();
-    let mut daemons: Vec<u32> = stack.daemons().iter().map(|d| d.pid() as u32).collect();
-    if let Some(l) = &log_stack {
-        for mut d in l.devices.iter().cloned() {
-            if d.role == ROLE_STACK {
-                d.role = ROLE_LOG.to_string();
-            }
-            // Both stacks' images may sit on the same disk: sample it once.
-            if !devices.iter().any(|x| x.name == d.name) {
-                devices.push(d);
-            }
-        }
-        daemons.extend(l.daemons().iter().map(|d| d.pid() as u32));
-    }
-    let known = Known {
-        devices: Some(devices),
-        daemons,
-    };
+    let known = known_of(&stack, log_stack.as_ref());
     let measured = {
         let mut prepare = || {
             if let Some(l) = log_stack.as_mut() {
@@ -125,8 +108,30 @@ pub fn loop_only(opts: &StackOpts) -> StackOpts {
     }
 }
 
+/// The devices and daemons of a stack and its log stack (the log stack's devices in the
+/// `log` role, a disk both sit on sampled once).
+pub fn known_of(stack: &Stack, log_stack: Option<&Stack>) -> Known {
+    let mut devices = stack.devices.clone();
+    let mut daemons: Vec<u32> = stack.daemons().iter().map(|d| d.pid() as u32).collect();
+    if let Some(l) = log_stack {
+        for mut d in l.devices.iter().cloned() {
+            if d.role == ROLE_STACK {
+                d.role = ROLE_LOG.to_string();
+            }
+            if !devices.iter().any(|x| x.name == d.name) {
+                devices.push(d);
+            }
+        }
+        daemons.extend(l.daemons().iter().map(|d| d.pid() as u32));
+    }
+    Known {
+        devices: Some(devices),
+        daemons,
+    }
+}
+
 /// Where the workload runs on `stack`.
-fn target_of(stack: &Stack) -> Target {
+pub fn target_of(stack: &Stack) -> Target {
     if stack.is_device {
         Target::Device(stack.target.clone())
     } else {

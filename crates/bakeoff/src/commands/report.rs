@@ -8,14 +8,30 @@ use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
 use bakeoff_report::comparison::{build, CellRuns, StudyReport};
-use bakeoff_report::figures::{figure, Figure, DEFAULT_COLUMNS};
+use bakeoff_report::figures::{figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS};
 use std::path::PathBuf;
 
-/// The figures `--columns` names (default: the slob headline figures).
-pub fn columns(opts: &ReportOpts) -> Result<Vec<&'static Figure>, Failure> {
+/// What kinds of runs a comparison holds, for its default columns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Holds {
+    /// Runs of I/O workloads.
+    pub io: bool,
+    /// Runs of real databases.
+    pub databases: bool,
+}
+
+/// The figures `--columns` names (default: the headline figures of what the runs hold: the
+/// slob figures, the transaction figures, or both).
+pub fn columns(opts: &ReportOpts, holds: Holds) -> Result<Vec<&'static Figure>, Failure> {
     let keys: Vec<String> = match &opts.columns {
         Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
-        None => DEFAULT_COLUMNS.iter().map(|k| k.to_string()).collect(),
+        None => {
+            let db = holds.databases.then_some(DB_DEFAULT_COLUMNS);
+            let io = (holds.io || !holds.databases).then_some(DEFAULT_COLUMNS);
+            (db.into_iter().chain(io).flatten())
+                .map(|k| k.to_string())
+                .collect()
+        }
     };
     keys.iter()
         .map(|k| {
@@ -94,7 +110,6 @@ struct Merged {
 
 /// Loads and compares the studies in `dirs`; each directory and run record counts once.
 pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
-    let columns = columns(opts)?;
     let given_min_effect = min_effect(opts)?;
     let mut reader = Reader::default();
     let mut cells: Vec<Merged> = Vec::new();
@@ -118,6 +133,12 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
         first.get_or_insert(study.plan);
     }
     let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
+    let runs_all = || cells.iter().flat_map(|m| &m.runs);
+    let holds = Holds {
+        io: runs_all().any(|r| r.database.is_none()),
+        databases: runs_all().any(|r| r.database.is_some()),
+    };
+    let columns = columns(opts, holds)?;
     let known: Vec<String> = cells.iter().map(|m| m.cell.base_stack.clone()).collect();
     check_against(opts, &known)?;
     let baseline = opts

@@ -6,6 +6,7 @@ use super::on_stack::{run_on_stack, StackRun};
 use super::preflight;
 use crate::cli::RunArgs;
 use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::dbplan::is_db_workload;
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::settings::Settings;
 use bakeoff_core::workload::{builtin, builtins, Workload};
@@ -114,6 +115,9 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
+    if let Some(name) = (args.workload.as_deref()).filter(|n| is_db_workload(n)) {
+        return super::dbrun::command(&args, name);
+    }
     let workload = load_workload(args.workload.as_deref(), args.job.as_deref())?;
     let plan = workload
         .plan(&parse_sets(&args.set)?)
@@ -177,7 +181,7 @@ fn run_on_target(
 }
 
 /// Prints the summary and writes the exports.
-fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
+pub(super) fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
     let summary = bakeoff_report::terminal::render(record);
     exports::deliver(&summary, exports, |e| {
         e.run.map_or_else(String::new, |render| render(record))

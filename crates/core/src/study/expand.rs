@@ -56,12 +56,10 @@ impl Study {
         self.check_size()?;
         let mut cells = Vec::new();
         for stack in &self.stacks {
+            let spec = self.spec_of(stack);
             for w in &self.workloads {
-                let applicable: Vec<&Sweep> = self
-                    .sweeps
-                    .iter()
-                    .filter(|s| applies(s, stack, w))
-                    .collect();
+                let applicable: Vec<&Sweep> =
+                    self.sweeps.iter().filter(|s| applies(s, spec, w)).collect();
                 refuse_swept_twice(stack, w, &applicable)?;
                 for combo in combinations(&applicable) {
                     cells.push(self.cell(stack, w, &applicable, &combo));
@@ -114,7 +112,7 @@ impl Study {
                 let combos = self
                     .sweeps
                     .iter()
-                    .filter(|s| applies(s, stack, w))
+                    .filter(|s| applies(s, self.spec_of(stack), w))
                     .fold(1usize, |n, s| n.saturating_mul(s.values.len()));
                 cells = cells.saturating_add(combos);
             }
@@ -135,7 +133,9 @@ impl Study {
     fn check_sweep_scopes(&self) -> Result<(), String> {
         for s in &self.sweeps {
             let Some(scope) = &s.scope else { continue };
-            let kinds: Vec<&str> = self.stacks.iter().map(|st| stack_kind(st)).collect();
+            let kinds: Vec<&str> = (self.stacks.iter())
+                .map(|st| stack_kind(self.spec_of(st)))
+                .collect();
             let names: Vec<&str> = self.workloads.iter().map(|w| w.name.as_str()).collect();
             if !kinds.contains(&scope.as_str()) && !names.contains(&scope.as_str()) {
                 return Err(s.error(format!(
@@ -157,17 +157,16 @@ impl Study {
         sweeps: &[&Sweep],
         combo: &[(usize, String)],
     ) -> Cell {
-        let mut spec = stack.to_string();
-        let mut entries: Vec<((String, String), Origin)> = w
-            .set
-            .iter()
-            .enumerate()
+        let def = self.stack_defs.get(stack);
+        let base_spec = self.spec_of(stack);
+        let mut spec = base_spec.to_string();
+        let mut entries: Vec<((String, String), Origin)> = (w.set.iter().enumerate())
             .map(|(i, kv)| (kv.clone(), w.origin_of(i)))
             .collect();
         let mut tags = Vec::new();
         for (i, value) in combo {
             let s = sweeps[*i];
-            if is_stack_sweep(s, stack, w) {
+            if is_stack_sweep(s, base_spec, w) {
                 spec = with_stack_key(&spec, &s.key, value);
             } else {
                 entries.retain(|((k, _), _)| *k != s.key);
@@ -176,7 +175,13 @@ impl Study {
             }
         }
         let (set, origins) = entries.into_iter().unzip();
-        let mut label = format!("{spec} / {}", w.name);
+        // A named stack shows its name; its sweeps still show in the spec they changed.
+        let shown = match def {
+            Some(_) if spec == base_spec => stack.to_string(),
+            Some(_) => format!("{stack} ({spec})"),
+            None => spec.clone(),
+        };
+        let mut label = format!("{shown} / {}", w.name);
         // The same workload listed twice with different settings: its settings tell the cells apart.
         if self.workloads.iter().filter(|x| x.name == w.name).count() > 1 && !w.set.is_empty() {
             let own: Vec<String> = w.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -191,6 +196,8 @@ impl Study {
             label,
             stack: spec,
             base_stack: stack.to_string(),
+            log_stack: def.and_then(|d| d.log.clone()),
+            stack_set: def.map(|d| d.set.clone()).unwrap_or_default(),
             workload: w.name.clone(),
             set,
             origins,

@@ -1,7 +1,9 @@
 //! Study files: the same study as the flags, in TOML, with every key checked, every value of
 //! the right type, and every error at the line it was written on.
 
-use super::{parse_fraction, pick_baseline, Study, StudyWorkload, Sweep, MAX_REPEAT};
+use std::collections::BTreeMap;
+
+use super::{parse_fraction, pick_baseline, StackDef, Study, StudyWorkload, Sweep, MAX_REPEAT};
 use crate::doc::{self, join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{default_of, names, STUDY_KEYS};
 use crate::settings::{Origin, SettingError};
@@ -13,16 +15,17 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
     let place = Place::file(path);
     let doc = doc::parse(text, &place)?;
     doc.refuse_unknown(&place, "", &names(&[STUDY_KEYS]))?;
-    let stacks: Vec<String> = strings(&doc, &place, "stacks")?
+    let mut stacks: Vec<String> = strings(&doc, &place, "stacks")?
         .into_iter()
         .map(|(s, _)| s)
         .collect();
+    let stack_defs = stack_tables(&doc, &place, &mut stacks)?;
     if stacks.is_empty() {
         let line = doc.get("stacks").map_or(1, |e| e.line);
         return Err(SettingError::new(
             place.at(line),
             "stacks",
-            "a study needs at least one stack: stacks = [\"ext4\", \"xfs\"]",
+            "a study needs at least one stack: stacks = [\"ext4\", \"xfs\"] or [[stack]] tables",
         ));
     }
     let sweeps = strings(&doc, &place, "sweep")?
@@ -45,6 +48,7 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
     };
     Ok(Study {
         stacks,
+        stack_defs,
         workloads: workloads(&doc, &place)?,
         sweeps,
         repeat: repeat(&doc, &place)?,
@@ -63,6 +67,49 @@ fn strings(doc: &Table, place: &Place, key: &str) -> Result<Vec<(String, usize)>
             _ => None,
         }),
     }
+}
+
+/// `[[stack]]` tables (`name`, `spec`, `log`, `set = { key = value }`), appended to `stacks`
+/// in the order written; a name may not repeat or be another stack's spec.
+fn stack_tables(
+    doc: &Table,
+    place: &Place,
+    stacks: &mut Vec<String>,
+) -> Result<BTreeMap<String, StackDef>, SettingError> {
+    let mut defs = BTreeMap::new();
+    let Some(entry) = doc.get("stack") else {
+        return Ok(defs);
+    };
+    for t in entry.items(place, "stack", "tables ([[stack]])", Node::table)? {
+        t.refuse_unknown(place, "stack", &["name", "spec", "log", "set"])?;
+        let required = |key: &str| match t.get(key) {
+            Some(e) => e.string(place, &join_key("stack", key)),
+            None => Err(SettingError::new(
+                place.at(t.line),
+                "stack",
+                format!("needs {key} = \"...\" (name, spec; log and set are optional)"),
+            )),
+        };
+        let (name, spec) = (required("name")?, required("spec")?);
+        let log = match t.get("log") {
+            Some(e) => Some(e.string(place, "stack.log")?),
+            None => None,
+        };
+        let mut set = Vec::new();
+        if let Some(e) = t.get("set") {
+            for s in &e.table(place, "stack.set")?.entries {
+                let label = join_key(&format!("stack.{name}.set"), &s.key);
+                set.push((s.key.clone(), s.scalar(place, &label)?));
+            }
+        }
+        if stacks.contains(&name) {
+            let message = format!("\"{name}\" names two stacks; give each its own name");
+            return Err(SettingError::new(place.at(t.line), "stack.name", message));
+        }
+        stacks.push(name.clone());
+        defs.insert(name, StackDef { spec, log, set });
+    }
+    Ok(defs)
 }
 
 fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SettingError> {

@@ -105,11 +105,29 @@ impl StudyWorkload {
     }
 }
 
+/// A stack of a study given as a table: a name for the comparison, its spec, a separate log
+/// stack, and workload settings only this stack's cells get (seed 004's "ZFS tuned" turns
+/// PostgreSQL's full-page writes off).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StackDef {
+    /// The stack spec.
+    pub spec: String,
+    /// The log stack's spec (a database's WAL, slob's and oltp's redo), if any.
+    #[serde(default)]
+    pub log: Option<String>,
+    /// Workload settings of this stack's cells, before the workload's own.
+    #[serde(default)]
+    pub set: Vec<(String, String)>,
+}
+
 /// A study as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Study {
-    /// Stack specs.
+    /// The stacks: specs, or names of [`Study::stack_defs`].
     pub stacks: Vec<String>,
+    /// Stacks given as tables, by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub stack_defs: std::collections::BTreeMap<String, StackDef>,
     /// Workloads.
     pub workloads: Vec<StudyWorkload>,
     /// Sweeps.
@@ -133,8 +151,16 @@ pub struct Cell {
     pub label: String,
     /// The stack spec with stack sweeps applied.
     pub stack: String,
-    /// The stack spec as written in the study (before sweeps): cells of a stack share it.
+    /// The stack as the study names it (its spec, or its name), before sweeps: cells of a
+    /// stack share it.
     pub base_stack: String,
+    /// The log stack's spec, if the stack has one.
+    #[serde(default)]
+    pub log_stack: Option<String>,
+    /// Workload settings the stack itself brings (a `[[stack]]` table's `set`); the
+    /// workload's and the sweeps' override them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack_set: Vec<(String, String)>,
     /// Workload name.
     pub workload: String,
     /// Settings with workload sweeps applied.
@@ -156,6 +182,8 @@ impl PartialEq for Cell {
             &self.base_stack,
             &self.workload,
             &self.set,
+            &self.log_stack,
+            &self.stack_set,
         ) == (
             &other.id,
             &other.label,
@@ -163,6 +191,8 @@ impl PartialEq for Cell {
             &other.base_stack,
             &other.workload,
             &other.set,
+            &other.log_stack,
+            &other.stack_set,
         )
     }
 }
@@ -173,6 +203,14 @@ impl Cell {
     /// The cell's workload settings, each with where it was written.
     pub fn settings(&self) -> Settings {
         let mut settings = Settings::default();
+        for (k, v) in self
+            .stack_set
+            .iter()
+            .filter(|(k, _)| !self.set.iter().any(|s| s.0 == *k))
+        {
+            let origin = Origin::Flag(format!("the set of stack '{}'", self.base_stack));
+            settings.insert(k, v, origin);
+        }
         for (i, (k, v)) in self.set.iter().enumerate() {
             let origin = self.origins.get(i).cloned().unwrap_or(Origin::CommandLine);
             settings.insert(k, v, origin);
@@ -203,6 +241,15 @@ pub struct StudyPlan {
     pub baseline_of: Vec<Option<usize>>,
     /// Runs in execution order: repetitions interleaved across cells.
     pub order: Vec<RunSlot>,
+}
+
+impl Study {
+    /// The spec of the stack the study calls `stack` (a name of a table, else the spec itself).
+    pub fn spec_of<'a>(&'a self, stack: &'a str) -> &'a str {
+        self.stack_defs
+            .get(stack)
+            .map_or(stack, |d| d.spec.as_str())
+    }
 }
 
 /// The plan of repetition `rep` of a cell: the same data (the seed of the data is kept), but

@@ -5,6 +5,7 @@ use super::*;
 fn study(stacks: &[&str], sweeps: &[&str], repeat: u32) -> Study {
     Study {
         stacks: stacks.iter().map(|s| s.to_string()).collect(),
+        stack_defs: Default::default(),
         workloads: vec![StudyWorkload::from_flags(
             "slob",
             vec![("readers".into(), "32".into())],
@@ -286,5 +287,45 @@ fn a_study_too_large_to_plan_is_refused_before_expanding() {
             .order
             .len(),
         100_000
+    );
+}
+
+#[test]
+fn stack_tables_name_a_spec_a_log_stack_and_settings_of_their_own() {
+    let text = "stacks = [\"ext4\"]\n\
+        [[stack]]\nname = \"zfs tuned\"\nspec = \"zfs:recordsize=8k\"\nlog = \"zfs\"\n\
+        set = { \"pg.full_page_writes\" = \"off\", terminals = 2 }\n\
+        [[workload]]\nname = \"tpcc\"\nterminals = 8\n";
+    let s = parse(text).unwrap();
+    assert_eq!(s.stacks, ["ext4", "zfs tuned"]);
+    let plan = s.expand().unwrap();
+    let tuned = &plan.cells[1];
+    assert_eq!(
+        (tuned.label.as_str(), tuned.stack.as_str()),
+        ("zfs tuned / tpcc", "zfs:recordsize=8k")
+    );
+    assert_eq!(tuned.log_stack.as_deref(), Some("zfs"));
+    // The stack's own settings apply, the workload's win, and the cells still pair up.
+    let set = tuned.settings();
+    assert_eq!(set.get("pg.full_page_writes").unwrap().value, "off");
+    assert_eq!(set.get("terminals").unwrap().value, "8");
+    assert_eq!(plan.baseline_of[1], Some(0));
+    assert_eq!(plan.cells[0].settings().get("pg.full_page_writes"), None);
+
+    let e = parse("[[stack]]\nname = \"a\"\n[[workload]]\nname = \"tpcc\"\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "s.toml:1: stack: needs spec = \"...\" (name, spec; log and set are optional)"
+    );
+    let e = parse("stacks = [\"a\"]\n[[stack]]\nname = \"a\"\nspec = \"ext4\"\n[[workload]]\nname = \"tpcc\"\n")
+        .unwrap_err();
+    assert!(e.to_string().contains("names two stacks"), "{e}");
+    let e = parse(
+        "[[stack]]\nname = \"a\"\nspec = \"ext4\"\nlogs = \"x\"\n[[workload]]\nname = \"tpcc\"\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e.origin.to_string(), e.key.as_str()),
+        ("s.toml:4".into(), "stack.logs")
     );
 }

@@ -107,6 +107,20 @@ pub struct PgServer {
 }
 
 impl PgServer {
+    /// What [`PgServer::start`] checks before it creates anything (the binaries, the `postgres`
+    /// user, the settings against the server's catalog and its own parser), for a dry run.
+    pub fn check(opts: &PgOptions, mem_limit: Option<u64>) -> Result<(), PgError> {
+        let binaries = Binaries::find(opts.bindir.as_deref())?;
+        postgres_user()?;
+        let sizing = Sizing::of_machine(mem_limit, opts.clients)?;
+        let mut exec = Exec::default();
+        let catalog = settings::catalog(&binaries, &mut exec)?;
+        settings::check_user_settings(&catalog, &opts.settings)?;
+        let socket = Path::new("/tmp/bakeoff-pg-check");
+        let all = settings::merge(settings::defaults(&sizing, socket), &opts.settings);
+        settings::server_check(&binaries, &all, &sizing, &mut exec)
+    }
+
     /// Validates the settings, creates the cluster on `stack` and starts it; see the module.
     pub fn start(stack: &mut Stack, opts: PgOptions) -> Result<PgServer, PgError> {
         let binaries = Binaries::find(opts.bindir.as_deref())?;

@@ -2,89 +2,27 @@
 //! run into a results directory, one atomically written record per run, resumable; then the
 //! comparison table.
 
+use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
-use super::on_stack::{run_on_stack, StackRun};
+use super::on_stack::{loop_only, run_on_stack, StackRun};
 use super::preflight;
-use super::run::load_workload;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::{RunRecord, RunStatus};
-use bakeoff_core::settings::{echo, Settings};
-use bakeoff_core::study::{parse_fraction, parse_study, Study, StudyPlan, StudyWorkload, Sweep};
-use bakeoff_core::Plan;
-use bakeoff_stack::fs::missing_tool;
+use bakeoff_core::study::StudyPlan;
 use bakeoff_stack::StackSpec;
+use cells::{cell_plans, study_from, CellPlan};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-/// The study described by the flags or the study file.
-fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
-    let usage = |m: String| failure(Code::Usage, m);
-    if let Some(path) = &args.study {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
-        return parse_study(&text, &path.display().to_string())
-            .map_err(|e| failure(Code::Usage, e));
-    }
-    let mut set = Vec::new();
-    for arg in &args.set {
-        set.extend(Settings::parse_set_pairs(arg).map_err(|e| failure(Code::Usage, e))?);
-    }
-    let sweeps = args
-        .sweeps
-        .iter()
-        .map(|s| Sweep::parse(s).map_err(|m| usage(format!("--sweep {}: {m}", echo(s)))))
-        .collect::<Result<_, _>>()?;
-    Ok(Study {
-        stacks: args.stacks.clone(),
-        workloads: args
-            .workloads
-            .iter()
-            .map(|w| StudyWorkload::from_flags(w, set.clone()))
-            .collect(),
-        sweeps,
-        repeat: args.repeat,
-        baseline: args.baseline.clone(),
-        min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
-            .map_err(usage)?,
-        size: args.stack_opts.size.clone(),
-    })
-}
-
-/// The resolved plan of every cell: every workload and stack is validated before anything runs.
-fn cell_plans(plan: &StudyPlan) -> Result<Vec<Plan>, Failure> {
-    let mut plans = Vec::new();
-    for cell in &plan.cells {
-        let spec = StackSpec::parse_arg(&cell.stack).map_err(|e| failure(Code::Usage, e))?;
-        if let Some((tool, package)) = missing_tool(spec.kind) {
-            return Err(failure(
-                Code::Environment,
-                format!(
-                    "{}: {tool} is missing (apt-get install {package})",
-                    cell.stack
-                ),
-            ));
-        }
-        // A built-in name, else a workload file; neither: the built-ins are what to list.
-        let workload = match load_workload(Some(&cell.workload), None) {
-            Ok(w) => w,
-            Err(unknown) if !Path::new(&cell.workload).exists() => return Err(unknown),
-            Err(_) => load_workload(None, Some(Path::new(&cell.workload)))?,
-        };
-        let p = workload
-            .plan(&cell.settings())
-            .map_err(|e| failure(Code::Usage, format!("{}: {e}", cell.label)))?;
-        plans.push(p);
-    }
-    Ok(plans)
-}
+mod cells;
 
 /// About how many bytes a run record takes, for the results directory's space check: the
 /// record itself plus one sample per second.
-fn record_bytes(plan: &Plan) -> u64 {
-    64 * 1024 + 2048 * (plan.ramp_time + plan.runtime).as_secs()
+fn record_bytes(plan: &CellPlan) -> u64 {
+    64 * 1024 + 2048 * plan.timed().as_secs()
 }
 
 /// Everything the study needs before its first run (and all a dry run does): the report's
@@ -92,7 +30,7 @@ fn record_bytes(plan: &Plan) -> u64 {
 fn check(
     args: &CompareArgs,
     plan: &StudyPlan,
-    plans: &[Plan],
+    plans: &[CellPlan],
     out: &Path,
 ) -> Result<Vec<Export>, Failure> {
     preflight::size("--size", &args.stack_opts.size)?;
@@ -101,7 +39,7 @@ fn check(
         None => "--size".into(),
     };
     preflight::size(&study_size, &plan.study.size)?;
-    super::report::columns(&args.report)?;
+    super::report::columns(&args.report, Default::default())?;
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
@@ -118,6 +56,9 @@ fn check(
             continue;
         }
         preflight::stack(&preflight::spec(&cell.stack)?, &opts, dataset)?;
+        if let Some(log) = &cell.log_stack {
+            preflight::stack(&preflight::spec(log)?, &loop_only(&opts), 0)?;
+        }
         checked.push((&cell.stack, dataset));
     }
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
@@ -125,10 +66,10 @@ fn check(
     Ok(exports)
 }
 
-fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
+fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
     let per_run: f64 = plans
         .iter()
-        .map(|p| (p.ramp_time + p.runtime).as_secs_f64() + 8.0)
+        .map(|p| p.timed().as_secs_f64() + p.overhead_secs())
         .sum::<f64>()
         / plans.len().max(1) as f64;
     // Checked before: the study's size is what the runs use.
@@ -136,8 +77,13 @@ fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
     let disk = plan
         .cells
         .iter()
-        .filter_map(|c| StackSpec::parse_arg(&c.stack).ok())
-        .map(|s| u64::from(s.backing_devices()) * s.size.unwrap_or(size))
+        .map(|c| {
+            std::iter::once(&c.stack)
+                .chain(&c.log_stack)
+                .filter_map(|s| StackSpec::parse_arg(s).ok())
+                .map(|s| u64::from(s.backing_devices()) * s.size.unwrap_or(size))
+                .sum::<u64>()
+        })
         .max()
         .unwrap_or(0);
     println!(
@@ -155,7 +101,7 @@ fn print_dry_run(plan: &StudyPlan, plans: &[Plan], opts: &StackOpts) {
             bakeoff_core::units::format_bytes(plans[i].dataset_bytes())
         );
     }
-    println!("estimated time: {:.0} min (each run: ramp + runtime + about 8 s to build, lay out and tear down)", per_run * plan.order.len() as f64 / 60.0);
+    println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
     println!(
         "disk: up to {} of sparse images at a time under {}",
         bakeoff_core::units::format_bytes(disk),
@@ -229,7 +175,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
-    let plans = cell_plans(&plan)?;
+    let plans = cell_plans(&plan.cells)?;
     let out = args
         .out
         .clone()
@@ -267,14 +213,19 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         bar.set_message(format!("{} rep {}", cell.label, slot.rep));
         let run = StackRun {
             spec: &cell.stack,
-            log_spec: None,
+            log_spec: cell.log_stack.as_deref(),
             opts: &opts,
             warm: args.warm,
             mem_limit: None,
             quiet: true,
         };
-        let plan = bakeoff_core::study::for_repetition(&plans[slot.cell], slot.rep);
-        let record = run_on_stack(&run, &plan, &interrupt)?;
+        let record = match &plans[slot.cell] {
+            CellPlan::Io(p) => {
+                let plan = bakeoff_core::study::for_repetition(p, slot.rep);
+                run_on_stack(&run, &plan, &interrupt)?
+            }
+            CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
+        };
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
         }
@@ -338,12 +289,18 @@ fn report_progress(
     started: Instant,
 ) {
     let eta = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
-    let iops = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
+    let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
+    let rate = match r.summary.tps {
+        Some(_) => format!("{} transactions/s", n(r.summary.tps)),
+        None => format!(
+            "read {}/s write {}/s",
+            n(r.summary.read_iops),
+            n(r.summary.write_iops)
+        ),
+    };
     eprintln!(
-        "[{done}/{total}] {} rep {rep}: read {}/s write {}/s ({:?}); about {:.0} min left",
+        "[{done}/{total}] {} rep {rep}: {rate} ({:?}); about {:.0} min left",
         cell.label,
-        iops(r.summary.read_iops),
-        iops(r.summary.write_iops),
         r.status,
         eta / 60.0
     );

@@ -1,0 +1,145 @@
+//! The study a `compare` runs (from its flags or a study file) and the plan of each of its
+//! cells: an I/O workload's plan, or a database workload's (tpcc, pgbench), all validated
+//! before anything runs.
+
+use super::super::dbrun;
+use super::super::run::load_workload;
+use crate::cli::CompareArgs;
+use crate::exit::{failure, Code, Failure};
+use bakeoff_core::dbplan::{is_db_workload, plan_db, Db, DbPlan};
+use bakeoff_core::settings::{echo, Settings};
+use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
+use bakeoff_core::Plan;
+use bakeoff_db::postgres::PgServer;
+use bakeoff_engine::placement::log_filesets;
+use bakeoff_stack::fs::missing_tool;
+use bakeoff_stack::StackSpec;
+use std::path::Path;
+use std::time::Duration;
+
+/// What one cell runs.
+pub enum CellPlan {
+    /// An I/O workload (slob, oltp, a workload file ...).
+    Io(Plan),
+    /// A real database (tpcc, pgbench).
+    Db(Box<DbPlan>),
+}
+
+impl CellPlan {
+    /// Bytes the data takes on the stack, for the room checks.
+    pub fn dataset_bytes(&self) -> u64 {
+        match self {
+            CellPlan::Io(p) => p.dataset_bytes(),
+            CellPlan::Db(p) => p.dataset_bytes(),
+        }
+    }
+
+    /// Warm-up plus measured time.
+    pub fn timed(&self) -> Duration {
+        match self {
+            CellPlan::Io(p) => p.ramp_time + p.runtime,
+            CellPlan::Db(p) => p.ramp_time + p.runtime,
+        }
+    }
+
+    /// Seconds a run takes besides its timed part: building, laying out or loading, tearing
+    /// down (a database's load is the larger part of its run).
+    pub fn overhead_secs(&self) -> f64 {
+        match self {
+            CellPlan::Io(_) => 8.0,
+            CellPlan::Db(p) => 15.0 + p.dataset_bytes() as f64 / (4 << 20) as f64,
+        }
+    }
+}
+
+/// The study described by the flags or the study file.
+pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
+    let usage = |m: String| failure(Code::Usage, m);
+    if let Some(path) = &args.study {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
+        return parse_study(&text, &path.display().to_string())
+            .map_err(|e| failure(Code::Usage, e));
+    }
+    let mut set = Vec::new();
+    for arg in &args.set {
+        set.extend(Settings::parse_set_pairs(arg).map_err(|e| failure(Code::Usage, e))?);
+    }
+    let sweeps = args
+        .sweeps
+        .iter()
+        .map(|s| Sweep::parse(s).map_err(|m| usage(format!("--sweep {}: {m}", echo(s)))))
+        .collect::<Result<_, _>>()?;
+    Ok(Study {
+        stacks: args.stacks.clone(),
+        stack_defs: Default::default(),
+        workloads: args
+            .workloads
+            .iter()
+            .map(|w| StudyWorkload::from_flags(w, set.clone()))
+            .collect(),
+        sweeps,
+        repeat: args.repeat,
+        baseline: args.baseline.clone(),
+        min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
+            .map_err(usage)?,
+        size: args.stack_opts.size.clone(),
+    })
+}
+
+/// The resolved plan of every cell: every workload and stack is validated before anything runs.
+pub fn cell_plans(cells: &[Cell]) -> Result<Vec<CellPlan>, Failure> {
+    let mut plans = Vec::new();
+    for cell in cells {
+        for spec in std::iter::once(&cell.stack).chain(&cell.log_stack) {
+            check_tools(spec)?;
+        }
+        plans.push(cell_plan(cell)?);
+    }
+    Ok(plans)
+}
+
+fn check_tools(spec: &str) -> Result<(), Failure> {
+    let parsed = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
+    match missing_tool(parsed.kind) {
+        Some((tool, package)) => Err(failure(
+            Code::Environment,
+            format!("{spec}: {tool} is missing (apt-get install {package})"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn cell_plan(cell: &Cell) -> Result<CellPlan, Failure> {
+    let in_cell = |e: &dyn std::fmt::Display| format!("{}: {e}", cell.label);
+    if is_db_workload(&cell.workload) {
+        let plan = plan_db(&cell.workload, &cell.settings())
+            .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
+        dbrun::check_log_stack(&plan, cell.log_stack.is_some())
+            .map_err(|f| failure(f.code, in_cell(&f.error)))?;
+        if plan.db == Db::Postgres {
+            // The settings are checked by the server's own binaries, before any stack is built.
+            let opts = dbrun::pg_options(&plan, Path::new("/nonexistent"))?;
+            PgServer::check(&opts, None).map_err(|e| {
+                let f = dbrun::pg_failure(e);
+                failure(f.code, in_cell(&f.error))
+            })?;
+        }
+        return Ok(CellPlan::Db(Box::new(plan)));
+    }
+    // A built-in name, else a workload file; neither: the built-ins are what to list.
+    let workload = match load_workload(Some(&cell.workload), None) {
+        Ok(w) => w,
+        Err(unknown) if !Path::new(&cell.workload).exists() => return Err(unknown),
+        Err(_) => load_workload(None, Some(Path::new(&cell.workload)))?,
+    };
+    let plan = workload
+        .plan(&cell.settings())
+        .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
+    if cell.log_stack.is_some() && log_filesets(&plan).is_empty() {
+        let message = "a log stack holds a database's WAL or a log writer's redo; \
+                       this workload writes no log";
+        return Err(failure(Code::Usage, in_cell(&message)));
+    }
+    Ok(CellPlan::Io(plan))
+}

@@ -1,0 +1,354 @@
+//! `bakeoff run tpcc|pgbench`: a real database on the stack bakeoff builds (or on a directory,
+//! as a `dir=` stack, so its server is managed the same way): the server started, the data
+//! loaded (timed and measured), a cold restart, the measured run under the probes, the
+//! database's own counters over the window, the consistency checks, and everything stopped and
+//! torn down on every path.
+
+use super::measure::{Body, Window};
+use super::on_stack::{known_of, loop_only, target_of, StackRun};
+use crate::cli::RunArgs;
+use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
+use bakeoff_core::dbrecord::{Condition, DatabaseRun};
+use bakeoff_core::plan::{EngineKind, Plan};
+use bakeoff_core::record::{RunRecord, RunStatus, Summary};
+use bakeoff_db::postgres::{PgError, PgOptions, PgServer, PgStats};
+use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
+use bakeoff_db::{Database, DbError};
+use bakeoff_engine::Target;
+use bakeoff_probe::Probe;
+use bakeoff_stack::Stack;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+mod body;
+mod load;
+
+/// The database of a run, opened on its stack.
+pub enum Opened {
+    /// A server bakeoff started.
+    Postgres(Box<PgServer>),
+    /// An SQLite file.
+    Sqlite(Arc<Sqlite>),
+}
+
+impl Opened {
+    /// Connections to it.
+    pub fn database(&self) -> Arc<dyn Database> {
+        match self {
+            Opened::Postgres(s) => Arc::new(s.database()),
+            Opened::Sqlite(s) => s.clone(),
+        }
+    }
+}
+
+/// The plan as the run record shows it: the workload, its timing, seed and settings (a
+/// database run has no filesets or roles of its own).
+pub fn record_plan(plan: &DbPlan) -> Plan {
+    Plan {
+        workload: plan.workload.clone(),
+        engine: EngineKind::Psync,
+        runtime: plan.runtime,
+        ramp_time: plan.ramp_time,
+        seed: plan.seed,
+        repetition: 1,
+        compress_pct: 0,
+        filesets: Vec::new(),
+        roles: Vec::new(),
+        settings: plan.settings.clone(),
+    }
+}
+
+/// The PostgreSQL options of a plan, for a check or a start.
+pub fn pg_options(plan: &DbPlan, data: &std::path::Path) -> Result<PgOptions, Failure> {
+    let mut opts = PgOptions::new(data.join("pgdata"));
+    opts.set_all(&plan.pg).map_err(pg_failure)?;
+    opts.clients = match plan.work {
+        DbWork::Tpcc { terminals, .. } => terminals,
+        DbWork::Pgbench { clients, .. } => clients,
+    };
+    Ok(opts)
+}
+
+/// The exit code of a server error: a refused setting is the user's to fix (2).
+pub fn pg_failure(e: PgError) -> Failure {
+    let code = match &e {
+        PgError::Setting { .. } => Code::Usage,
+        PgError::Db(_) => Code::Io,
+        _ => Code::Environment,
+    };
+    failure(code, e)
+}
+
+fn db_failure(e: DbError) -> Failure {
+    failure(Code::Io, e)
+}
+
+/// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
+/// is run as the stack `dir=DIR`.
+pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
+    let mut stack = super::stack::build(run.spec, run.opts, None)?;
+    let log_stack = match run.log_spec {
+        Some(log) => Some(super::stack::build(log, &loop_only(run.opts), None)?),
+        None => None,
+    };
+    let outcome = run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt);
+    // The server lives on the data stack and may hold its WAL on the log stack: the data
+    // stack goes first.
+    let torn = stack.destroy().map_err(stack_failure);
+    let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));
+    let mut record = outcome?;
+    torn?;
+    log_torn?;
+    record.findings = bakeoff_core::findings::run_findings(&record);
+    Ok(record)
+}
+
+fn run_on(
+    stack: &mut Stack,
+    log_stack: Option<&Stack>,
+    run: &StackRun,
+    plan: &DbPlan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
+    let Target::Directory(data) = target_of(stack) else {
+        return Err(failure(
+            Code::Usage,
+            "a database needs a file system: raw stacks hold no files",
+        ));
+    };
+    if let Some(bytes) = run.mem_limit {
+        stack.limit_memory(bytes).map_err(stack_failure)?;
+    }
+    let mut opened = open(plan, stack, log_stack, &data)?;
+    let devices = known_of(stack, log_stack).devices.unwrap_or_default();
+    let probe = Probe::new(devices.clone());
+    let load = load::phase(plan, &opened, &probe)?;
+    if !run.warm {
+        make_cold(&mut opened, stack)?;
+    }
+    // After a restart the postmaster has a new pid: ask the stack now.
+    let known = known_of(stack, log_stack);
+    let record_plan = record_plan(plan);
+    let window = Window {
+        plan: &record_plan,
+        path: &data,
+        devices,
+        daemons: known.daemons,
+        quiet: run.quiet,
+    };
+    let mut counters = body::Counters::new(&opened);
+    let mut extras = body::Extras::default();
+    let mut work: Box<Body> = body::body(plan, &opened, &mut counters, &mut extras, interrupt);
+    let mut record = window.run(&mut work)?;
+    drop(work);
+    let mut database = describe(&opened, plan);
+    database.load = Some(load);
+    database.window = counters.window();
+    extras.apply(&mut database);
+    if record.status != RunStatus::Failed && matches!(plan.work, DbWork::Tpcc { .. }) {
+        check_consistency(&opened, &mut database, &mut record)?;
+    }
+    record.database = Some(database);
+    record.stack = Some(stack.info.clone());
+    record.log_stack = log_stack.map(|l| l.info.clone());
+    record.cold = Some(!run.warm);
+    if record.status != RunStatus::Failed {
+        record.summary = Summary::compute(&record);
+    }
+    if let Opened::Postgres(server) = opened {
+        (*server).stop(stack).map_err(pg_failure)?;
+    }
+    Ok(record)
+}
+
+/// Refuses a log stack the database cannot use.
+pub fn check_log_stack(plan: &DbPlan, has_log_stack: bool) -> Result<(), Failure> {
+    if has_log_stack && plan.db == Db::Sqlite {
+        return Err(failure(
+            Code::Usage,
+            "--log-stack: SQLite keeps its journal beside the database file (db=postgres \
+             puts its WAL on the log stack)",
+        ));
+    }
+    Ok(())
+}
+
+/// Starts the server (or opens the SQLite file) on the stack.
+fn open(
+    plan: &DbPlan,
+    stack: &mut Stack,
+    log_stack: Option<&Stack>,
+    data: &std::path::Path,
+) -> Result<Opened, Failure> {
+    match plan.db {
+        Db::Postgres => {
+            let mut opts = pg_options(plan, data)?;
+            if let Some(log) = log_stack {
+                opts.wal_dir = Some(log.target.join("pgwal"));
+            }
+            Ok(Opened::Postgres(Box::new(
+                PgServer::start(stack, opts).map_err(pg_failure)?,
+            )))
+        }
+        Db::Sqlite => {
+            check_log_stack(plan, log_stack.is_some())?;
+            let mut options = SqliteOptions::default();
+            for (k, v) in &plan.sqlite {
+                options
+                    .set(k, v)
+                    .map_err(|e| failure(Code::Usage, format!("sqlite.{k}: {e}")))?;
+            }
+            let path = data.join("bakeoff.sqlite");
+            let db = Sqlite::open(&path, options).map_err(db_failure)?;
+            Ok(Opened::Sqlite(Arc::new(db)))
+        }
+    }
+}
+
+/// Cold caches for the measured window: the server restarted around a drop of the page cache
+/// (and a ZFS pool re-import); for SQLite, the cache drop.
+fn make_cold(opened: &mut Opened, stack: &mut Stack) -> Result<(), Failure> {
+    match opened {
+        Opened::Postgres(server) => server
+            .restart(stack, |s| s.prepare_run(false))
+            .map_err(pg_failure),
+        Opened::Sqlite(_) => stack.prepare_run(false).map_err(stack_failure),
+    }
+}
+
+/// What the record says about the database itself.
+fn describe(opened: &Opened, plan: &DbPlan) -> DatabaseRun {
+    match opened {
+        Opened::Postgres(server) => server.database_run(),
+        Opened::Sqlite(db) => DatabaseRun {
+            db: "sqlite".into(),
+            version: format!("SQLite {}", Sqlite::version()),
+            settings: db.settings(),
+            paths: [("database".to_string(), db.path().display().to_string())].into(),
+            ..DatabaseRun::default()
+        },
+    }
+    .with_plan_note(plan)
+}
+
+trait PlanNote {
+    fn with_plan_note(self, plan: &DbPlan) -> Self;
+}
+
+impl PlanNote for DatabaseRun {
+    /// Keeps the workload's name with the database's description.
+    fn with_plan_note(mut self, plan: &DbPlan) -> Self {
+        self.paths
+            .entry("workload".into())
+            .or_insert_with(|| plan.workload.clone());
+        self
+    }
+}
+
+/// TPC-C's consistency conditions 1–4: a run that fails them is failed, not a result.
+fn check_consistency(
+    opened: &Opened,
+    database: &mut DatabaseRun,
+    record: &mut RunRecord,
+) -> Result<(), Failure> {
+    let db = opened.database();
+    let mut conn = db.connect().map_err(db_failure)?;
+    let results = bakeoff_db::tpcc::check_consistency(conn.as_mut()).map_err(db_failure)?;
+    database.consistency = results
+        .iter()
+        .map(|c| Condition {
+            name: c.name.to_string(),
+            passed: c.passed,
+            detail: c.offender.clone(),
+        })
+        .collect();
+    if let Some(bad) = database.consistency.iter().find(|c| !c.passed) {
+        record.status = RunStatus::Failed;
+        record.error = Some(format!(
+            "TPC-C consistency condition {} does not hold ({}): the transactions did not do \
+             what they should",
+            bad.name,
+            bad.detail.clone().unwrap_or_default()
+        ));
+        record.roles.clear();
+        record.ops.clear();
+        record.summary = Summary::default();
+    }
+    Ok(())
+}
+
+/// The server's counters now, for PostgreSQL.
+pub fn pg_stats(opened: &Opened) -> Option<PgStats> {
+    match opened {
+        Opened::Postgres(server) => server.stats().ok(),
+        Opened::Sqlite(_) => None,
+    }
+}
+
+/// `bakeoff run tpcc|pgbench ...`: checks everything, then runs (or says a dry run is ok).
+pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
+    let plan = bakeoff_core::dbplan::plan_db(name, &super::run::parse_sets(&args.set)?)
+        .map_err(|e| failure(Code::Usage, e))?;
+    let mem_limit = match &args.mem_limit {
+        Some(m) => Some(super::preflight::size("--mem-limit", m)?),
+        None => None,
+    };
+    super::preflight::size("--size", &args.stack_opts.size)?;
+    match (&args.stack, &args.target) {
+        (Some(spec), _) => {
+            let dataset = plan.dataset_bytes();
+            super::preflight::stack(&super::preflight::spec(spec)?, &args.stack_opts, dataset)?;
+        }
+        (None, Some(dir)) if dir.is_dir() => {}
+        (None, Some(dir)) => {
+            return Err(failure(
+                Code::Environment,
+                format!(
+                    "--target {}: a database run needs an existing directory",
+                    dir.display()
+                ),
+            ))
+        }
+        (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
+    }
+    check_log_stack(&plan, args.log_stack.is_some())?;
+    if let Some(log) = &args.log_stack {
+        super::preflight::stack(
+            &super::preflight::spec(log)?,
+            &loop_only(&args.stack_opts),
+            0,
+        )?;
+    }
+    if plan.db == Db::Postgres {
+        let opts = pg_options(&plan, std::path::Path::new("/nonexistent"))?;
+        PgServer::check(&opts, mem_limit).map_err(pg_failure)?;
+    }
+    let exports = super::exports::open(&args.export.requested)?;
+    if args.dry_run {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&plan).expect("plans serialise")
+        );
+        drop(exports);
+        eprintln!("dry run: ok, the run would start");
+        return Ok(Code::Ok);
+    }
+    let interrupt = super::measure::interrupt_flag()?;
+    let spec = match (&args.stack, &args.target) {
+        (Some(spec), _) => spec.clone(),
+        (_, Some(dir)) => format!("dir={}", dir.display()),
+        (None, None) => unreachable!("checked above"),
+    };
+    let run = StackRun {
+        spec: &spec,
+        log_spec: args.log_stack.as_deref(),
+        opts: &args.stack_opts,
+        warm: args.warm,
+        mem_limit,
+        quiet: args.quiet,
+    };
+    let record = run_db(&run, &plan, &interrupt)?;
+    super::run::report(exports, &record)?;
+    Ok(super::measure::status_code(&record))
+}

@@ -1,0 +1,202 @@
+//! What runs in a database run's measured window: TPC-C's terminals under the harness, or the
+//! real pgbench with the sampler ticking beside it; and the database's counters at the window's
+//! edges.
+
+use super::load::tpcc_plan;
+use super::Opened;
+use bakeoff_core::dbplan::{DbPlan, DbWork};
+use bakeoff_core::dbrecord::{DatabaseRun, DbCounters, PgbenchReport};
+use bakeoff_core::plan::OpKind;
+use bakeoff_core::record::RoleResult;
+use bakeoff_db::pgbench::{Pgbench, RunOptions};
+use bakeoff_db::postgres::PgStats;
+use bakeoff_db::sqlite::CacheCounters;
+use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::super::measure::Body;
+
+/// The database's own counters at the window's start and end.
+pub struct Counters<'a> {
+    opened: &'a Opened,
+    start: Option<Snapshot>,
+    end: Option<Snapshot>,
+}
+
+enum Snapshot {
+    Pg(PgStats),
+    Sqlite(CacheCounters),
+}
+
+impl<'a> Counters<'a> {
+    /// Counters of `opened`'s database.
+    pub fn new(opened: &'a Opened) -> Counters<'a> {
+        Counters {
+            opened,
+            start: None,
+            end: None,
+        }
+    }
+
+    fn take(&self) -> Option<Snapshot> {
+        match self.opened {
+            Opened::Postgres(server) => server.stats().ok().map(Snapshot::Pg),
+            Opened::Sqlite(db) => Some(Snapshot::Sqlite(db.cache_counters())),
+        }
+    }
+
+    /// Notes the counters at the window's edges.
+    pub fn on_tick(&mut self, tick: &Tick) {
+        match tick.kind {
+            TickKind::MeasureStart => self.start = self.take(),
+            TickKind::End => self.end = self.take(),
+            _ => {}
+        }
+    }
+
+    /// The window's deltas.
+    pub fn window(&self) -> Option<DbCounters> {
+        match (self.start.as_ref()?, self.end.as_ref()?) {
+            (Snapshot::Pg(a), Snapshot::Pg(b)) => Some(b.since(a).counters()),
+            (Snapshot::Sqlite(a), Snapshot::Sqlite(b)) => {
+                let d = b.since(a);
+                Some(DbCounters {
+                    cache_hits: Some(d.hits),
+                    cache_misses: Some(d.misses),
+                    ..DbCounters::default()
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the run adds to the database section besides counters.
+#[derive(Default)]
+pub struct Extras {
+    retries: BTreeMap<String, u64>,
+    rollbacks: u64,
+    pgbench: Option<PgbenchReport>,
+}
+
+impl Extras {
+    /// Writes them into the record's database section.
+    pub fn apply(self, db: &mut DatabaseRun) {
+        db.retries = self.retries;
+        db.rollbacks = self.rollbacks;
+        db.pgbench = self.pgbench;
+    }
+}
+
+/// The body of the window for `plan`.
+pub fn body<'b, 'o: 'b>(
+    plan: &'b DbPlan,
+    opened: &'b Opened,
+    counters: &'b mut Counters<'o>,
+    extras: &'b mut Extras,
+    interrupt: &'b AtomicBool,
+) -> Box<Body<'b>> {
+    match &plan.work {
+        DbWork::Tpcc { .. } => Box::new(move |on_tick| {
+            let tp = tpcc_plan(plan).expect("a TPC-C plan");
+            let run = bakeoff_db::tpcc::run(opened.database(), &tp, interrupt, &mut |t| {
+                counters.on_tick(t);
+                on_tick(t);
+            })?;
+            extras.retries = run
+                .retries
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect();
+            extras.rollbacks = run.rollbacks;
+            Ok(run.output)
+        }),
+        DbWork::Pgbench { .. } => Box::new(move |on_tick| {
+            let Opened::Postgres(server) = opened else {
+                return Err(database_error("pgbench drives PostgreSQL only"));
+            };
+            let opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            let pgbench = Pgbench::for_server(server);
+            let (report, elapsed) = ticking(
+                &mut |t| {
+                    counters.on_tick(t);
+                    on_tick(t);
+                },
+                interrupt,
+                || pgbench.run(&opts),
+            )?;
+            let op = report.op_stats();
+            extras.pgbench = Some(report.printed());
+            let measured = Duration::from_micros(
+                report
+                    .log
+                    .last_end_us
+                    .saturating_sub(report.log.first_start_us),
+            );
+            let measured = if measured.is_zero() {
+                elapsed
+            } else {
+                measured
+            };
+            Ok(RunOutput {
+                roles: vec![RoleResult {
+                    name: "pgbench".into(),
+                    threads: opts.clients,
+                    ops: vec![op.clone()],
+                    commits_per_write: None,
+                }],
+                ops: vec![op],
+                measured,
+                interrupted: false,
+                error: None,
+            })
+        }),
+    }
+}
+
+fn database_error(message: impl Into<String>) -> RunError {
+    RunError::Database {
+        what: "pgbench".into(),
+        message: message.into(),
+    }
+}
+
+/// Runs `work` (an external program that times itself) on a thread while the sampler ticks
+/// every second: its start is the window's start, its end the window's end.
+fn ticking<T: Send>(
+    on_tick: &mut dyn FnMut(&Tick),
+    _interrupt: &AtomicBool,
+    work: impl FnOnce() -> Result<T, bakeoff_db::postgres::PgError> + Send,
+) -> Result<(T, Duration), RunError> {
+    let start = Instant::now();
+    let tick = |kind| Tick {
+        elapsed: start.elapsed(),
+        kind,
+        totals: Totals::default(),
+    };
+    on_tick(&tick(TickKind::Start));
+    on_tick(&tick(TickKind::MeasureStart));
+    let result = std::thread::scope(|s| {
+        let handle = s.spawn(work);
+        let mut next = Duration::from_secs(1);
+        while !handle.is_finished() {
+            if start.elapsed() >= next {
+                on_tick(&tick(TickKind::Second));
+                next += Duration::from_secs(1);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        handle.join()
+    });
+    let elapsed = start.elapsed();
+    on_tick(&tick(TickKind::End));
+    let out = result
+        .map_err(|_| database_error("the pgbench thread panicked"))?
+        .map_err(|e| database_error(e.to_string()))?;
+    Ok((out, elapsed))
+}
+
+#[allow(dead_code)]
+const _KIND: OpKind = OpKind::Transaction;

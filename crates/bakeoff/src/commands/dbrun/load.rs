@@ -1,0 +1,118 @@
+//! The load before the measured run: TPC-C's population or `pgbench -i`, timed and measured
+//! (device bytes of the data and log stacks, the database's size afterwards).
+
+use super::{pg_failure, pg_stats, Opened};
+use crate::exit::{failure, Code, Failure};
+use bakeoff_core::dbplan::{DbPlan, DbWork};
+use bakeoff_core::dbrecord::LoadPhase;
+use bakeoff_db::pgbench::Pgbench;
+use bakeoff_db::tpcc::{self, TpccPlan};
+use bakeoff_probe::Probe;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// The TPC-C plan of a database plan.
+pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
+    match plan.work {
+        DbWork::Tpcc {
+            warehouses,
+            terminals,
+            rate_tps,
+            load_threads,
+        } => Some(TpccPlan {
+            warehouses,
+            terminals,
+            runtime: plan.runtime,
+            ramp: plan.ramp_time,
+            rate_tps,
+            seed: plan.seed,
+            load_threads,
+        }),
+        DbWork::Pgbench { .. } => None,
+    }
+}
+
+/// Loads the data and says what it took.
+pub fn phase(plan: &DbPlan, opened: &Opened, probe: &Probe) -> Result<LoadPhase, Failure> {
+    eprintln!("bakeoff: loading {}", describe(plan));
+    let before = probe.snapshot();
+    let start = Instant::now();
+    let rows: BTreeMap<String, u64> = match (&plan.work, opened) {
+        (DbWork::Tpcc { .. }, _) => {
+            let tp = tpcc_plan(plan).expect("a TPC-C plan");
+            let report = tpcc::load(opened.database().as_ref(), &tp)
+                .map_err(|e| failure(Code::Io, format!("loading TPC-C: {e}")))?;
+            report
+                .rows
+                .iter()
+                .map(|(t, n)| (t.name().to_string(), (*n).max(0) as u64))
+                .collect()
+        }
+        (DbWork::Pgbench { scale, .. }, Opened::Postgres(server)) => {
+            Pgbench::for_server(server)
+                .init(*scale)
+                .map_err(pg_failure)?;
+            pgbench_rows(*scale)
+        }
+        (DbWork::Pgbench { .. }, Opened::Sqlite(_)) => {
+            return Err(failure(Code::Usage, "pgbench drives PostgreSQL only"))
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let after = probe.snapshot();
+    let devices = probe.device_stats(&before, &after);
+    let sum = |role: &str, f: fn(&bakeoff_core::record::DeviceStats) -> u64| {
+        let mut of = devices.iter().filter(|d| d.role == role).peekable();
+        of.peek()?;
+        Some(of.map(f).sum::<u64>())
+    };
+    let total: u64 = rows.values().sum();
+    Ok(LoadPhase {
+        seconds,
+        rows_per_s: if seconds > 0.0 {
+            total as f64 / seconds
+        } else {
+            0.0
+        },
+        rows,
+        device_read_bytes: sum("stack", |d| d.read_bytes),
+        device_write_bytes: sum("stack", |d| d.write_bytes),
+        log_device_write_bytes: sum("log", |d| d.write_bytes),
+        size_bytes: size_on_disk(opened)?,
+    })
+}
+
+/// The rows `pgbench -i -s scale` creates (its documentation: 100,000 accounts, 10 tellers and
+/// 1 branch per unit of scale; no history).
+fn pgbench_rows(scale: u32) -> BTreeMap<String, u64> {
+    let s = u64::from(scale);
+    [
+        ("pgbench_accounts", 100_000 * s),
+        ("pgbench_tellers", 10 * s),
+        ("pgbench_branches", s),
+    ]
+    .into_iter()
+    .map(|(t, n)| (t.to_string(), n))
+    .collect()
+}
+
+fn size_on_disk(opened: &Opened) -> Result<Option<u64>, Failure> {
+    Ok(match opened {
+        Opened::Postgres(_) => pg_stats(opened).map(|s| s.db_size_bytes),
+        Opened::Sqlite(db) => {
+            let files = ["", "-wal", "-journal"].map(|suffix| {
+                let mut p = db.path().as_os_str().to_owned();
+                p.push(suffix);
+                std::fs::metadata(std::path::PathBuf::from(p)).map_or(0, |m| m.len())
+            });
+            Some(files.iter().sum())
+        }
+    })
+}
+
+fn describe(plan: &DbPlan) -> String {
+    match plan.work {
+        DbWork::Tpcc { warehouses, .. } => format!("TPC-C, {warehouses} warehouse(s)"),
+        DbWork::Pgbench { scale, .. } => format!("pgbench, scale {scale}"),
+    }
+}

@@ -1,0 +1,89 @@
+//! The database lines of the terminal summary: what ran where, the transaction rates and what
+//! each transaction cost, the database's own counters, the load, and the consistency checks.
+
+use crate::fmt::{bytes, rate};
+use bakeoff_core::dbrecord::DatabaseRun;
+use bakeoff_core::record::RunRecord;
+use std::fmt::Write;
+
+/// The header's middle part for a database run: `db sqlite (SQLite 3.46.0), tpcc ...`.
+pub fn header_part(r: &RunRecord, db: &DatabaseRun) -> String {
+    let get = |k: &str| r.plan.settings.get(k).cloned().unwrap_or_default();
+    let work = match r.plan.workload.as_str() {
+        "tpcc" => format!(
+            "{} warehouse(s), {} terminal(s)",
+            get("warehouses"),
+            get("terminals")
+        ),
+        "pgbench" => format!("scale {}, {} client(s)", get("scale"), get("clients")),
+        _ => String::new(),
+    };
+    // "PostgreSQL 15.8 (Debian ...) on x86_64 ..., compiled by ...": name and version suffice.
+    let version: Vec<&str> = db.version.split_whitespace().take(2).collect();
+    format!("db {} ({}), {work}", db.db, version.join(" "))
+}
+
+/// The lines after the roles table.
+pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
+    let sm = &r.summary;
+    let mut s = String::new();
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), rate);
+    let _ = writeln!(
+        s,
+        "txns     {} TPM, {} NOPM, {}/s; headline p50 {} µs p99 {} µs",
+        opt(sm.tpm),
+        opt(sm.nopm),
+        opt(sm.tps),
+        opt(sm.txn_lat_p50_us),
+        opt(sm.txn_lat_p99_us)
+    );
+    let _ = writeln!(
+        s,
+        "per txn  CPU {} µs; data devices read {} written {}; log devices written {}; flushes {}; WAL {}",
+        opt(sm.cpu_us_per_txn),
+        bytes(sm.device_read_bytes_per_txn),
+        bytes(sm.device_write_bytes_per_txn),
+        bytes(sm.log_device_write_bytes_per_txn),
+        sm.device_flushes_per_txn.map_or("-".into(), |f| format!("{f:.2}")),
+        bytes(sm.wal_bytes_per_txn),
+    );
+    let retries: u64 = db.retries.values().sum();
+    let _ = writeln!(
+        s,
+        "database cache hits {}; checkpoints {}; retried {retries}, rolled back {}",
+        sm.db_cache_hit_pct
+            .map_or("-".into(), |p| format!("{p:.2}%")),
+        sm.checkpoints.map_or("-".into(), |c| format!("{c:.0}")),
+        db.rollbacks
+    );
+    if let Some(l) = &db.load {
+        let rows: u64 = l.rows.values().sum();
+        let _ = writeln!(
+            s,
+            "load     {rows} rows in {:.1} s ({}/s), size {}; devices wrote {}",
+            l.seconds,
+            rate(l.rows_per_s),
+            bytes(l.size_bytes.map(|b| b as f64)),
+            bytes(l.device_write_bytes.map(|b| b as f64)),
+        );
+    }
+    if let Some(p) = &db.pgbench {
+        let _ = writeln!(
+            s,
+            "pgbench  printed {} tps ({}); skipped {}, failed {}",
+            p.tps.map_or("-".into(), |t| format!("{t:.1}")),
+            p.version,
+            p.skipped,
+            p.failed
+        );
+    }
+    if !db.consistency.is_empty() {
+        let held = db.consistency.iter().filter(|c| c.passed).count();
+        let _ = writeln!(
+            s,
+            "checks   TPC-C consistency conditions: {held} of {} hold",
+            db.consistency.len()
+        );
+    }
+    s
+}
