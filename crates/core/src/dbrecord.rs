@@ -70,6 +70,10 @@ pub struct DbCounters {
     pub commits: Option<u64>,
     /// Rollbacks the database counted.
     pub rollbacks: Option<u64>,
+    /// CPU µs the client's threads spent inside an embedded database's calls (SQLite), by
+    /// each thread's own CPU clock: the database's share of the client process.
+    #[serde(default)]
+    pub engine_cpu_us: Option<u64>,
 }
 
 /// One consistency condition and its outcome.

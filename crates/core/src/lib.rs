@@ -20,6 +20,7 @@ pub mod record;
 pub mod settings;
 pub mod study;
 pub mod summary;
+mod summary_txn;
 pub mod units;
 pub mod verdict;
 pub mod workload;

@@ -1,7 +1,7 @@
 //! Headline figures of a run, flat, for tables and comparisons: a pure function of the run
 //! record. `None` where a figure does not apply (no writes, no devices), never 0.
 
-use crate::op::{OpClass, OpKind};
+use crate::op::OpKind;
 use crate::record::{DeviceStats, OpStats, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +97,18 @@ pub struct Summary {
     /// The work's CPU µs per transaction (bakeoff as client, the server, the kernel).
     #[serde(default)]
     pub cpu_us_per_txn: Option<f64>,
+    /// The client's CPU µs per transaction: bakeoff's terminals or pgbench (less SQLite's own
+    /// work, which runs on the terminals' threads).
+    #[serde(default)]
+    pub client_cpu_us_per_txn: Option<f64>,
+    /// The database's CPU µs per transaction: the server's processes, or the time the
+    /// terminals' threads spent inside SQLite (measured per thread).
+    #[serde(default)]
+    pub server_cpu_us_per_txn: Option<f64>,
+    /// The client's share of the machine's busy CPU time, %: it must stay small for the
+    /// database, not the client, to be what is measured.
+    #[serde(default)]
+    pub client_cpu_share_pct: Option<f64>,
     /// Data-stack device bytes read per transaction.
     #[serde(default)]
     pub device_read_bytes_per_txn: Option<f64>,
@@ -124,19 +136,19 @@ pub struct Summary {
     pub device_writes_per_op: Option<f64>,
 }
 
-fn ratio(num: f64, den: f64) -> Option<f64> {
+pub(crate) fn ratio(num: f64, den: f64) -> Option<f64> {
     (den > 0.0).then(|| num / den)
 }
 
 /// Operations and bytes of the kinds `pred` selects.
-fn total(ops: &[OpStats], pred: impl Fn(OpKind) -> bool) -> (u64, u64) {
+pub(crate) fn total(ops: &[OpStats], pred: impl Fn(OpKind) -> bool) -> (u64, u64) {
     ops.iter()
         .filter(|o| pred(o.kind))
         .fold((0, 0), |(n, b), o| (n + o.ops, b + o.bytes))
 }
 
 /// Percentile `p` of kind `kind` in µs, from the merged per-kind latencies.
-fn percentile_us(ops: &[OpStats], kind: OpKind, p: f64) -> Option<f64> {
+pub(crate) fn percentile_us(ops: &[OpStats], kind: OpKind, p: f64) -> Option<f64> {
     ops.iter()
         .filter(|o| o.kind == kind && o.ops > 0)
         .find_map(|o| o.lat.as_ref()?.at(p))
@@ -204,53 +216,6 @@ impl Summary {
             .zip(s.redundancy)
             .and_then(|(w, r)| (r > 0.0).then(|| w / r));
         s
-    }
-
-    /// Transactions: rates, the headline latency, and what each cost the machine.
-    fn add_transactions(&mut self, record: &RunRecord, secs: f64) {
-        let ops = &record.ops;
-        let (txns, _) = total(ops, |k| k.class() == OpClass::Transaction);
-        if txns == 0 || secs <= 0.0 {
-            return;
-        }
-        let n = txns as f64;
-        let (new_orders, _) = total(ops, |k| k == OpKind::NewOrder);
-        self.tps = Some(n / secs);
-        self.tpm = Some(n / secs * 60.0);
-        self.nopm = (new_orders > 0).then(|| new_orders as f64 / secs * 60.0);
-        let headline = [OpKind::NewOrder, OpKind::Transaction]
-            .into_iter()
-            .find(|k| ops.iter().any(|o| o.kind == *k && o.ops > 0));
-        if let Some(k) = headline {
-            self.txn_lat_p50_us = percentile_us(ops, k, 50.0);
-            self.txn_lat_p99_us = percentile_us(ops, k, 99.0);
-        }
-        let split = record.cpu.as_ref().and_then(|c| c.split.as_ref());
-        self.cpu_us_per_txn = split.map(|x| x.work_us() / n);
-        let sum = |role: &str, f: fn(&DeviceStats) -> u64| -> Option<f64> {
-            let mut of_role = record.devices.iter().filter(|d| d.role == role).peekable();
-            of_role.peek()?;
-            Some(of_role.map(f).sum::<u64>() as f64 / n)
-        };
-        self.device_read_bytes_per_txn = sum("stack", |d| d.read_bytes);
-        self.device_write_bytes_per_txn = sum("stack", |d| d.write_bytes);
-        self.log_device_write_bytes_per_txn = sum("log", |d| d.write_bytes);
-        let flushes: Option<u64> = record
-            .devices
-            .iter()
-            .filter(|d| d.role == "stack" || d.role == "log")
-            .map(|d| d.flush_ops)
-            .sum();
-        self.device_flushes_per_txn = flushes.map(|f| f as f64 / n);
-        let window = record.database.as_ref().and_then(|d| d.window.as_ref());
-        if let Some(w) = window {
-            self.wal_bytes_per_txn = w.wal_bytes.map(|b| b as f64 / n);
-            self.db_cache_hit_pct = w
-                .cache_hits
-                .zip(w.cache_misses)
-                .and_then(|(h, m)| ratio(100.0 * h as f64, (h + m) as f64));
-            self.checkpoints = w.checkpoints.map(|c| c as f64);
-        }
     }
 
     /// The stack-device figures: per second, per application operation and byte.

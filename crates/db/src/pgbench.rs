@@ -19,6 +19,7 @@ use bakeoff_engine::stats::latency;
 use bakeoff_stack::exec::{Cmd, Exec, PROBE_TIMEOUT};
 use log::tally_logs;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 /// A pgbench for one server's benchmark database.
@@ -170,18 +171,38 @@ impl Pgbench {
 
     /// `pgbench -i -s scale`: creates and fills its tables (scale 1 is 100,000 accounts).
     pub fn init(&self, scale: u32) -> Result<InitReport, PgError> {
+        let report = self.init_until(scale, &AtomicBool::new(false))?;
+        report.ok_or_else(|| PgError::Environment("pgbench -i was stopped".into()))
+    }
+
+    /// [`Pgbench::init`], stopped early (and `None`) once `stop` is raised.
+    pub fn init_until(&self, scale: u32, stop: &AtomicBool) -> Result<Option<InitReport>, PgError> {
         let mut args = vec!["-i".to_string(), "-s".into(), scale.to_string()];
         args.extend(self.connection.iter().cloned());
         let start = Instant::now();
-        let out = self.run_args(&args, Duration::from_secs(3600))?;
-        Ok(InitReport {
+        let Some(out) = self.run_args(&args, Duration::from_secs(3600), stop)? else {
+            return Ok(None);
+        };
+        Ok(Some(InitReport {
             wall: start.elapsed(),
             printed_s: parse_init_time(&out),
-        })
+        }))
     }
 
     /// A timed run with its per-transaction log in a temporary directory.
     pub fn run(&self, opts: &RunOptions) -> Result<RunReport, PgError> {
+        let never = AtomicBool::new(false);
+        let report = self.run_until(opts, &never)?;
+        report.ok_or_else(|| PgError::Environment("pgbench was stopped".into()))
+    }
+
+    /// [`Pgbench::run`], stopped early (and `None`) once `stop` is raised: a Ctrl-C ends
+    /// pgbench with the run, which records no result.
+    pub fn run_until(
+        &self,
+        opts: &RunOptions,
+        stop: &AtomicBool,
+    ) -> Result<Option<RunReport>, PgError> {
         let logs = tempfile::tempdir().map_err(PgError::io("creating", "a log directory"))?;
         let prefix = logs.path().join("pgbench_log");
         let mut args: Vec<String> = vec![
@@ -199,11 +220,13 @@ impl Pgbench {
             args.push(format!("--latency-limit={}", limit.as_secs_f64() * 1000.0));
         }
         args.extend(self.connection.iter().cloned());
-        let out = self.run_args(&args, opts.runtime + Duration::from_secs(120))?;
+        let Some(out) = self.run_args(&args, opts.runtime + Duration::from_secs(120), stop)? else {
+            return Ok(None);
+        };
         let summary = parse_summary(&out).ok_or_else(|| {
             PgError::Environment(format!("pgbench printed no summary (tps = ...):\n{out}"))
         })?;
-        Ok(RunReport {
+        Ok(Some(RunReport {
             version: self.version()?,
             tps_printed: summary.tps,
             processed: summary.processed,
@@ -211,15 +234,23 @@ impl Pgbench {
             failed: summary.failed,
             log: tally_logs(logs.path(), opts.rate.is_some())?,
             argv: std::iter::once(self.program.clone()).chain(args).collect(),
-        })
+        }))
     }
 
     /// Runs pgbench with `args`; its standard output and error together (`-i` reports on
-    /// standard error, a run on standard output).
-    fn run_args(&self, args: &[String], limit: Duration) -> Result<String, PgError> {
+    /// standard error, a run on standard output); `None` if `stop` ended it.
+    fn run_args(
+        &self,
+        args: &[String],
+        limit: Duration,
+        stop: &AtomicBool,
+    ) -> Result<Option<String>, PgError> {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let cmd = Cmd::new(&self.program, &args).timeout(limit);
-        let out = Exec::default().output(&cmd)?;
+        let out = Exec::default().output_until(&cmd, stop)?;
+        if out.stopped {
+            return Ok(None);
+        }
         if !out.success() {
             return Err(PgError::Environment(format!(
                 "`{}` failed ({}): {}",
@@ -228,7 +259,7 @@ impl Pgbench {
                 out.stderr
             )));
         }
-        Ok(format!("{}\n{}", out.stdout, out.stderr))
+        Ok(Some(format!("{}\n{}", out.stdout, out.stderr)))
     }
 }
 

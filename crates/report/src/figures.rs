@@ -274,6 +274,25 @@ pub const FIGURES: &[Figure] = &[
         0.0,
     ),
     fig(
+        "client_cpu_us_per_txn",
+        "client CPU µs/txn",
+        Verdict(Lower),
+        |s| s.client_cpu_us_per_txn,
+        0,
+        0.0,
+    ),
+    fig(
+        "server_cpu_us_per_txn",
+        "db CPU µs/txn",
+        Verdict(Lower),
+        |s| s.server_cpu_us_per_txn,
+        0,
+        0.0,
+    ),
+    pct("client_cpu_share_pct", "client CPU share %", |s| {
+        s.client_cpu_share_pct
+    }),
+    fig(
         "device_read_bytes_per_txn",
         "dev B read/txn",
         Verdict(Lower),

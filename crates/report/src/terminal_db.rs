@@ -39,14 +39,28 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
     );
     let _ = writeln!(
         s,
-        "per txn  CPU {} µs; data devices read {} written {}; log devices written {}; flushes {}; WAL {}",
+        "per txn  CPU {} µs (client {}, database {}); data devices read {} written {}; log devices written {}; flushes {}; WAL {}",
         opt(sm.cpu_us_per_txn),
+        opt(sm.client_cpu_us_per_txn),
+        opt(sm.server_cpu_us_per_txn),
         bytes(sm.device_read_bytes_per_txn),
         bytes(sm.device_write_bytes_per_txn),
         bytes(sm.log_device_write_bytes_per_txn),
         sm.device_flushes_per_txn.map_or("-".into(), |f| format!("{f:.2}")),
         bytes(sm.wal_bytes_per_txn),
     );
+    if let Some(share) = sm.client_cpu_share_pct {
+        let _ = writeln!(
+            s,
+            "client   {share:.1}% of the busy CPU was the client's ({}); the rest the database, \
+             the kernel and others",
+            if db.db == "sqlite" {
+                "bakeoff's terminals, less SQLite's own work on their threads"
+            } else {
+                "bakeoff's terminals or pgbench"
+            }
+        );
+    }
     let retries: u64 = db.retries.values().sum();
     let _ = writeln!(
         s,

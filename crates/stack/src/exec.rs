@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub use bakeoff_core::record::CommandRecord;
@@ -91,6 +92,8 @@ pub struct Outcome {
     pub stderr: String,
     /// It ran out of time and was killed.
     pub timed_out: bool,
+    /// It was stopped because the caller's stop flag was raised (Ctrl-C).
+    pub stopped: bool,
 }
 
 impl Outcome {
@@ -102,6 +105,7 @@ impl Outcome {
     /// `exit 3`, `killed by a signal`, `timed out and was killed`.
     pub fn describe(&self) -> String {
         match (self.status, self.timed_out) {
+            _ if self.stopped => "stopped on request".into(),
             (_, true) => "timed out and was killed".into(),
             (Some(c), _) => format!("exit {c}"),
             (None, _) => "killed by a signal".into(),
@@ -128,8 +132,14 @@ pub struct Exec {
 impl Exec {
     /// Runs `cmd` whatever its exit status; an error only if it could not be started.
     pub fn output(&mut self, cmd: &Cmd) -> Result<Outcome, StackError> {
+        self.output_until(cmd, &AtomicBool::new(false))
+    }
+
+    /// [`Exec::output`], stopping the command (SIGTERM, then SIGKILL, to its process group)
+    /// as soon as `stop` is raised: a long-running tool under a Ctrl-C.
+    pub fn output_until(&mut self, cmd: &Cmd, stop: &AtomicBool) -> Result<Outcome, StackError> {
         let start = Instant::now();
-        let result = spawn_and_wait(cmd);
+        let result = spawn_and_wait(cmd, stop);
         let ms = start.elapsed().as_millis() as u64;
         let argv = cmd.argv();
         let out = match result {
@@ -232,7 +242,7 @@ impl Exec {
 
 /// Spawns `cmd` in its own process group with output to unnamed temporary files (a daemon that
 /// forks keeps them open: pipes would never reach end-of-file), and waits within its limit.
-fn spawn_and_wait(cmd: &Cmd) -> std::io::Result<Outcome> {
+fn spawn_and_wait(cmd: &Cmd, stop: &AtomicBool) -> std::io::Result<Outcome> {
     let (mut out, mut err) = (tempfile::tempfile()?, tempfile::tempfile()?);
     let mut command = Command::new(&cmd.program);
     command
@@ -247,30 +257,34 @@ fn spawn_and_wait(cmd: &Cmd) -> std::io::Result<Outcome> {
         command.uid(user.uid).gid(user.gid);
     }
     let mut child = command.spawn()?;
-    let (status, timed_out) = match wait_until(&mut child, Instant::now() + cmd.timeout)? {
+    let deadline = Instant::now() + cmd.timeout;
+    let (status, ended) = match wait_until(&mut child, deadline, stop)? {
         Some(status) => (status, false),
         None => (stop_group(&mut child)?, true),
     };
+    let stopped = ended && stop.load(Ordering::Relaxed);
     Ok(Outcome {
         status: status.code(),
         stdout: read_all(&mut out)?,
         stderr: read_all(&mut err)?.trim().to_string(),
-        timed_out,
+        timed_out: ended && !stopped,
+        stopped,
     })
 }
 
-/// The child's exit status, or `None` at `deadline`. Polls from 1 ms up to 50 ms, so quick
-/// commands (most of them) cost no more than they take.
+/// The child's exit status, or `None` at `deadline` or once `stop` is raised. Polls from 1 ms
+/// up to 50 ms, so quick commands (most of them) cost no more than they take.
 fn wait_until(
     child: &mut std::process::Child,
     deadline: Instant,
+    stop: &AtomicBool,
 ) -> std::io::Result<Option<ExitStatus>> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
         std::thread::sleep(pause);
@@ -285,7 +299,8 @@ fn stop_group(child: &mut std::process::Child) -> std::io::Result<ExitStatus> {
     if let Some(g) = group {
         let _ = kill_process_group(g, Signal::TERM);
     }
-    if let Some(status) = wait_until(child, Instant::now() + KILL_GRACE)? {
+    let never = AtomicBool::new(false);
+    if let Some(status) = wait_until(child, Instant::now() + KILL_GRACE, &never)? {
         return Ok(status);
     }
     if let Some(g) = group {

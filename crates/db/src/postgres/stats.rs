@@ -108,6 +108,7 @@ impl PgStats {
             checkpoints: Some(self.checkpoints_timed + self.checkpoints_req),
             commits: Some(self.xact_commit),
             rollbacks: Some(self.xact_rollback),
+            engine_cpu_us: None,
         }
     }
 

@@ -45,8 +45,7 @@ impl SqliteConn {
     }
 
     fn run_batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn
-            .execute_batch(sql)
+        (self.totals.timed(|| self.conn.execute_batch(sql)))
             .map_err(|e| sqlite_error(e, &self.path, sql))
     }
 
@@ -149,7 +148,9 @@ impl Conn for SqliteConn {
             let mut stmt = self.conn.prepare_cached(&translate_placeholders(sql))?;
             stmt.execute(rusqlite::params_from_iter(params.iter().map(Param)))
         };
-        run().map(|n| n as u64).map_err(|e| self.error(e, sql))
+        (self.totals.timed(run))
+            .map(|n| n as u64)
+            .map_err(|e| self.error(e, sql))
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
@@ -167,7 +168,7 @@ impl Conn for SqliteConn {
             }
             Ok(out)
         };
-        run().map_err(|e| self.error(e, sql))
+        (self.totals.timed(run)).map_err(|e| self.error(e, sql))
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {

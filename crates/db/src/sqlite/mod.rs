@@ -26,6 +26,8 @@ pub(crate) struct CacheTotals {
     hits: AtomicU64,
     misses: AtomicU64,
     writes: AtomicU64,
+    /// CPU ns the connections' threads spent inside SQLite's calls.
+    cpu_ns: AtomicU64,
 }
 
 impl CacheTotals {
@@ -35,13 +37,31 @@ impl CacheTotals {
         self.writes.fetch_add(d.writes, Ordering::Relaxed);
     }
 
+    /// Runs `call` (a call into SQLite) and adds the CPU time this thread spent in it.
+    pub(crate) fn timed<T>(&self, call: impl FnOnce() -> T) -> T {
+        let start = thread_cpu_ns();
+        let out = call();
+        let spent = thread_cpu_ns().saturating_sub(start);
+        self.cpu_ns.fetch_add(spent, Ordering::Relaxed);
+        out
+    }
+
     fn get(&self) -> CacheCounters {
         CacheCounters {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             writes: self.writes.load(Ordering::Relaxed),
+            cpu_ns: self.cpu_ns.load(Ordering::Relaxed),
         }
     }
+}
+
+/// This thread's CPU time (user and system), ns; 0 if the clock cannot be read.
+fn thread_cpu_ns() -> u64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(0, |t| {
+        (t.tv_sec() as u64).saturating_mul(1_000_000_000) + t.tv_nsec() as u64
+    })
 }
 
 /// A SQLite database file and the options every connection to it runs with.

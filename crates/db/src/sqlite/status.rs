@@ -13,6 +13,10 @@ pub struct CacheCounters {
     pub misses: u64,
     /// Pages written to the database file (`SQLITE_DBSTATUS_CACHE_WRITE`).
     pub writes: u64,
+    /// CPU ns the connections' threads spent inside SQLite's calls (their own CPU clocks):
+    /// the embedded database's work, apart from the client's around it.
+    #[serde(default)]
+    pub cpu_ns: u64,
 }
 
 impl CacheCounters {
@@ -22,6 +26,7 @@ impl CacheCounters {
             hits: self.hits.saturating_sub(earlier.hits),
             misses: self.misses.saturating_sub(earlier.misses),
             writes: self.writes.saturating_sub(earlier.writes),
+            cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
         }
     }
 }
@@ -50,6 +55,7 @@ pub(crate) fn raw_cache_counters(conn: &Connection) -> CacheCounters {
         hits: read(ffi::SQLITE_DBSTATUS_CACHE_HIT),
         misses: read(ffi::SQLITE_DBSTATUS_CACHE_MISS),
         writes: read(ffi::SQLITE_DBSTATUS_CACHE_WRITE),
+        cpu_ns: 0,
     }
 }
 
@@ -61,6 +67,7 @@ pub(crate) fn advance(last: &mut CacheCounters, now: CacheCounters) -> CacheCoun
         hits: delta(now.hits, last.hits),
         misses: delta(now.misses, last.misses),
         writes: delta(now.writes, last.writes),
+        cpu_ns: 0,
     };
     *last = now;
     d
@@ -76,11 +83,13 @@ mod tests {
             hits: WRAP - 10,
             misses: 5,
             writes: 0,
+            cpu_ns: 0,
         };
         let now = CacheCounters {
             hits: 20,
             misses: 7,
             writes: 3,
+            cpu_ns: 0,
         };
         let d = advance(&mut last, now);
         assert_eq!((d.hits, d.misses, d.writes), (30, 2, 3));

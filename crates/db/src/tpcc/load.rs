@@ -41,14 +41,30 @@ fn database_error(what: impl Into<String>) -> impl FnOnce(crate::DbError) -> Tpc
 /// Loads a fresh population for `plan` (dropping any earlier TPC-C tables) and checks it;
 /// the primary keys are made when [`KeysAt::default_for`] the database says.
 pub fn load(db: &dyn Database, plan: &TpccPlan) -> Result<LoadReport, TpccError> {
-    load_with_keys(db, plan, KeysAt::default_for(db.kind()))
+    load_with_keys(
+        db,
+        plan,
+        KeysAt::default_for(db.kind()),
+        &AtomicBool::new(false),
+    )
 }
 
-/// [`load`], with the primary keys made at `keys`.
+/// [`load`], ending early with [`TpccError::Interrupted`] once `stop` is raised (the loaders
+/// notice within a row).
+pub fn load_until(
+    db: &dyn Database,
+    plan: &TpccPlan,
+    stop: &AtomicBool,
+) -> Result<LoadReport, TpccError> {
+    load_with_keys(db, plan, KeysAt::default_for(db.kind()), stop)
+}
+
+/// [`load_until`], with the primary keys made at `keys`.
 pub fn load_with_keys(
     db: &dyn Database,
     plan: &TpccPlan,
     keys: KeysAt,
+    stop: &AtomicBool,
 ) -> Result<LoadReport, TpccError> {
     plan.validate()?;
     let start = Instant::now();
@@ -62,7 +78,10 @@ pub fn load_with_keys(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as i64);
     let population = Population::new(plan.seed, now_us);
-    load_rows(db, &population, plan)?;
+    load_rows(db, &population, plan, stop)?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(TpccError::Interrupted);
+    }
     let data_done = Instant::now();
 
     let after = schema::create_keys(db.kind(), keys) + schema::create_indexes();
@@ -82,7 +101,12 @@ pub fn load_with_keys(
 }
 
 /// Runs the jobs (ITEM first, then each warehouse) on up to `load_threads` threads.
-fn load_rows(db: &dyn Database, population: &Population, plan: &TpccPlan) -> Result<(), TpccError> {
+fn load_rows(
+    db: &dyn Database,
+    population: &Population,
+    plan: &TpccPlan,
+    stop: &AtomicBool,
+) -> Result<(), TpccError> {
     let jobs: Vec<Job> = std::iter::once(Job::Items)
         .chain((1..=i64::from(plan.warehouses)).map(Job::Warehouse))
         .collect();
@@ -93,7 +117,7 @@ fn load_rows(db: &dyn Database, population: &Population, plan: &TpccPlan) -> Res
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| {
-                let outcome = loader(db, population, &jobs, &next, &failed);
+                let outcome = loader(db, population, &jobs, &next, &failed, stop);
                 if let Err(e) = outcome {
                     failed.store(true, Ordering::Relaxed);
                     first_error
@@ -117,9 +141,10 @@ fn loader(
     jobs: &[Job],
     next: &AtomicUsize,
     failed: &AtomicBool,
+    stop: &AtomicBool,
 ) -> Result<(), TpccError> {
     let mut conn = db.connect().map_err(database_error("connecting to load"))?;
-    while !failed.load(Ordering::Relaxed) {
+    while !failed.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
         let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
             return Ok(());
         };
@@ -128,7 +153,9 @@ fn loader(
             Job::Warehouse(w) => (&Table::ALL[1..], w),
         };
         for &table in tables {
-            let mut rows = population.rows(table, w_id);
+            let mut rows = population
+                .rows(table, w_id)
+                .take_while(|_| !stop.load(Ordering::Relaxed));
             conn.bulk_load(table.name(), &table.columns(), &mut rows)
                 .map_err(database_error(format!(
                     "loading {} of warehouse {w_id}",

@@ -14,7 +14,7 @@ pub mod schema;
 pub mod transactions;
 
 pub use consistency::{check_consistency, ConditionResult};
-pub use load::{check_row_counts, load, load_with_keys, LoadReport};
+pub use load::{check_row_counts, load, load_until, load_with_keys, LoadReport};
 pub use populate::Population;
 pub use run::{run, TpccRun};
 pub use schema::Table;
@@ -96,4 +96,7 @@ pub enum TpccError {
     /// The plan cannot be run.
     #[error("TPC-C plan: {0}")]
     Plan(String),
+    /// The load was stopped on request (Ctrl-C) before it finished.
+    #[error("the TPC-C load was interrupted")]
+    Interrupted,
 }

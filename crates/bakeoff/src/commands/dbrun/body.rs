@@ -6,7 +6,6 @@ use super::load::tpcc_plan;
 use super::Opened;
 use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters, PgbenchReport};
-use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
 use bakeoff_db::postgres::PgStats;
@@ -65,6 +64,7 @@ impl<'a> Counters<'a> {
                 Some(DbCounters {
                     cache_hits: Some(d.hits),
                     cache_misses: Some(d.misses),
+                    engine_cpu_us: Some(d.cpu_ns / 1000),
                     ..DbCounters::default()
                 })
             }
@@ -124,9 +124,18 @@ pub fn body<'b, 'o: 'b>(
                     counters.on_tick(t);
                     on_tick(t);
                 },
-                interrupt,
-                || pgbench.run(&opts),
+                || pgbench.run_until(&opts, interrupt),
             )?;
+            let Some(report) = report else {
+                // Ctrl-C stopped pgbench: no summary, no result.
+                return Ok(RunOutput {
+                    roles: Vec::new(),
+                    ops: Vec::new(),
+                    measured: elapsed,
+                    interrupted: true,
+                    error: None,
+                });
+            };
             let op = report.op_stats();
             extras.pgbench = Some(report.printed());
             let measured = Duration::from_micros(
@@ -167,7 +176,6 @@ fn database_error(message: impl Into<String>) -> RunError {
 /// every second: its start is the window's start, its end the window's end.
 fn ticking<T: Send>(
     on_tick: &mut dyn FnMut(&Tick),
-    _interrupt: &AtomicBool,
     work: impl FnOnce() -> Result<T, bakeoff_db::postgres::PgError> + Send,
 ) -> Result<(T, Duration), RunError> {
     let start = Instant::now();
@@ -197,6 +205,3 @@ fn ticking<T: Send>(
         .map_err(|e| database_error(e.to_string()))?;
     Ok((out, elapsed))
 }
-
-#[allow(dead_code)]
-const _KIND: OpKind = OpKind::Transaction;

@@ -6,9 +6,10 @@ use crate::exit::{failure, Code, Failure};
 use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
 use bakeoff_db::pgbench::Pgbench;
-use bakeoff_db::tpcc::{self, TpccPlan};
+use bakeoff_db::tpcc::{self, TpccError, TpccPlan};
 use bakeoff_probe::Probe;
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// The TPC-C plan of a database plan.
@@ -33,15 +34,23 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
 }
 
 /// Loads the data and says what it took.
-pub fn phase(plan: &DbPlan, opened: &Opened, probe: &Probe) -> Result<LoadPhase, Failure> {
+pub fn phase(
+    plan: &DbPlan,
+    opened: &Opened,
+    probe: &Probe,
+    interrupt: &AtomicBool,
+) -> Result<LoadPhase, Failure> {
+    let interrupted = || failure(Code::Interrupted, "interrupted during the load");
     eprintln!("bakeoff: loading {}", describe(plan));
     let before = probe.snapshot();
     let start = Instant::now();
     let rows: BTreeMap<String, u64> = match (&plan.work, opened) {
         (DbWork::Tpcc { .. }, _) => {
             let tp = tpcc_plan(plan).expect("a TPC-C plan");
-            let report = tpcc::load(opened.database().as_ref(), &tp)
-                .map_err(|e| failure(Code::Io, format!("loading TPC-C: {e}")))?;
+            let report = match tpcc::load_until(opened.database().as_ref(), &tp, interrupt) {
+                Err(TpccError::Interrupted) => return Err(interrupted()),
+                other => other.map_err(|e| failure(Code::Io, format!("loading TPC-C: {e}")))?,
+            };
             report
                 .rows
                 .iter()
@@ -49,9 +58,10 @@ pub fn phase(plan: &DbPlan, opened: &Opened, probe: &Probe) -> Result<LoadPhase,
                 .collect()
         }
         (DbWork::Pgbench { scale, .. }, Opened::Postgres(server)) => {
-            Pgbench::for_server(server)
-                .init(*scale)
-                .map_err(pg_failure)?;
+            let init = Pgbench::for_server(server).init_until(*scale, interrupt);
+            if init.map_err(pg_failure)?.is_none() {
+                return Err(interrupted());
+            }
             pgbench_rows(*scale)
         }
         (DbWork::Pgbench { .. }, Opened::Sqlite(_)) => {
