@@ -111,6 +111,11 @@ struct Merged {
 /// Loads and compares the studies in `dirs`; each directory and run record counts once.
 pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     let given_min_effect = min_effect(opts)?;
+    // Columns named on the command line are checked before anything is read; only the
+    // defaults depend on what the runs hold.
+    if opts.columns.is_some() {
+        columns(opts, Holds::default())?;
+    }
     let mut reader = Reader::default();
     let mut cells: Vec<Merged> = Vec::new();
     let mut first: Option<StudyPlan> = None;
