@@ -173,6 +173,14 @@ impl DbPlan {
     }
 }
 
+/// The run keys a database workload takes: its timing and seed (the I/O engine and buffer
+/// contents are the database's own business).
+pub fn db_run_keys() -> impl Iterator<Item = &'static KeyDoc> {
+    RUN_KEYS
+        .iter()
+        .filter(|k| matches!(k.key, "runtime" | "ramp_time" | "seed"))
+}
+
 /// True if `name` is a database workload.
 pub fn is_db_workload(name: &str) -> bool {
     DB_WORKLOADS.iter().any(|(n, _, _)| *n == name)
@@ -190,7 +198,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
                 "not a database workload",
             )
         })?;
-    let mut allowed: Vec<&str> = RUN_KEYS.iter().chain(keys.iter()).map(|k| k.key).collect();
+    let mut allowed: Vec<&str> = (db_run_keys().chain(keys.iter())).map(|k| k.key).collect();
     if name == "tpcc" {
         allowed.extend(SQLITE_KEYS.iter().map(|k| k.key));
     }
@@ -214,6 +222,10 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         "tpcc" => tpcc(&g)?,
         _ => pgbench(&g)?,
     };
+    if name == "pgbench" && !run.ramp_time.is_zero() {
+        return Err(user_val(user, "ramp_time")
+            .invalid("pgbench has no warm-up of its own and its printed TPS covers the whole run; run it longer instead"));
+    }
     let sqlite = sqlite_options(&look, db)?;
     if db == Db::Sqlite && !pg.is_empty() {
         let (key, _) = pg.iter().next().expect("not empty");

@@ -52,6 +52,8 @@ pub struct Stack {
     images: Option<PathBuf>,
     backing: Vec<Backing>,
     daemons: Vec<Daemon>,
+    /// How many of `daemons` the stack itself runs (zfs-fuse); the rest were started on it.
+    driver_daemons: usize,
     ledger: Option<Ledger>,
     exec: Exec,
 }
@@ -156,6 +158,7 @@ impl Stack {
             info,
             images: None,
             backing,
+            driver_daemons: built.daemons.len(),
             daemons: built.daemons,
             ledger: Some(ledger),
             exec,
@@ -251,6 +254,19 @@ impl Stack {
         self.daemons.remove(at);
         self.info.daemons.retain(|d| d.pid != pid);
         Ok(())
+    }
+
+    /// Stops every daemon started on the stack with [`Stack::start_daemon`] (a database
+    /// server), newest first, leaving the stack's own: before another stack it writes to (its
+    /// log stack) is torn down.
+    pub fn stop_started_daemons(&mut self) -> Result<(), StackError> {
+        let started: Vec<i32> = (self.daemons[self.driver_daemons..].iter())
+            .rev()
+            .map(|d| d.pid())
+            .collect();
+        started
+            .into_iter()
+            .try_for_each(|pid| self.stop_daemon(pid))
     }
 
     /// Records `undo` in the stack's ledger, durably: call it before doing what it undoes (a

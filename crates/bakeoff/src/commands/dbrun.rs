@@ -93,13 +93,16 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
         None => None,
     };
     let outcome = run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt);
-    // The server lives on the data stack and may hold its WAL on the log stack: the data
-    // stack goes first.
-    let torn = stack.destroy().map_err(stack_failure);
+    // The server lives on the data stack and may hold its WAL on the log stack: it stops
+    // first; then the log stack goes before the data stack (a zfs log pool shares the data
+    // stack's zfs-fuse, which stops with the data stack).
+    let stopped = stack.stop_started_daemons().map_err(stack_failure);
     let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));
+    let torn = stack.destroy().map_err(stack_failure);
     let mut record = outcome?;
-    torn?;
+    stopped?;
     log_torn?;
+    torn?;
     record.findings = bakeoff_core::findings::run_findings(&record);
     Ok(record)
 }
@@ -126,6 +129,11 @@ fn run_on(
     let load = load::phase(plan, &opened, &probe, interrupt)?;
     if !run.warm {
         make_cold(&mut opened, stack)?;
+    }
+    if !run.quiet {
+        let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
+        let cold = if run.warm { "warm" } else { "cold" };
+        eprintln!("bakeoff: running {cold}: {ramp:.0} s warm-up, then {runtime:.0} s measured");
     }
     // After a restart the postmaster has a new pid: ask the stack now.
     let known = known_of(stack, log_stack);

@@ -2,6 +2,7 @@
 
 use crate::cli::{WorkloadsAction, WorkloadsArgs};
 use crate::exit::{Code, Failure};
+use bakeoff_core::dbplan::{db_run_keys, is_db_workload, DB_WORKLOADS, SQLITE_KEYS};
 use bakeoff_core::job::{JOB_KEYS, RUN_KEYS};
 use bakeoff_core::workload::{builtins, Body};
 
@@ -12,8 +13,12 @@ pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
             for w in builtins() {
                 println!("{:<10} {}", w.name, w.description);
             }
-            println!("\n`bakeoff workloads show NAME` prints one as TOML; run your copy with --job FILE.");
+            for (name, description, _) in DB_WORKLOADS {
+                println!("{name:<10} {description}");
+            }
+            println!("\n`bakeoff workloads show NAME` prints one as TOML (a database workload: its keys); run your copy with --job FILE.");
         }
+        WorkloadsAction::Show { name } if is_db_workload(&name) => show_db(&name),
         WorkloadsAction::Show { name } => {
             let w = super::run::load_workload(Some(&name), None)?;
             print!("{}", w.source);
@@ -41,4 +46,27 @@ pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
         }
     }
     Ok(Code::Ok)
+}
+
+/// A database workload has no TOML of its own: its keys, and where its settings go.
+fn show_db(name: &str) {
+    let Some((_, description, keys)) = DB_WORKLOADS.iter().find(|(n, _, _)| *n == name) else {
+        return;
+    };
+    println!("# {name}: {description}");
+    println!("# Run keys (--set KEY=VALUE):");
+    for k in db_run_keys() {
+        println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
+    }
+    println!("# Keys of {name}:");
+    for k in *keys {
+        println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
+    }
+    if name == "tpcc" {
+        println!("# SQLite options (db=sqlite):");
+        for k in SQLITE_KEYS {
+            println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
+        }
+    }
+    println!("# pg.KEY=VALUE: any postgresql.conf setting, checked by the server's own binaries before anything is built (docs/postgres.md)");
 }

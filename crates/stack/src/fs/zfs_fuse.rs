@@ -16,6 +16,7 @@ use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The configuration file zfs-fuse reads before its command line.
@@ -150,6 +151,52 @@ fn settings(spec: &ZfsSpec, rc: &str, fuse_opts: &[String]) -> Result<Settings, 
     Ok(s)
 }
 
+/// The daemons this process started, with the flags they run with: a second zfs stack of the
+/// same run (a log pool beside a data pool) shares its daemon if it asks for the same settings.
+/// The sharing stack must be torn down first (its pool exported while the daemon runs).
+static STARTED: Mutex<Vec<(i32, Vec<String>)>> = Mutex::new(Vec::new());
+
+/// The setup of a stack that shares the daemon another stack of this process started, if one
+/// runs; an error if it runs with other settings than this stack asks for.
+fn share(exe: &Path, s: &Settings, exec: &mut Exec) -> Result<Option<super::Setup>, StackError> {
+    let started = STARTED.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for (pid, _) in running(exe) {
+        let Some((_, flags)) = started.iter().find(|(p, _)| *p == pid) else {
+            continue;
+        };
+        if *flags != s.args {
+            return Err(StackError::Environment(format!(
+                "zfs-fuse (pid {pid}) already runs for another zfs stack of this run with `{}`, \
+                 and this stack asks for `{}`: there is one zfs-fuse per machine, so give both \
+                 stacks the same arc, vdev_cache, prefetch and mount options",
+                flags.join(" "),
+                s.args.join(" ")
+            )));
+        }
+        let mut settings = s.record.clone();
+        settings.insert(
+            "daemon".into(),
+            format!("shared with another stack (pid {pid})"),
+        );
+        let version = package_version(exec);
+        return Ok(Some(super::Setup {
+            backend: backend_name(version.as_deref()),
+            settings,
+            versions: version
+                .map(|v| ("zfs-fuse".to_string(), v))
+                .into_iter()
+                .collect(),
+            daemon: None,
+        }));
+    }
+    Ok(None)
+}
+
+fn backend_name(version: Option<&str>) -> String {
+    let upstream = version.map(|v| v.split('-').next().unwrap_or(v));
+    format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"))
+}
+
 /// Refuses to share a daemon bakeoff did not start.
 fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
     let Some((pid, cmd)) = running(exe).into_iter().next() else {
@@ -175,9 +222,13 @@ pub(super) fn start(
         tool: "zfs-fuse",
         package: "zfs-fuse",
     })?;
-    refuse_foreign(&exe)?;
     let rc = std::fs::read_to_string(ZFSRC).unwrap_or_default();
     let mut s = settings(spec, &rc, fuse_opts)?;
+    if let Some(shared) = share(&exe, &s, ctx.exec)? {
+        return Ok(shared);
+    }
+    refuse_foreign(&exe)?;
+    let flags = s.args.clone();
     let pidfile = ctx.dir.join("zfs-fuse.pid");
     let mut args = vec![
         "--pidfile".to_string(),
@@ -199,10 +250,10 @@ pub(super) fn start(
             "{e} (zfs-fuse logs to syslog only; zfs-fuse running: {others:?})"
         ))
     })?;
+    (STARTED.lock().unwrap_or_else(|p| p.into_inner())).push((daemon.pid(), flags));
     wait_ready(&daemon, ctx)?;
     let version = package_version(ctx.exec);
-    let upstream = version.as_deref().map(|v| v.split('-').next().unwrap_or(v));
-    let backend = format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"));
+    let backend = backend_name(version.as_deref());
     let versions = version.map(|v| ("zfs-fuse".to_string(), v));
     Ok(super::Setup {
         backend,

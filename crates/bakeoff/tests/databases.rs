@@ -1,0 +1,407 @@
+//! Real databases through the command line: TPC-C on SQLite and PostgreSQL, pgbench; what each
+//! transaction costs on which stack's devices; and that a killed or interrupted run leaves no
+//! server, socket directory, mount or loop device behind (root and PostgreSQL; in CI for real).
+
+mod common;
+use common::{privileged, Scene};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+/// True if PostgreSQL servers can be started here; under CI=true, false is a failure.
+fn postgres() -> bool {
+    if !privileged() {
+        return false;
+    }
+    match bakeoff_db::postgres::Binaries::find(None) {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "needs PostgreSQL ({e}): CI=true, so this fails instead of skipping"
+            );
+            eprintln!("skipping: needs PostgreSQL: {e}");
+            false
+        }
+    }
+}
+
+/// A scene whose images the `postgres` user can reach (a temporary directory is private).
+fn db_scene() -> Scene {
+    let scene = Scene::new();
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(scene.images.path(), open).unwrap();
+    scene
+}
+
+impl Scene {
+    /// `bakeoff run WORKLOAD --stack STACK --images ... --set SET EXTRA...`.
+    fn db_run(&self, workload: &str, stack: &str, set: &str, extra: &[&str]) -> Command {
+        let images = self.images.path().to_str().unwrap().to_string();
+        let mut c = self.cmd(&["run", workload, "--stack", stack, "--images", &images]);
+        c.args(["--size", "1g", "--set", set]).args(extra);
+        c
+    }
+
+    /// Runs to completion with `--json` and returns the run record.
+    fn db_record(&self, mut cmd: Command) -> serde_json::Value {
+        let json = self.state.path().join("run.json");
+        let out = cmd
+            .arg("--quiet")
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let text = std::fs::read_to_string(&json).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// What of the run is left: servers whose data is under our images, our loop devices and
+    /// mounts, PostgreSQL socket directories created since `since`.
+    fn db_leftovers(&self) -> Vec<String> {
+        let root = self.images.path().to_string_lossy().to_string();
+        let mut left: Vec<String> = postmasters()
+            .into_iter()
+            .filter(|args| args.contains(&root))
+            .map(|args| format!("server: {args}"))
+            .collect();
+        let losetup = common::sh("losetup", &["-a"]);
+        left.extend(
+            (losetup.lines())
+                .filter(|l| l.contains(&root))
+                .map(|l| format!("loop: {l}")),
+        );
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        left.extend(
+            (mounts.lines())
+                .filter(|l| l.contains(&root))
+                .map(|l| format!("mount: {l}")),
+        );
+        left
+    }
+}
+
+/// The command lines of the running PostgreSQL servers (`postgres -D ...`).
+fn postmasters() -> Vec<String> {
+    let out = Command::new("ps").args(["-eo", "args="]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("postgres") && l.contains(" -D "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Socket directories of servers bakeoff started (`/tmp/bakeoff-pg-*`).
+fn socket_dirs() -> Vec<String> {
+    std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("bakeoff-pg-"))
+        .collect()
+}
+
+/// Spawns `cmd` with its standard error read line by line into a channel.
+fn spawn_watched(mut cmd: Command) -> (Child, Receiver<String>) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// Waits for a line of standard error containing `text`, or panics after `limit`.
+fn wait_for(lines: &Receiver<String>, text: &str, limit: Duration) {
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < limit {
+        match lines.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) if line.contains(text) => return,
+            Ok(line) => seen.push(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("no line with {text:?} within {limit:?}; saw: {seen:#?}");
+}
+
+fn signal(child: &Child, sig: &str) {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args([sig, &pid])
+        .status()
+        .unwrap()
+        .success());
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// Sum of a device field over the record's devices of `role`.
+fn device_sum(record: &serde_json::Value, role: &str, field: &str) -> (usize, f64) {
+    let of_role: Vec<&serde_json::Value> = record["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["role"] == role)
+        .collect();
+    (of_role.len(), of_role.iter().map(|d| f(&d[field])).sum())
+}
+
+fn assert_consistent(record: &serde_json::Value) {
+    let checks = record["database"]["consistency"].as_array().unwrap();
+    assert_eq!(checks.len(), 4, "{checks:#?}");
+    assert!(checks.iter().all(|c| c["passed"] == true), "{checks:#?}");
+    assert_eq!(record["status"], "completed");
+}
+
+#[test]
+fn sqlite_tpcc_writes_to_the_device_on_ext4_and_not_on_tmpfs() {
+    if !privileged() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let set = "db=sqlite,warehouses=1,terminals=2,runtime=10s";
+    for (stack, on_device) in [("ext4", true), ("tmpfs:size=1g", false)] {
+        let r = scene.db_record(scene.db_run("tpcc", stack, set, &[]));
+        assert_consistent(&r);
+        let s = &r["summary"];
+        assert!(f(&s["nopm"]) > 0.0, "{stack}: NOPM {}", s["nopm"]);
+        let per_txn = &s["device_write_bytes_per_txn"];
+        if on_device {
+            assert!(f(per_txn) > 0.0, "{stack}: device bytes per txn {per_txn}");
+            assert!(f(&r["database"]["load"]["device_write_bytes"]) > 0.0);
+        } else {
+            assert!(per_txn.is_null(), "{stack}: no device, yet {per_txn}");
+        }
+        // SQLite runs on the terminals' threads: its share is measured there.
+        assert!(f(&s["server_cpu_us_per_txn"]) > 0.0);
+        assert!(f(&s["client_cpu_us_per_txn"]) >= 0.0);
+        assert!(f(&r["database"]["window"]["engine_cpu_us"]) > 0.0);
+        assert!(
+            scene.db_leftovers().is_empty(),
+            "{:#?}",
+            scene.db_leftovers()
+        );
+    }
+}
+
+#[test]
+fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let set = "db=postgres,warehouses=1,terminals=2,runtime=10s";
+    let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &["--log-stack", "xfs"]));
+    assert_consistent(&r);
+    let wal = f(&r["database"]["window"]["wal_bytes"]);
+    let (logs, log_written) = device_sum(&r, "log", "write_bytes");
+    let (datas, data_written) = device_sum(&r, "stack", "write_bytes");
+    assert!(logs >= 1 && datas >= 1, "{}", r["devices"]);
+    assert!(wal > 1e6, "the window wrote {wal} bytes of WAL");
+    assert!(
+        log_written >= 0.9 * wal,
+        "log device wrote {log_written} bytes for {wal} bytes of WAL"
+    );
+    // The data stack's writes are its own: far from the WAL's, and the log stack's figure
+    // is its own summary field.
+    assert!(
+        data_written < log_written,
+        "data {data_written}, log {log_written}"
+    );
+    let s = &r["summary"];
+    assert!(f(&s["log_device_write_bytes_per_txn"]) > f(&s["wal_bytes_per_txn"]) * 0.9);
+    assert_eq!(r["log_stack"]["kind"], "xfs", "{}", r["log_stack"]);
+    assert!(r["database"]["paths"]["wal_directory"]
+        .as_str()
+        .is_some_and(|p| p.contains("pgwal")));
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:#?}",
+        scene.db_leftovers()
+    );
+}
+
+#[test]
+fn a_zfs_log_pool_beside_a_zfs_data_pool_shares_one_zfs_fuse() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let set = "db=postgres,warehouses=1,terminals=2,runtime=5s";
+    let data = "zfs:recordsize=8k,checksum=off";
+    let log = ["--log-stack", "zfs:checksum=off"];
+    let r = scene.db_record(scene.db_run("tpcc", data, set, &log));
+    assert_consistent(&r);
+    let shared = &r["log_stack"]["properties"]["daemon"];
+    assert!(
+        shared.as_str().is_some_and(|d| d.starts_with("shared")),
+        "{}",
+        r["log_stack"]
+    );
+    let wal = f(&r["database"]["window"]["wal_bytes"]);
+    let (_, log_written) = device_sum(&r, "log", "write_bytes");
+    assert!(
+        log_written >= 0.9 * wal,
+        "log pool wrote {log_written} for {wal} of WAL"
+    );
+    // Different daemon settings cannot share the one zfs-fuse: refused, and nothing is left.
+    let other_arc = ["--log-stack", "zfs:arc=64m"];
+    let out = scene
+        .db_run("tpcc", data, set, &other_arc)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one zfs-fuse per machine"));
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:#?}",
+        scene.db_leftovers()
+    );
+}
+
+#[test]
+fn pgbench_through_bakeoff_reports_the_tps_pgbench_printed() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let set = "scale=2,clients=2,jobs=2,runtime=5s";
+    let r = scene.db_record(scene.db_run("pgbench", "tmpfs:size=1g", set, &[]));
+    let printed = f(&r["database"]["pgbench"]["tps"]);
+    let ours = f(&r["summary"]["tps"]);
+    assert!(
+        (ours - printed).abs() <= 0.01 * printed,
+        "bakeoff {ours} tps, pgbench printed {printed}"
+    );
+    assert!(f(&r["summary"]["txn_lat_p99_us"]) > 0.0);
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:#?}",
+        scene.db_leftovers()
+    );
+}
+
+#[test]
+fn a_wrong_postgresql_setting_is_exit_2_before_anything_is_built() {
+    if !postgres() {
+        return;
+    }
+    let scene = db_scene();
+    for (set, named) in [
+        ("db=postgres,pg.shared_bufers=1GB", "shared_bufers"),
+        ("db=postgres,pg.work_mem=lots", "work_mem"),
+    ] {
+        let started = Instant::now();
+        let out = scene.db_run("tpcc", "ext4", set, &[]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{set}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(named), "{set}: {err}");
+        assert!(!err.contains("building stack"), "{set}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(std::fs::read_dir(scene.images.path())
+            .unwrap()
+            .next()
+            .is_none());
+    }
+}
+
+/// Starts a PostgreSQL TPC-C run that would take a while, and waits for `phase` (a line of
+/// its standard error).
+fn start_pg_run(scene: &Scene, phase: &str) -> (Child, Receiver<String>) {
+    let set = "db=postgres,warehouses=1,terminals=2,runtime=60s";
+    let (child, lines) = spawn_watched(scene.db_run("tpcc", "ext4", set, &["--log-stack", "ext4"]));
+    wait_for(&lines, phase, Duration::from_secs(90));
+    // Into the phase: the loaders are copying, or the terminals are running.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!scene.db_leftovers().is_empty(), "the run is under way");
+    (child, lines)
+}
+
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_server_or_stack() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let sockets_before = socket_dirs();
+    for phase in ["loading TPC-C", "measured"] {
+        let (mut child, _lines) = start_pg_run(&scene, phase);
+        signal(&child, "-KILL");
+        child.wait().unwrap();
+        assert!(
+            !scene.db_leftovers().is_empty(),
+            "kill -9 in {phase} left the run's state"
+        );
+        let out = scene.cmd(&["cleanup"]).output().unwrap();
+        assert_exit(&out, 0);
+        let left = scene.db_leftovers();
+        assert!(
+            left.is_empty(),
+            "after kill -9 in {phase} and cleanup: {left:#?}"
+        );
+        let new_sockets: Vec<String> = (socket_dirs().into_iter())
+            .filter(|d| !sockets_before.contains(d))
+            .collect();
+        assert!(
+            new_sockets.is_empty(),
+            "socket directories left: {new_sockets:?}"
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_in_the_window_is_exit_130_with_the_server_stopped() {
+    if !postgres() {
+        return;
+    }
+    let _serial = common::serial();
+    let scene = db_scene();
+    let (mut child, _lines) = start_pg_run(&scene, "measured");
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let left = scene.db_leftovers();
+    assert!(left.is_empty(), "after Ctrl-C: {left:#?}");
+}
