@@ -372,6 +372,10 @@ pub struct CompareArgs {
     /// Do not drop caches before each run.
     #[arg(long)]
     pub warm: bool,
+    /// Run every run in a memory cgroup with this limit (e.g. 512m); a study file's
+    /// `mem_limit` says the same.
+    #[arg(long, value_name = "SIZE", conflicts_with = "study")]
+    pub mem_limit: Option<String>,
     #[command(flatten)]
     pub stack_opts: StackOpts,
     #[command(flatten)]

@@ -304,6 +304,11 @@ pub const STUDY_KEYS: &[KeyDoc] = &[
     ),
     doc("min_effect", "5%", "smallest difference called a verdict"),
     doc("size", "1g", "size of each loop image"),
+    doc(
+        "mem_limit",
+        "",
+        "memory limit of every run: a cgroup for bakeoff, a database server and their page cache",
+    ),
 ];
 
 /// The default of `key` in a key table.

@@ -10,7 +10,8 @@ use crate::settings::{Origin, SettingError};
 
 /// Reads a study file: `stacks = [...]`, `[[workload]]` tables (`name`, other keys are the
 /// workload's settings, checked when the workload is planned), `sweep = ["zfs.recordsize=8k,128k"]`,
-/// `repeat`, `baseline` (a stack, or the start of one), `min_effect` ("5%"), `size`.
+/// `repeat`, `baseline` (a stack, or the start of one), `min_effect` ("5%"), `size`,
+/// `mem_limit`, `[[stack]]` tables.
 pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
     let place = Place::file(path);
     let doc = doc::parse(text, &place)?;
@@ -55,6 +56,7 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
         baseline,
         min_effect: min_effect(&doc, &place)?,
         size: size(&doc, &place)?,
+        mem_limit: mem_limit(&doc, &place)?,
     })
 }
 
@@ -165,6 +167,15 @@ fn repeat(doc: &Table, place: &Place) -> Result<u32, SettingError> {
 fn min_effect(doc: &Table, place: &Place) -> Result<f64, SettingError> {
     let text = scalar_or_default(doc, place, "min_effect")?;
     parse_fraction(&text.0).map_err(|m| SettingError::new(text.1, "min_effect", m))
+}
+
+fn mem_limit(doc: &Table, place: &Place) -> Result<Option<String>, SettingError> {
+    let Some(e) = doc.get("mem_limit") else {
+        return Ok(None);
+    };
+    let text = scalar_not_bool(e, place, "mem_limit")?;
+    crate::units::parse_size(&text).map_err(|m| e.error(place, "mem_limit", m))?;
+    Ok(Some(text))
 }
 
 fn size(doc: &Table, place: &Place) -> Result<String, SettingError> {

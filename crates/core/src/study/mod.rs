@@ -140,6 +140,10 @@ pub struct Study {
     pub min_effect: f64,
     /// Size of each loop image.
     pub size: String,
+    /// Memory limit of every run (a cgroup holding bakeoff, a database server and the page
+    /// cache they use), as written (`512m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_limit: Option<String>,
 }
 
 /// One combination: a stack spec, a workload and its settings, with sweep values applied.

@@ -15,6 +15,7 @@ fn study(stacks: &[&str], sweeps: &[&str], repeat: u32) -> Study {
         baseline: None,
         min_effect: 0.05,
         size: "1g".into(),
+        mem_limit: None,
     }
 }
 

@@ -243,8 +243,48 @@ fn check_property(prop: &str, value: &str) -> Result<(), String> {
         "logbias" => one_of(&["latency", "throughput"]),
         "sync" => one_of(&["standard", "always", "disabled"]),
         "copies" => one_of(&["1", "2", "3"]),
-        _ => Ok(()), // compression, checksum, ...: zfs itself validates, and its message is shown
+        "compression" => check_compression(value),
+        "checksum" => one_of(&[
+            "on",
+            "off",
+            "fletcher2",
+            "fletcher4",
+            "sha256",
+            "noparity",
+            "sha512",
+            "skein",
+            "edonr",
+            "blake3",
+        ]),
+        _ => Ok(()), // redundant_metadata, ...: zfs itself validates, and its message is shown
     }
+}
+
+/// Compression algorithms: zfs-fuse (ZFS pool version 23) knows lzjb, gzip and zle; lz4 and
+/// zstd need OpenZFS, so they are refused before anything is built where only zfs-fuse runs.
+fn check_compression(value: &str) -> Result<(), String> {
+    let level = |rest: &str, max: u32| rest.parse::<u32>().is_ok_and(|n| (1..=max).contains(&n));
+    let old = matches!(value, "on" | "off" | "lzjb" | "gzip" | "zle")
+        || value.strip_prefix("gzip-").is_some_and(|l| level(l, 9));
+    let new = value == "lz4"
+        || value == "zstd"
+        || value
+            .strip_prefix("zstd-fast-")
+            .is_some_and(|l| level(l, 1000))
+        || value.strip_prefix("zstd-").is_some_and(|l| level(l, 19));
+    if old || (new && super::openzfs_loaded()) {
+        return Ok(());
+    }
+    if new {
+        return Err(format!(
+            "compression: '{value}' needs OpenZFS; the ZFS here is zfs-fuse, which has lzjb, \
+             gzip, gzip-1 to gzip-9 and zle"
+        ));
+    }
+    Err(format!(
+        "compression: '{value}' (allowed: on, off, lzjb, gzip, gzip-1 to gzip-9, zle; with \
+         OpenZFS also lz4, zstd, zstd-1 to zstd-19, zstd-fast-N)"
+    ))
 }
 
 #[cfg(test)]
@@ -279,5 +319,25 @@ mod tests {
         let e = zfs("zfs:devices=5,layout=mirror-stripe").unwrap_err();
         assert!(e.contains("even number"), "{e}");
         assert!(zfs("zfs:devices=3,layout=raidz").is_ok());
+    }
+
+    #[test]
+    fn compression_and_checksum_values_are_checked_before_anything_is_built() {
+        for ok in [
+            "zfs:compression=lzjb",
+            "zfs:compression=gzip-9",
+            "zfs:checksum=sha256",
+        ] {
+            assert!(zfs(ok).is_ok(), "{ok}");
+        }
+        let e = zfs("zfs:compression=gzip-10").unwrap_err();
+        assert!(e.contains("allowed: on, off, lzjb"), "{e}");
+        assert!(zfs("zfs:checksum=crc").unwrap_err().contains("fletcher4"));
+        let lz4 = zfs("zfs:compression=lz4");
+        if super::super::openzfs_loaded() {
+            assert!(lz4.is_ok());
+        } else {
+            assert!(lz4.unwrap_err().contains("needs OpenZFS"));
+        }
     }
 }

@@ -84,17 +84,19 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
             .map_err(usage)?,
         size: args.stack_opts.size.clone(),
+        mem_limit: args.mem_limit.clone(),
     })
 }
 
 /// The resolved plan of every cell: every workload and stack is validated before anything runs.
-pub fn cell_plans(cells: &[Cell]) -> Result<Vec<CellPlan>, Failure> {
+/// `mem_limit` is the study's, for the database servers' checks.
+pub fn cell_plans(cells: &[Cell], mem_limit: Option<u64>) -> Result<Vec<CellPlan>, Failure> {
     let mut plans = Vec::new();
     for cell in cells {
         for spec in std::iter::once(&cell.stack).chain(&cell.log_stack) {
             check_tools(spec)?;
         }
-        plans.push(cell_plan(cell)?);
+        plans.push(cell_plan(cell, mem_limit)?);
     }
     Ok(plans)
 }
@@ -110,7 +112,7 @@ fn check_tools(spec: &str) -> Result<(), Failure> {
     }
 }
 
-fn cell_plan(cell: &Cell) -> Result<CellPlan, Failure> {
+fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
     let in_cell = |e: &dyn std::fmt::Display| format!("{}: {e}", cell.label);
     if is_db_workload(&cell.workload) {
         let plan = plan_db(&cell.workload, &cell.settings())
@@ -120,7 +122,7 @@ fn cell_plan(cell: &Cell) -> Result<CellPlan, Failure> {
         if plan.db == Db::Postgres {
             // The settings are checked by the server's own binaries, before any stack is built.
             let opts = dbrun::pg_options(&plan, Path::new("/nonexistent"))?;
-            PgServer::check(&opts, None).map_err(|e| {
+            PgServer::check(&opts, mem_limit).map_err(|e| {
                 let f = dbrun::pg_failure(e);
                 failure(f.code, in_cell(&f.error))
             })?;

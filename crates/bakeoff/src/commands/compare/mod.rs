@@ -39,6 +39,7 @@ fn check(
         None => "--size".into(),
     };
     preflight::size(&study_size, &plan.study.size)?;
+    mem_limit(args, plan)?;
     super::report::columns(&args.report, Default::default())?;
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
@@ -64,6 +65,18 @@ fn check(
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
     preflight::results_room(out, plan.order.len(), per_run)?;
     Ok(exports)
+}
+
+/// The study's memory limit in bytes, checked.
+fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failure> {
+    let Some(text) = &plan.study.mem_limit else {
+        return Ok(None);
+    };
+    let what = match &args.study {
+        Some(path) => format!("{}: mem_limit", path.display()),
+        None => "--mem-limit".into(),
+    };
+    preflight::size(&what, text).map(Some)
 }
 
 fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
@@ -175,7 +188,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
-    let plans = cell_plans(&plan.cells)?;
+    let plans = cell_plans(&plan.cells, mem_limit(&args, &plan)?)?;
     let out = args
         .out
         .clone()
@@ -216,7 +229,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             log_spec: cell.log_stack.as_deref(),
             opts: &opts,
             warm: args.warm,
-            mem_limit: None,
+            mem_limit: mem_limit(&args, &plan)?,
             quiet: true,
         };
         let record = match &plans[slot.cell] {
