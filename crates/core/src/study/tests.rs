@@ -110,7 +110,7 @@ fn study_files_refuse_unknown_keys_and_wrong_types_at_their_line() {
     );
     assert!(
         e.message
-            .contains("unknown key (allowed: baseline, min_effect, repeat"),
+            .contains("unknown key (allowed: baseline, mem_limit, min_effect, repeat"),
         "{e}"
     );
     let e = parse(&format!("stacks = [\"ext4\"]\nrepeat = \"5\"\n{WORKLOAD}")).unwrap_err();
