@@ -1,5 +1,6 @@
 //! The command line as written (clap derive). Validation of values happens in the core plan.
 
+use bakeoff_report::{Exporter, EXPORTERS};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -90,21 +91,64 @@ Examples:
   bakeoff completions zsh > /usr/local/share/zsh/site-functions/_bakeoff
   bakeoff completions fish > ~/.config/fish/completions/bakeoff.fish";
 
-/// Where `run` and `compare` export their result (hyperfine's convention). Each file is
-/// created before the run starts and written atomically at the end; "-" is stdout (the
-/// human-readable output then goes to stderr).
-#[derive(Args, Debug, Clone)]
-pub struct ExportOpts {
-    /// Export as JSON: a run's full record, or the comparison ("-" for stdout).
-    #[arg(long = "export-json", visible_alias = "json", value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Export as Markdown: a run's summary table, or the comparison table.
-    #[arg(long = "export-markdown", value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-    /// Export as CSV: a run's headline figures in one row, or the comparison (a row per cell
-    /// and figure).
-    #[arg(long = "export-csv", value_name = "FILE")]
-    pub csv: Option<PathBuf>,
+/// Where `run` (`FOR_RUN`) or `compare` export their result (hyperfine's convention): an
+/// `--export-<format>` flag for each exporter of [`EXPORTERS`] that renders what the command
+/// makes. Each file is created before the work starts and written atomically at the end; "-"
+/// is stdout (the human-readable output then goes to stderr).
+#[derive(Debug, Clone, Default)]
+pub struct ExportOpts<const FOR_RUN: bool> {
+    /// The formats asked for and their paths, in [`EXPORTERS`] order.
+    pub requested: Vec<(&'static Exporter, PathBuf)>,
+}
+
+impl<const FOR_RUN: bool> ExportOpts<FOR_RUN> {
+    /// The exporters the command offers.
+    fn offered() -> impl Iterator<Item = &'static Exporter> {
+        EXPORTERS.iter().filter(|e| match FOR_RUN {
+            true => e.run.is_some(),
+            false => e.comparison.is_some(),
+        })
+    }
+}
+
+/// The clap id and long name of an exporter's flag (`export-json`).
+fn export_id(e: &'static Exporter) -> &'static str {
+    e.flag.trim_start_matches('-')
+}
+
+impl<const FOR_RUN: bool> clap::FromArgMatches for ExportOpts<FOR_RUN> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut opts = Self::default();
+        opts.update_from_arg_matches(matches)?;
+        Ok(opts)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.requested = Self::offered()
+            .filter_map(|e| Some((e, matches.get_one::<PathBuf>(export_id(e))?.clone())))
+            .collect();
+        Ok(())
+    }
+}
+
+impl<const FOR_RUN: bool> Args for ExportOpts<FOR_RUN> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Self::offered().fold(cmd, |cmd, e| {
+            let arg = clap::Arg::new(export_id(e))
+                .long(export_id(e))
+                .value_name("FILE")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(e.help);
+            cmd.arg(match e.alias {
+                Some(alias) => arg.visible_alias(alias),
+                None => arg,
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
@@ -200,14 +244,7 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
     #[command(flatten)]
-    pub export: ExportOpts,
-    /// Export the per-second samples as CSV ("-" for stdout).
-    #[arg(
-        long = "export-timeseries",
-        visible_alias = "timeseries",
-        value_name = "FILE"
-    )]
-    pub timeseries: Option<PathBuf>,
+    pub export: ExportOpts<true>,
     /// Remove the laid-out data files from a directory target after the run (default: keep
     /// them, so the next run with the same layout reuses them).
     #[arg(long)]
@@ -344,7 +381,7 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub report: ReportOpts,
     #[command(flatten)]
-    pub export: ExportOpts,
+    pub export: ExportOpts<false>,
 }
 
 #[derive(Args, Debug)]

@@ -5,7 +5,7 @@ mod commands;
 mod exit;
 mod progress;
 mod sampler;
-mod target;
+mod target_check;
 
 use clap::Parser;
 use exit::Failure;

@@ -1,17 +1,10 @@
 //! Black-box tests of the command line: exit codes, messages, outputs. They use the null engine
 //! or tiny datasets in temporary directories, so they run anywhere in seconds.
 
-use assert_cmd::Command;
+mod common;
+use common::{bakeoff, tmp};
 use predicates::prelude::*;
 use std::time::{Duration, Instant};
-
-fn bakeoff() -> Command {
-    Command::cargo_bin("bakeoff").unwrap()
-}
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 #[test]
 fn workloads_lists_and_shows() {

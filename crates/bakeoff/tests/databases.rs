@@ -3,7 +3,9 @@
 //! server, socket directory, mount or loop device behind (root and PostgreSQL; in CI for real).
 
 mod common;
-use common::{privileged, Scene};
+use bakeoff_testkit::command::sh;
+use bakeoff_testkit::{privileged, privileged_turn, require, serial};
+use common::Scene;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Output, Stdio};
@@ -15,17 +17,12 @@ fn postgres() -> bool {
     if !privileged() {
         return false;
     }
-    match bakeoff_db::postgres::Binaries::find(None) {
-        Ok(_) => true,
-        Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "needs PostgreSQL ({e}): CI=true, so this fails instead of skipping"
-            );
-            eprintln!("skipping: needs PostgreSQL: {e}");
-            false
-        }
-    }
+    let found = bakeoff_db::postgres::Binaries::find(None);
+    let what = match &found {
+        Err(e) => format!("PostgreSQL ({e})"),
+        Ok(_) => String::new(),
+    };
+    require(found.is_ok(), &what)
 }
 
 /// A scene whose images the `postgres` user can reach (a temporary directory is private).
@@ -74,7 +71,7 @@ impl Scene {
             .filter(|args| args.contains(&root))
             .map(|args| format!("server: {args}"))
             .collect();
-        let losetup = common::sh("losetup", &["-a"]);
+        let losetup = sh("losetup", &["-a"]);
         left.extend(
             (losetup.lines())
                 .filter(|l| l.contains(&root))
@@ -177,10 +174,9 @@ fn assert_consistent(record: &serde_json::Value) {
 
 #[test]
 fn sqlite_tpcc_writes_to_the_device_on_ext4_and_not_on_tmpfs() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = db_scene();
     let set = "db=sqlite,warehouses=1,terminals=2,runtime=10s";
     for (stack, on_device) in [("ext4", true), ("tmpfs:size=1g", false)] {
@@ -212,7 +208,7 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     if !postgres() {
         return;
     }
-    let _serial = common::serial();
+    let _serial = serial();
     let scene = db_scene();
     let set = "db=postgres,warehouses=1,terminals=2,runtime=10s";
     let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &["--log-stack", "xfs"]));
@@ -250,7 +246,7 @@ fn a_zfs_log_pool_beside_a_zfs_data_pool_shares_one_zfs_fuse() {
     if !postgres() {
         return;
     }
-    let _serial = common::serial();
+    let _serial = serial();
     let scene = db_scene();
     let set = "db=postgres,warehouses=1,terminals=2,runtime=5s";
     let data = "zfs:recordsize=8k,checksum=off";
@@ -294,7 +290,7 @@ fn pgbench_through_bakeoff_reports_the_tps_pgbench_printed() {
     if !postgres() {
         return;
     }
-    let _serial = common::serial();
+    let _serial = serial();
     let scene = db_scene();
     let set = "scale=2,clients=2,jobs=2,runtime=5s";
     let r = scene.db_record(scene.db_run("pgbench", "tmpfs:size=1g", set, &[]));
@@ -363,7 +359,7 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_server_or_stack() {
     if !postgres() {
         return;
     }
-    let _serial = common::serial();
+    let _serial = serial();
     let scene = db_scene();
     let sockets_before = socket_dirs();
     for phase in ["loading TPC-C", "measured"] {
@@ -396,7 +392,7 @@ fn ctrl_c_in_the_window_is_exit_130_with_the_server_stopped() {
     if !postgres() {
         return;
     }
-    let _serial = common::serial();
+    let _serial = serial();
     let scene = db_scene();
     let (mut child, _lines) = start_pg_run(&scene, "measured");
     signal(&child, "-INT");

@@ -8,78 +8,62 @@
 //! `stack list --keys TYPE` prints the keys a type's specs take.
 
 mod common;
-use common::{privileged, sh, Scene};
+use bakeoff_testkit::loop_device::{make_ambivalent, mkfs, LoopDevice};
+use bakeoff_testkit::privileged_turn;
+use common::Scene;
 use std::process::{Command, Output};
 
-/// A loop device over a sparse image in /var/tmp: the user's disk. Detached on drop.
-struct Disk {
-    dev: String,
-    _image: tempfile::NamedTempFile,
+/// What the tests look at on a disk the user handed over (a loop device made here).
+trait UserDisk {
+    /// What `blkid -p` finds: the type, `nothing` or `ambivalent`.
+    fn probe(&self) -> String;
+    /// Still attached over its image and mounted nowhere (by device number or source).
+    fn assert_attached_and_unmounted(&self, after: &str);
 }
 
-impl Disk {
-    fn new(size_mib: u64) -> Disk {
-        let image = tempfile::Builder::new()
-            .prefix("bakeoff-disk-")
-            .suffix(".img")
-            .tempfile_in("/var/tmp")
-            .unwrap();
-        image.as_file().set_len(size_mib << 20).unwrap();
-        let path = image.path().to_str().unwrap();
-        let dev = sh("losetup", &["--find", "--show", "--direct-io=on", path]);
-        Disk { dev, _image: image }
-    }
-
-    /// What `blkid -p` finds: the type, `nothing` or `ambivalent`.
+impl UserDisk for LoopDevice {
     fn probe(&self) -> String {
         let out = Command::new("blkid")
-            .args(["-p", "-o", "value", "-s", "TYPE", &self.dev])
+            .args(["-p", "-o", "value", "-s", "TYPE", self.node()])
             .output()
             .unwrap();
         match out.status.code() {
             Some(0) => String::from_utf8_lossy(&out.stdout).trim().to_string(),
             Some(2) => "nothing".into(),
             Some(8) => "ambivalent".into(),
-            other => panic!("blkid -p {}: {other:?}", self.dev),
+            other => panic!("blkid -p {}: {other:?}", self.node()),
         }
     }
 
-    /// Still attached over its image and mounted nowhere (by device number or source).
     fn assert_attached_and_unmounted(&self, after: &str) {
-        let name = self.dev.trim_start_matches("/dev/");
+        let name = self.name();
         let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"));
         assert!(
-            backing.is_ok_and(|b| b.trim() == self._image.path().to_str().unwrap()),
+            backing.is_ok_and(|b| b.trim() == self.image().to_str().unwrap()),
             "{after}: {} was detached",
-            self.dev
+            self.node()
         );
         let dev_no = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap();
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
         let mounted: Vec<&str> = mounts
             .lines()
-            .filter(|l| l.split(' ').nth(2) == Some(dev_no.trim()) || l.contains(&self.dev))
+            .filter(|l| l.split(' ').nth(2) == Some(dev_no.trim()) || l.contains(self.node()))
             .collect();
         assert!(
             mounted.is_empty(),
             "{after}: {} still mounted: {mounted:?}",
-            self.dev
+            self.node()
         );
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
 
 impl Scene {
     /// Runs bakeoff with `args`, then `--device D --destroy-data-on D` for each of `disks`.
-    fn bakeoff(&self, args: &[&str], disks: &[&Disk]) -> Output {
+    fn bakeoff(&self, args: &[&str], disks: &[&LoopDevice]) -> Output {
         let mut c = self.cmd(args);
         c.args(["--images", self.images.path().to_str().unwrap()]);
         for d in disks {
-            c.args(["--device", &d.dev, "--destroy-data-on", &d.dev]);
+            c.args(["--device", d.node(), "--destroy-data-on", d.node()]);
         }
         c.output().unwrap()
     }
@@ -111,11 +95,11 @@ fn text(out: &Output) -> String {
 fn create_then_run(
     scene: &Scene,
     spec: &str,
-    disks: &[&Disk],
+    disks: &[&LoopDevice],
     built: Option<&str>,
     redundancy: f64,
 ) {
-    sh("mkfs.xfs", &["-q", "-f", &disks[0].dev]);
+    mkfs("xfs", disks[0].path());
     let out = scene.bakeoff(&["stack", "create", spec], disks);
     assert!(out.status.success(), "stack create {spec}: {}", text(&out));
     assert!(
@@ -131,7 +115,7 @@ fn create_then_run(
                 d.probe(),
                 t,
                 "{after_create}: {} was wiped or changed",
-                d.dev
+                d.node()
             );
         }
     }
@@ -162,7 +146,7 @@ fn create_then_run(
         .iter()
         .map(|b| b["device"].as_str().unwrap())
         .collect();
-    let ours: Vec<&str> = disks.iter().map(|d| d.dev.as_str()).collect();
+    let ours: Vec<&str> = disks.iter().map(|d| d.node()).collect();
     assert_eq!(devices, ours, "{spec}");
     assert_eq!(
         v["stack"]["redundancy"].as_f64(),
@@ -178,7 +162,12 @@ fn create_then_run(
     for d in disks {
         d.assert_attached_and_unmounted(&after_run);
         if let Some(t) = built {
-            assert_eq!(d.probe(), t, "{after_run}: {} was wiped or changed", d.dev);
+            assert_eq!(
+                d.probe(),
+                t,
+                "{after_run}: {} was wiped or changed",
+                d.node()
+            );
         }
     }
     scene.assert_clean(&after_run);
@@ -186,12 +175,11 @@ fn create_then_run(
 
 #[test]
 fn kernel_file_systems_and_raw_build_and_run_on_confirmed_devices() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
-    let (a, b) = (Disk::new(512), Disk::new(512));
+    let (a, b) = (LoopDevice::new(512 << 20), LoopDevice::new(512 << 20));
     create_then_run(&scene, "ext4", &[&a], Some("ext4"), 1.0);
     create_then_run(&scene, "xfs", &[&a], Some("xfs"), 1.0);
     create_then_run(&scene, "btrfs", &[&a], Some("btrfs"), 1.0);
@@ -202,12 +190,11 @@ fn kernel_file_systems_and_raw_build_and_run_on_confirmed_devices() {
 
 #[test]
 fn zfs_builds_and_runs_on_confirmed_devices() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
-    let (a, b) = (Disk::new(512), Disk::new(512));
+    let (a, b) = (LoopDevice::new(512 << 20), LoopDevice::new(512 << 20));
     create_then_run(&scene, "zfs", &[&a], Some("zfs_member"), 1.0);
     let mirror = "zfs:devices=2,layout=mirror";
     create_then_run(&scene, mirror, &[&a, &b], Some("zfs_member"), 2.0);
@@ -215,20 +202,22 @@ fn zfs_builds_and_runs_on_confirmed_devices() {
 
 #[test]
 fn a_kept_stack_on_a_device_is_destroyed_and_the_device_left_attached() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
-    let disk = Disk::new(512);
-    sh("mkfs.xfs", &["-q", "-f", &disk.dev]);
+    let disk = LoopDevice::new(512 << 20);
+    mkfs("xfs", disk.path());
     let out = scene.bakeoff(
         &["stack", "create", "ext4", "--keep", "--name", "on-device"],
         &[&disk],
     );
     assert!(out.status.success(), "{}", text(&out));
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-    assert!(mounts.contains(&disk.dev), "the kept stack is not mounted");
+    assert!(
+        mounts.contains(disk.node()),
+        "the kept stack is not mounted"
+    );
     let out = scene
         .cmd(&["stack", "destroy", "on-device"])
         .output()
@@ -239,37 +228,17 @@ fn a_kept_stack_on_a_device_is_destroyed_and_the_device_left_attached() {
     scene.assert_clean("stack destroy");
 }
 
-/// An xfs file system with a btrfs superblock at 64 KiB: `blkid -p` says "ambivalent".
-fn ambivalent(disk: &Disk) {
-    let donor = Disk::new(256);
-    sh("mkfs.xfs", &["-q", "-f", &disk.dev]);
-    sh("mkfs.btrfs", &["-q", "-f", &donor.dev]);
-    let (from, to) = (format!("if={}", donor.dev), format!("of={}", disk.dev));
-    let dd = [
-        "bs=4096",
-        "skip=16",
-        "seek=16",
-        "count=1",
-        "conv=notrunc,fsync",
-    ];
-    sh(
-        "dd",
-        &[&[from.as_str(), &to, "status=none"], &dd[..]].concat(),
-    );
-    assert_eq!(disk.probe(), "ambivalent");
-}
-
 #[test]
 fn a_device_with_ambiguous_signatures_is_refused_unless_confirmed_then_wiped() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
-    let disk = Disk::new(512);
-    ambivalent(&disk);
+    let disk = LoopDevice::new(512 << 20);
+    make_ambivalent(&disk);
+    assert_eq!(disk.probe(), "ambivalent");
     let out = scene
-        .cmd(&["stack", "create", "raw", "--device", &disk.dev])
+        .cmd(&["stack", "create", "raw", "--device", disk.node()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", text(&out));

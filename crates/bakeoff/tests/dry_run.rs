@@ -2,18 +2,12 @@
 //! "dry run: ok" only when the run would start, else the run's own exit code.
 
 mod common;
-
-use assert_cmd::Command;
+use bakeoff_testkit::command::which;
+use bakeoff_testkit::loop_device::{device_writes, LoopDevice};
+use bakeoff_testkit::privileged;
+use common::{bakeoff, tmp};
 use predicates::prelude::*;
 use std::path::Path;
-
-fn bakeoff() -> Command {
-    Command::cargo_bin("bakeoff").unwrap()
-}
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
 
 fn entries(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
@@ -219,7 +213,7 @@ fn compare_dry_run_uses_the_studys_own_size() {
         .stderr(predicate::str::contains(
             "s.toml:2: size: 'bogus' is not a size",
         ));
-    if !common::privileged() {
+    if !privileged() {
         return;
     }
     // The study's size, not the command line's, is what the runs and the dry run use.
@@ -244,19 +238,11 @@ fn compare_dry_run_uses_the_studys_own_size() {
     ));
 }
 
-/// The absolute path of `program` on this test's PATH.
-fn which(program: &str) -> std::path::PathBuf {
-    std::env::split_paths(&std::env::var_os("PATH").unwrap())
-        .map(|d| d.join(program))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("{program} is not on PATH"))
-}
-
 /// Privileged: a stack's tools, its devices and the loop images' room, on a loop device this
 /// test makes.
 #[test]
 fn stack_dry_runs_check_tools_devices_and_room() {
-    if !common::privileged() {
+    if !privileged() {
         return;
     }
     let d = tmp();
@@ -298,14 +284,9 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     assert!(stderr.contains("need `mkfs.xfs`"), "{stderr}");
     assert!(!stderr.contains("dry run: ok"), "{stderr}");
 
-    let disk = common::LoopStack::new(64);
-    let dev = disk.device.as_str();
-    // A loop device's counters survive detach and re-attach: compare, do not expect zero.
-    let writes = |disk: &common::LoopStack| -> u64 {
-        let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", disk.name())).unwrap();
-        stat.split_whitespace().nth(4).unwrap().parse().unwrap()
-    };
-    let writes_before = writes(&disk);
+    let disk = LoopDevice::new(64 << 20);
+    let dev = disk.node();
+    let writes_before = device_writes(&disk.name());
     run(&["--stack", "ext4", "--device", dev])
         .code(5)
         .stderr(predicate::str::contains(
@@ -349,7 +330,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
             "holds at most 4 MiB (1 device of 4 MiB)",
         ));
     assert_eq!(
-        writes(&disk),
+        device_writes(&disk.name()),
         writes_before,
         "dry runs never wrote to {dev}"
     );

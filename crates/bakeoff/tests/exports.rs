@@ -2,14 +2,9 @@
 //! `--export-timeseries` for a run), `-` for stdout, `--json`/`--timeseries` as aliases.
 
 mod common;
-
-use assert_cmd::Command;
+use common::{bakeoff, tmp};
 use predicates::prelude::*;
 use std::path::Path;
-
-fn bakeoff() -> Command {
-    Command::cargo_bin("bakeoff").unwrap()
-}
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -27,7 +22,7 @@ fn run(target: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
 
 #[test]
 fn a_run_exports_every_format_and_only_the_files() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = tmp();
     let data = d.path().join("data");
     let out = d.path().join("out");
     std::fs::create_dir(&data).unwrap();
@@ -81,7 +76,7 @@ fn a_run_exports_every_format_and_only_the_files() {
 
 #[test]
 fn an_export_to_stdout_moves_the_summary_to_stderr_and_aliases_still_work() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = tmp();
     let json = d.path().join("alias.json");
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
@@ -109,7 +104,7 @@ fn an_export_to_stdout_moves_the_summary_to_stderr_and_aliases_still_work() {
 
 #[test]
 fn compare_exports_the_comparison_in_each_format() {
-    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let d = tmp();
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();

@@ -4,8 +4,8 @@
 //! no read-only loop device (root; in CI for real).
 
 mod common;
-use common::{privileged, Scene};
-use std::path::{Path, PathBuf};
+use bakeoff_testkit::{privileged_turn, walk};
+use common::Scene;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -83,25 +83,6 @@ impl Scene {
     }
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .flat_map(|e| {
-            let p = e.path();
-            if p.is_dir() {
-                let mut v = walk(&p);
-                v.push(p);
-                v
-            } else {
-                vec![p]
-            }
-        })
-        .collect()
-}
-
 fn signal(child: &Child, sig: &str) {
     Command::new("kill")
         .args([sig, &child.id().to_string()])
@@ -139,10 +120,9 @@ fn assert_killed(out: &Output) {
 
 #[test]
 fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let set = "readers=2,writers=1,data_size=256m,redo_size=8m,runtime=30s";
     for phase in ["layout", "teardown"] {
@@ -189,10 +169,9 @@ fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
 
 #[test]
 fn ctrl_c_and_sigterm_tear_the_stack_down() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     for sig in ["-INT", "-TERM"] {
         let json = scene.state.path().join("r.json");
@@ -226,10 +205,9 @@ fn ctrl_c_and_sigterm_tear_the_stack_down() {
 
 #[test]
 fn a_stack_too_small_is_refused_before_any_data_is_written() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let images = scene.images.path().to_str().unwrap().to_string();
     let out = scene
@@ -258,10 +236,9 @@ fn a_stack_too_small_is_refused_before_any_data_is_written() {
 
 #[test]
 fn two_runs_at_once_use_their_own_devices() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let set = "readers=2,writers=1,data_size=64m,redo_size=8m,runtime=2s";
     let a = scene
@@ -286,10 +263,9 @@ fn two_runs_at_once_use_their_own_devices() {
 
 #[test]
 fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     // Buffered random reads over 256 MiB with only 64 MiB of memory: the page cache cannot hold
     // the data, so most reads must reach the device.
@@ -332,10 +308,9 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
 
 #[test]
 fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let json = scene.state.path().join("z.json");
     let child = scene
@@ -398,10 +373,9 @@ fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
 
 #[test]
 fn every_stack_type_runs_a_workload_and_leaves_nothing() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let dir = tempfile::tempdir().unwrap();
     let dir_spec = format!("dir={}", dir.path().display());
@@ -429,10 +403,9 @@ fn every_stack_type_runs_a_workload_and_leaves_nothing() {
 
 #[test]
 fn a_device_is_used_only_when_named_for_destruction_and_past_the_gate() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let scene = Scene::new();
     let root = std::fs::read_to_string("/proc/self/mountinfo")
         .unwrap()

@@ -3,28 +3,22 @@
 //! from the page cache; every fdatasync must carry a flush to the device.
 
 mod common;
-use common::{fig, privileged, run_json, LoopStack};
+use bakeoff_testkit::loop_device::{device_writes, LoopDevice, LoopFs};
+use bakeoff_testkit::{privileged_turn, process_state_dir, scratch_dir};
+use common::{fig, run_json, run_on};
 
 #[test]
 fn direct_reads_on_ext4_reach_the_device_one_for_one() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
-    let v = run_json(&[
-        "run",
-        "randread",
-        "--target",
-        &mnt,
-        "--set",
-        "bs=8k,direct=true,size=256m,runtime=3s",
-    ]);
+    };
+    let stack = LoopFs::new(512 << 20, "ext4", "noatime");
+    let mnt = stack.target();
+    let v = run_on(&mnt, "randread", "bs=8k,direct=true,size=256m,runtime=3s");
     let dev = &v["devices"][0];
     assert_eq!(
         dev["name"],
-        stack.name(),
+        stack.device.name(),
         "the loop device is the stack's disk"
     );
     assert_eq!(dev["loop_dio"], true);
@@ -44,19 +38,15 @@ fn direct_reads_on_ext4_reach_the_device_one_for_one() {
 
 #[test]
 fn direct_reads_on_the_raw_loop_device_reach_it_one_for_one() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(256);
-    let v = run_json(&[
-        "run",
+    };
+    let device = LoopDevice::new(256 << 20);
+    let v = run_on(
+        device.node(),
         "randread",
-        "--target",
-        &stack.device,
-        "--set",
         "bs=8k,direct=true,size=128m,runtime=2s",
-    ]);
+    );
     assert_eq!(v["target"]["kind"], "block_device");
     let per_op = fig(&v, "device_reads_per_op");
     assert!(
@@ -68,14 +58,13 @@ fn direct_reads_on_the_raw_loop_device_reach_it_one_for_one() {
 
 #[test]
 fn a_second_buffered_pass_is_served_from_the_page_cache() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(256).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    };
+    let stack = LoopFs::new(256 << 20, "ext4", "noatime");
+    let mnt = stack.target();
     let set = "rw=read,bs=128k,size=32m,runtime=2s";
-    let first = run_json(&["run", "randread", "--target", &mnt, "--set", set]);
+    let first = run_on(&mnt, "randread", set);
     assert!(
         fig(&first, "device_read_iops") > 0.0,
         "the first pass reads the device"
@@ -87,20 +76,12 @@ fn a_second_buffered_pass_is_served_from_the_page_cache() {
 
 #[test]
 fn every_fdatasync_carries_a_flush_to_the_device() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(256).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
-    let v = run_json(&[
-        "run",
-        "randwrite",
-        "--target",
-        &mnt,
-        "--set",
-        "bs=4k,size=64m,fdatasync=1,runtime=2s",
-    ]);
+    };
+    let stack = LoopFs::new(256 << 20, "ext4", "noatime");
+    let mnt = stack.target();
+    let v = run_on(&mnt, "randwrite", "bs=4k,size=64m,fdatasync=1,runtime=2s");
     let syncs = v["roles"][0]["ops"]
         .as_array()
         .unwrap()
@@ -121,20 +102,18 @@ fn every_fdatasync_carries_a_flush_to_the_device() {
 
 #[test]
 fn a_mounted_loop_device_is_refused_and_not_written() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(128).with_fs("ext4", "noatime");
-    let stat = || std::fs::read_to_string(format!("/sys/block/{}/stat", stack.name())).unwrap();
-    let writes = |s: String| s.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap();
-    let before = writes(stat());
+    };
+    let stack = LoopFs::new(128 << 20, "ext4", "noatime");
+    let writes = || device_writes(&stack.device.name());
+    let before = writes();
     let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
         .args([
             "run",
             "randwrite",
             "--target",
-            &stack.device,
+            stack.device.node(),
             "--set",
             "size=16m,runtime=1s",
         ])
@@ -142,21 +121,13 @@ fn a_mounted_loop_device_is_refused_and_not_written() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mounted on"));
-    assert_eq!(
-        writes(stat()),
-        before,
-        "the device's write counter did not move"
-    );
+    assert_eq!(writes(), before, "the device's write counter did not move");
 }
 
 /// Runs `randread` on a fresh stack and returns its record.
 fn on_stack(spec: &str, set: &str) -> serde_json::Value {
-    let images = tempfile::Builder::new()
-        .prefix("bakeoff-test-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let state = tempfile::tempdir().unwrap();
-    std::env::set_var("BAKEOFF_STATE_DIR", state.path());
+    process_state_dir();
+    let images = scratch_dir();
     let dir = images.path().to_str().unwrap().to_string();
     run_json(&[
         "run", "randread", "--stack", spec, "--images", &dir, "--size", "1g", "--set", set,
@@ -165,10 +136,9 @@ fn on_stack(spec: &str, set: &str) -> serde_json::Value {
 
 #[test]
 fn zfs_records_larger_or_misaligned_to_the_io_multiply_device_reads() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     // One test: the zfs-fuse daemon is one per machine, so these run one after the other.
     let big = on_stack(
         "zfs:recordsize=128k,primarycache=metadata,vdev_cache=0",

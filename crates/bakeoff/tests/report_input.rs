@@ -3,15 +3,10 @@
 //! unreadable run record.
 
 mod common;
-
-use assert_cmd::Command;
+use common::{bakeoff, tmp};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn bakeoff() -> Command {
-    Command::cargo_bin("bakeoff").unwrap()
-}
 
 /// A results directory of two cells with two runs each, made by a quick `compare` whose read
 /// IOPS are then set by hand: the second cell twice as fast as the baseline.
@@ -77,7 +72,7 @@ fn runs_and_verdict(r: &Value) -> (Vec<u64>, String) {
 
 #[test]
 fn each_directory_and_record_counts_once() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp();
     let d = results(root.path());
     let (code, r, _) = report(&[&d]);
     assert_eq!(code, 0);
@@ -106,7 +101,7 @@ fn each_directory_and_record_counts_once() {
 
 #[test]
 fn unknown_schema_versions_are_refused_naming_the_file() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp();
     let d = results(root.path());
     let rec = record_path(&d, 1, 2);
     let original = std::fs::read_to_string(&rec).unwrap();
@@ -134,7 +129,7 @@ fn unknown_schema_versions_are_refused_naming_the_file() {
 
 #[test]
 fn a_corrupt_study_is_an_error_not_a_panic() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp();
     let d = results(root.path());
     let original = std::fs::read_to_string(d.join("study.json")).unwrap();
     type Corruption<'a> = (&'a dyn Fn(&mut Value), &'a str);
@@ -169,7 +164,7 @@ fn a_corrupt_study_is_an_error_not_a_panic() {
 
 #[test]
 fn an_unreadable_record_is_named_left_out_and_noted() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp();
     let d = results(root.path());
     let rec = record_path(&d, 1, 2);
     std::fs::write(&rec, "{\"schema_version\": 1, \"status\": ").unwrap();
@@ -206,7 +201,7 @@ fn an_unreadable_record_is_named_left_out_and_noted() {
 
 #[test]
 fn report_options_are_checked_before_reading() {
-    let root = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = tmp();
     let d = results(root.path());
     bakeoff()
         .arg("report")

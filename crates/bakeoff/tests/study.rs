@@ -3,7 +3,8 @@
 //! right sign and size.
 
 mod common;
-use common::privileged;
+use bakeoff_testkit::{files_under, privileged};
+use common::finding_ids;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,28 +30,12 @@ const STUDY: &[&str] = &[
 ];
 
 fn records(out: &Path) -> Vec<String> {
-    let mut v: Vec<String> = walk(&out.join("runs"))
+    let mut v: Vec<String> = files_under(&out.join("runs"))
         .into_iter()
         .map(|p| p.strip_prefix(out).unwrap().display().to_string())
         .collect();
     v.sort();
     v
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .flat_map(|e| {
-            if e.path().is_dir() {
-                walk(&e.path())
-            } else {
-                vec![e.path()]
-            }
-        })
-        .collect()
 }
 
 fn report_json(state: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
@@ -163,7 +148,7 @@ fn kill_9_in_a_study_then_resume_records_every_run_once() {
         "the resumed study reports like an uninterrupted one"
     );
     assert_eq!(a["columns"], b["columns"]);
-    assert!(walk(&images).is_empty(), "stacks torn down");
+    assert!(files_under(&images).is_empty(), "stacks torn down");
 }
 
 #[test]
@@ -211,16 +196,6 @@ fn a_throttled_cell_is_reported_worse_with_the_right_size() {
         ratio > expected * 0.8 && ratio < expected * 1.2,
         "ratio {ratio}, expected about {expected}"
     );
-}
-
-/// The finding ids of a report row.
-fn finding_ids(row: &serde_json::Value) -> Vec<String> {
-    row["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["id"].as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]

@@ -4,58 +4,33 @@
 //! named.
 
 mod common;
-use common::{fig, privileged, run_json, sh, LoopStack};
-use std::process::{Child, Command, Stdio};
+use bakeoff_testkit::command::KillOnDrop;
+use bakeoff_testkit::loop_device::{mkfs, Attach, Image, LoopDevice, LoopFs, Mount};
+use bakeoff_testkit::privileged_turn;
+use common::{fig, finding_ids, run_json, run_on, Scene};
+use std::process::{Command, Stdio};
 
 /// `yes > /dev/null` pinned to CPU 0: another process competing with the run.
-struct Hog(Child);
-
-impl Hog {
-    fn start() -> Hog {
-        let child = Command::new("taskset")
-            .args(["-c", "0", "yes"])
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("taskset yes");
-        Hog(child)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn finding_ids(v: &serde_json::Value) -> Vec<String> {
-    let all = v["findings"].as_array().cloned().unwrap_or_default();
-    all.iter()
-        .filter_map(|f| f["id"].as_str().map(str::to_string))
-        .collect()
+fn start_hog() -> KillOnDrop {
+    let child = Command::new("taskset")
+        .args(["-c", "0", "yes"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("taskset yes");
+    KillOnDrop(child)
 }
 
 #[test]
 fn cpu_per_operation_leaves_out_a_cpu_hog_and_warns() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
-    let run = || {
-        run_json(&[
-            "run",
-            "randread",
-            "--target",
-            &mnt,
-            "--set",
-            "bs=8k,direct=true,size=128m,runtime=3s",
-        ])
     };
+    let stack = LoopFs::new(512 << 20, "ext4", "noatime");
+    let mnt = stack.target();
+    let run = || run_on(&mnt, "randread", "bs=8k,direct=true,size=128m,runtime=3s");
     let quiet = run();
     let busy = {
-        let _hog = Hog::start();
+        let _hog = start_hog();
         std::thread::sleep(std::time::Duration::from_millis(200));
         run()
     };
@@ -73,77 +48,46 @@ fn cpu_per_operation_leaves_out_a_cpu_hog_and_warns() {
     assert!(split["kernel_us"].as_f64().unwrap() > 0.0, "{split}");
 }
 
-/// A loop device with two partitions; ext4 on the first, mounted.
+/// A loop device with two GPT partitions; ext4 on the first, mounted.
 struct Partitioned {
-    stack: LoopStack,
-    mnt: std::path::PathBuf,
+    mount: Mount,
+    device: LoopDevice,
 }
 
 impl Partitioned {
     fn new() -> Partitioned {
-        let stack = LoopStack::new(512);
-        let img = stack.image.to_str().unwrap().to_string();
-        // Re-attach with partition scanning over a two-partition table.
-        sh("losetup", &["-d", &stack.device]);
-        let table = "label: gpt\n,200M\n,200M\n";
+        let image = Image::sparse(512 << 20);
         let mut sfdisk = Command::new("sfdisk")
-            .args(["-q", &img])
+            .args(["-q", image.path().to_str().unwrap()])
             .stdin(Stdio::piped())
             .spawn()
             .expect("sfdisk (package fdisk)");
         use std::io::Write;
-        sfdisk
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(table.as_bytes())
-            .unwrap();
+        let table = "label: gpt\n,200M\n,200M\n";
+        let mut stdin = sfdisk.stdin.take().unwrap();
+        stdin.write_all(table.as_bytes()).unwrap();
+        drop(stdin);
         assert!(sfdisk.wait().unwrap().success());
-        let dev = sh(
-            "losetup",
-            &["--find", "--show", "--partscan", "--direct-io=on", &img],
-        );
-        let _ = Command::new("partx").args(["-a", &dev]).status();
-        let p1 = format!("{dev}p1");
-        for _ in 0..100 {
-            if std::path::Path::new(&format!("{dev}p2")).exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let mut stack = stack;
-        stack.device = dev;
-        sh(
-            "mkfs.ext4",
-            &[
-                "-q",
-                "-F",
-                "-E",
-                "lazy_itable_init=0,lazy_journal_init=0",
-                &p1,
-            ],
-        );
-        let mnt = stack.dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        sh("mount", &["-o", "noatime", &p1, mnt.to_str().unwrap()]);
-        Partitioned { stack, mnt }
-    }
-}
-
-impl Drop for Partitioned {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mnt).status();
+        let how = Attach {
+            direct_io: true,
+            partscan: true,
+        };
+        let device = LoopDevice::attach(image, how);
+        device.partition(2);
+        let p1 = device.partition(1);
+        mkfs("ext4", &p1);
+        let mount = Mount::new(&p1, "noatime");
+        Partitioned { mount, device }
     }
 }
 
 #[test]
 fn a_partition_is_counted_as_itself_not_its_disk() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
+    };
     let p = Partitioned::new();
-    let p2 = format!("{}p2", p.stack.device);
+    let p2 = p.device.partition(2).display().to_string();
     // Writes to the other partition throughout the run: they are not the stack's.
     let mut dd = Command::new("dd")
         .args([
@@ -160,14 +104,14 @@ fn a_partition_is_counted_as_itself_not_its_disk() {
         "run",
         "randread",
         "--target",
-        p.mnt.to_str().unwrap(),
+        &p.mount.target(),
         "--warm",
         "--set",
         "bs=8k,direct=true,size=64m,runtime=2s",
     ]);
     assert!(dd.wait().unwrap().success());
     let dev = &v["devices"][0];
-    assert_eq!(dev["name"], format!("{}p1", p.stack.name()), "{dev}");
+    assert_eq!(dev["name"], format!("{}p1", p.device.name()), "{dev}");
     assert_eq!(dev["role"], "stack");
     let per_op = fig(&v, "device_reads_per_op");
     assert!(
@@ -183,21 +127,13 @@ fn a_partition_is_counted_as_itself_not_its_disk() {
 
 #[test]
 fn buffered_writes_absorbed_by_the_page_cache_are_named() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(1024).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    };
+    let stack = LoopFs::new(1024 << 20, "ext4", "noatime");
+    let mnt = stack.target();
     // 256 MiB of buffered writes in 2 s on a machine with GiBs free: most stay dirty.
-    let v = run_json(&[
-        "run",
-        "randwrite",
-        "--target",
-        &mnt,
-        "--set",
-        "bs=64k,size=256m,runtime=2s",
-    ]);
+    let v = run_on(&mnt, "randwrite", "bs=64k,size=256m,runtime=2s");
     let amp = fig(&v, "write_amplification");
     let ids = finding_ids(&v);
     if amp < 0.5 {
@@ -207,14 +143,7 @@ fn buffered_writes_absorbed_by_the_page_cache_are_named() {
         );
     }
     // Direct writes reach the device: no such finding.
-    let d = run_json(&[
-        "run",
-        "randwrite",
-        "--target",
-        &mnt,
-        "--set",
-        "bs=64k,size=256m,runtime=2s,direct=true",
-    ]);
+    let d = run_on(&mnt, "randwrite", "bs=64k,size=256m,runtime=2s,direct=true");
     assert!(fig(&d, "write_amplification") > 0.9);
     assert!(!finding_ids(&d).contains(&"writes_absorbed".to_string()));
     assert!(
@@ -225,36 +154,19 @@ fn buffered_writes_absorbed_by_the_page_cache_are_named() {
 
 #[test]
 fn a_mirror_names_its_copies_in_the_write_amplification() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let state = tempfile::tempdir().unwrap();
-    let images = tempfile::tempdir_in("/var/tmp").unwrap();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let json = out.path().join("run.json");
-    let status = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
-        .env("BAKEOFF_STATE_DIR", state.path())
-        .args([
-            "run",
-            "randwrite",
-            "--stack",
-            "btrfs:devices=2,metadata=raid1,profile=raid1",
-        ])
-        .args([
-            "--size",
-            "512m",
-            "--images",
-            images.path().to_str().unwrap(),
-            "--quiet",
-        ])
-        .args(["--set", "bs=64k,direct=true,size=128m,runtime=2s"])
-        .args(["--json", json.to_str().unwrap()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    };
+    let v = Scene::new().run_json(&[
+        "run",
+        "randwrite",
+        "--stack",
+        "btrfs:devices=2,metadata=raid1,profile=raid1",
+        "--size",
+        "512m",
+        "--set",
+        "bs=64k,direct=true,size=128m,runtime=2s",
+    ]);
     assert_eq!(v["stack"]["redundancy"], 2.0, "{}", v["stack"]);
     let (total, per_copy) = (
         fig(&v, "write_amplification"),
@@ -271,18 +183,17 @@ fn a_mirror_names_its_copies_in_the_write_amplification() {
 
 #[test]
 fn slob_readers_keep_iodepth_ios_in_flight() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let stack = LoopStack::new(512).with_fs("ext4", "noatime");
-    let mnt = stack.mount.as_ref().unwrap().to_str().unwrap().to_string();
+    };
+    let stack = LoopFs::new(512 << 20, "ext4", "noatime");
+    let mnt = stack.target();
     let run = |depth: u32| {
         let set = format!(
             "readers=2,writers=0,engine=io_uring,iodepth={depth},direct=true,data_size=256m,\
              redo_size=4m,runtime=3s"
         );
-        run_json(&["run", "slob", "--target", &mnt, "--set", &set])
+        run_on(&mnt, "slob", &set)
     };
     let (one, eight) = (run(1), run(8));
     let queue = |v: &serde_json::Value| v["devices"][0]["avg_queue_depth"].as_f64().unwrap();
@@ -303,30 +214,12 @@ fn slob_readers_keep_iodepth_ios_in_flight() {
     );
 }
 
-/// Runs bakeoff on stacks with its own state and images directories; returns the run record.
-fn run_on_stacks(args: &[&str]) -> serde_json::Value {
-    let state = tempfile::tempdir().unwrap();
-    let images = tempfile::tempdir_in("/var/tmp").unwrap();
-    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let json = out.path().join("run.json");
-    let o = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
-        .env("BAKEOFF_STATE_DIR", state.path())
-        .args(args)
-        .args(["--images", images.path().to_str().unwrap(), "--quiet"])
-        .args(["--json", json.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
-}
-
 #[test]
 fn the_redo_lands_on_the_log_stack() {
-    if !privileged() {
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
-    let _serial = common::serial();
-    let v = run_on_stacks(&[
+    };
+    let v = Scene::new().run_json(&[
         "run",
         "slob",
         "--stack",

@@ -1,14 +1,11 @@
 //! What a new user meets first: examples at the end of `--help`, shell completions and a man
 //! page generated from the command line, one prefix on every error, plurals that read right.
 
-use assert_cmd::Command;
+mod common;
+use common::bakeoff;
 use predicates::prelude::*;
 use std::io::Write;
 use std::process::Stdio;
-
-fn bakeoff() -> Command {
-    Command::cargo_bin("bakeoff").unwrap()
-}
 
 fn stdout_of(args: &[&str]) -> String {
     let out = bakeoff().args(args).output().unwrap();

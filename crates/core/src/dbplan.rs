@@ -5,7 +5,7 @@
 
 use crate::keys::{check_known, default_of, KeyDoc, RUN_KEYS};
 use crate::planner::run_values;
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 use crate::values::{Lookup, Val};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -187,12 +187,12 @@ pub fn is_db_workload(name: &str) -> bool {
 }
 
 /// Validates `user` settings for database workload `name` into its plan.
-pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SpecError> {
+pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     let (_, _, keys) = DB_WORKLOADS
         .iter()
         .find(|(n, _, _)| *n == name)
         .ok_or_else(|| {
-            SpecError::new(
+            SettingError::new(
                 crate::settings::Origin::CommandLine,
                 name,
                 "not a database workload",
@@ -259,7 +259,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SpecError> {
 }
 
 /// The `pg.*` settings apart from the others (a `pg.` key must name a setting).
-fn split_pg(user: &Settings) -> Result<(Settings, BTreeMap<String, String>), SpecError> {
+fn split_pg(user: &Settings) -> Result<(Settings, BTreeMap<String, String>), SettingError> {
     let mut plain = Settings::default();
     let mut pg = BTreeMap::new();
     for (k, s) in user.iter() {
@@ -273,7 +273,7 @@ fn split_pg(user: &Settings) -> Result<(Settings, BTreeMap<String, String>), Spe
                 pg.insert(name.to_ascii_lowercase(), s.value.clone());
             }
             Some(_) => {
-                return Err(SpecError::new(
+                return Err(SettingError::new(
                     s.origin.clone(),
                     k,
                     "pg. must be followed by a PostgreSQL setting name, e.g. pg.shared_buffers=1GB",
@@ -294,7 +294,7 @@ fn user_val(user: &Settings, key: &str) -> Val {
     }
 }
 
-fn tpcc(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SpecError> {
+fn tpcc(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
     let rate = g("rate_tps");
     Ok(DbWork::Tpcc {
         warehouses: g("warehouses").int(1, 10_000)? as u32,
@@ -304,7 +304,7 @@ fn tpcc(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SpecError> {
     })
 }
 
-fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SpecError> {
+fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
     let (clients, jobs) = (g("clients"), g("jobs"));
     let (c, j) = (clients.int(1, 1_000)? as u32, jobs.int(1, 1_000)? as u32);
     if j > c || c % j != 0 {
@@ -333,7 +333,7 @@ fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SpecError> {
     })
 }
 
-fn optional(rate: &Val) -> Result<Option<f64>, SpecError> {
+fn optional(rate: &Val) -> Result<Option<f64>, SettingError> {
     if rate.text.trim() == "0" {
         Ok(None)
     } else {
@@ -342,7 +342,7 @@ fn optional(rate: &Val) -> Result<Option<f64>, SpecError> {
 }
 
 /// The SQLite options in force, checked; empty unless `db=sqlite`.
-fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, SpecError> {
+fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, SettingError> {
     let mut out = BTreeMap::new();
     for k in SQLITE_KEYS {
         let v = look.get(k.key, k.default);
@@ -381,7 +381,7 @@ fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, Spe
 mod tests {
     use super::*;
 
-    fn plan(name: &str, set: &str) -> Result<DbPlan, SpecError> {
+    fn plan(name: &str, set: &str) -> Result<DbPlan, SettingError> {
         plan_db(name, &Settings::parse_set(set).unwrap())
     }
 

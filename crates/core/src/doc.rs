@@ -2,7 +2,7 @@
 //! the line the user wrote. `toml::Value` drops spans; toml_edit's `ImDocument` keeps them, and
 //! this module turns its items into one plain tree (standard and inline tables alike).
 
-use crate::settings::{echo, line_of, Origin, SpecError};
+use crate::settings::{echo, line_of, Origin, SettingError};
 
 /// Where a document came from: a user's file (errors say `file:line`) or a built-in workload
 /// (errors say "default of workload 'slob'": its lines are not the user's).
@@ -83,11 +83,11 @@ pub(crate) struct Table {
 }
 
 /// Parses `text`; a syntax error names the file and line.
-pub(crate) fn parse(text: &str, place: &Place) -> Result<Table, SpecError> {
+pub(crate) fn parse(text: &str, place: &Place) -> Result<Table, SettingError> {
     let doc = toml_edit::ImDocument::parse(text).map_err(|e| {
         let line = e.span().map_or(1, |s| line_of(text, s.start));
         let message = e.message().trim_end().to_string();
-        SpecError::new(place.at(line), "syntax", message)
+        SettingError::new(place.at(line), "syntax", message)
     })?;
     let newlines = text.match_indices('\n').map(|(i, _)| i).collect();
     Ok(Reader { newlines }.table(doc.as_table(), 1))
@@ -228,25 +228,25 @@ impl Node {
 
 impl Entry {
     /// An error about this entry; `label` names it (`role.reader.bs`).
-    pub fn error(&self, place: &Place, label: &str, message: impl Into<String>) -> SpecError {
-        SpecError::new(place.at(self.line), label, message)
+    pub fn error(&self, place: &Place, label: &str, message: impl Into<String>) -> SettingError {
+        SettingError::new(place.at(self.line), label, message)
     }
 
     /// Refuses a value of the wrong kind.
-    pub fn wrong_kind(&self, place: &Place, label: &str, expected: &str) -> SpecError {
+    pub fn wrong_kind(&self, place: &Place, label: &str, expected: &str) -> SettingError {
         let found = self.node.value.kind();
         self.error(place, label, format!("expected {expected}, found {found}"))
     }
 
     /// The value as scalar text (string, number or boolean).
-    pub fn scalar(&self, place: &Place, label: &str) -> Result<String, SpecError> {
+    pub fn scalar(&self, place: &Place, label: &str) -> Result<String, SettingError> {
         self.node.text().ok_or_else(|| {
             self.wrong_kind(place, label, "a single value (text, number or boolean)")
         })
     }
 
     /// The value as a string.
-    pub fn string(&self, place: &Place, label: &str) -> Result<String, SpecError> {
+    pub fn string(&self, place: &Place, label: &str) -> Result<String, SettingError> {
         match &self.node.value {
             Value::Str(s) => Ok(s.clone()),
             _ => Err(self.wrong_kind(place, label, "a string")),
@@ -254,7 +254,7 @@ impl Entry {
     }
 
     /// The value as a table.
-    pub fn table(&self, place: &Place, label: &str) -> Result<&Table, SpecError> {
+    pub fn table(&self, place: &Place, label: &str) -> Result<&Table, SettingError> {
         match &self.node.value {
             Value::Table(t) => Ok(t),
             _ => Err(self.wrong_kind(place, label, "a table")),
@@ -269,7 +269,7 @@ impl Entry {
         label: &str,
         expected: &str,
         take: impl Fn(&'a Node) -> Option<T>,
-    ) -> Result<Vec<T>, SpecError> {
+    ) -> Result<Vec<T>, SettingError> {
         let list = match &self.node.value {
             Value::Array(items) => items,
             _ => return Err(self.wrong_kind(place, label, &format!("a list of {expected}"))),
@@ -279,7 +279,7 @@ impl Entry {
                 take(n).ok_or_else(|| {
                     let found = n.value.kind();
                     let message = format!("expected a list of {expected}, found {found} in it");
-                    SpecError::new(place.at(n.line), label, message)
+                    SettingError::new(place.at(n.line), label, message)
                 })
             })
             .collect()
@@ -299,7 +299,7 @@ impl Table {
         place: &Place,
         section: &str,
         allowed: &[&str],
-    ) -> Result<(), SpecError> {
+    ) -> Result<(), SettingError> {
         match self
             .entries
             .iter()

@@ -6,12 +6,12 @@ pub use crate::keys::{default_of, KeyDoc, JOB_KEYS, RUN_KEYS};
 use crate::plan::Plan;
 pub use crate::planner::MAX_BS;
 use crate::planner::{build, run_values, FileSize, FilesetInput, RoleInput, StepInput, StepKind};
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 use crate::values::{Lookup, Val};
 use std::collections::BTreeMap;
 
 /// Resolves a plain job into a one-role plan.
-pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SpecError> {
+pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SettingError> {
     check_known(settings, &names(&[RUN_KEYS, JOB_KEYS]))?;
     let look = Lookup {
         settings,
@@ -68,7 +68,7 @@ mod tests {
     use crate::settings::Settings;
     use crate::workload::builtin;
 
-    fn plan(name: &str, set: &str) -> Result<crate::Plan, crate::SpecError> {
+    fn plan(name: &str, set: &str) -> Result<crate::plan::Plan, crate::settings::SettingError> {
         builtin(name)
             .unwrap()
             .plan(&Settings::parse_set(set).unwrap())

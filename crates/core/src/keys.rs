@@ -2,7 +2,7 @@
 //! in a plain job and in a personality's role is one [`KeyDoc`] used by both tables, so its
 //! default, its help and its validation cannot drift apart.
 
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 
 /// A documented key: name, default and one line of help.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,11 +59,7 @@ pub(crate) const COUNT: KeyDoc = doc(
 
 /// Keys every workload accepts, plain job or personality.
 pub const RUN_KEYS: &[KeyDoc] = &[
-    doc(
-        "engine",
-        "psync",
-        "I/O engine: psync, io_uring or null (no I/O; tests the tool)",
-    ),
+    doc("engine", "psync", crate::plan::EngineKind::HELP),
     doc("runtime", "30s", "measured duration"),
     doc(
         "ramp_time",
@@ -332,13 +328,13 @@ pub(crate) fn names<'a>(tables: &[&'a [KeyDoc]]) -> Vec<&'a str> {
 }
 
 /// Refuses settings whose key is not in `allowed`, listing what is allowed.
-pub(crate) fn check_known(settings: &Settings, allowed: &[&str]) -> Result<(), SpecError> {
+pub(crate) fn check_known(settings: &Settings, allowed: &[&str]) -> Result<(), SettingError> {
     for (key, s) in settings.iter() {
         if !allowed.contains(&key.as_str()) {
             let mut names: Vec<&str> = allowed.to_vec();
             names.sort_unstable();
             names.dedup();
-            return Err(SpecError::new(
+            return Err(SettingError::new(
                 s.origin.clone(),
                 key,
                 format!("unknown key (allowed: {})", names.join(", ")),

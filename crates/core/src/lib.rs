@@ -33,5 +33,4 @@ mod values;
 #[cfg(test)]
 mod test_record;
 
-pub use plan::{EngineKind, OpKind, Plan};
-pub use settings::{Origin, SpecError};
+pub use plan::Plan;

@@ -20,6 +20,9 @@ impl EngineKind {
     /// Every engine, in the order `bakeoff` lists them.
     pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::IoUring, EngineKind::Null];
 
+    /// Help of the `engine` key: every engine and what it is for.
+    pub const HELP: &'static str = "I/O engine: psync, io_uring or null (no I/O; tests the tool)";
+
     /// The name used in job files and `--set engine=`.
     pub fn name(self) -> &'static str {
         match self {
@@ -34,7 +37,12 @@ impl EngineKind {
         EngineKind::ALL
             .into_iter()
             .find(|e| e.name() == text)
-            .ok_or_else(|| format!("unknown engine '{text}' (allowed: psync, io_uring, null)"))
+            .ok_or_else(|| format!("unknown engine '{text}' (allowed: {})", EngineKind::names()))
+    }
+
+    /// Every engine's name, for messages: `psync, io_uring, null`.
+    pub fn names() -> String {
+        EngineKind::ALL.map(EngineKind::name).join(", ")
     }
 }
 
@@ -117,10 +125,11 @@ pub enum Step {
     Dirty { dbwriter: usize, pct: u8 },
 }
 
-/// A gate that couples roles: a waiter needs `value` posts per pass; posters may run at most
-/// `highwater` posts ahead of what the waiter has asked for (filebench semblock semantics).
+/// The semaphore that couples roles (a role's `gate` key): a waiter needs `value` posts per
+/// pass; posters may run at most `highwater` posts ahead of what the waiter has asked for
+/// (filebench semblock semantics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Gate {
+pub struct SemaphoreSpec {
     /// Posts consumed per pass of the waiter.
     pub value: u64,
     /// How far posters may run ahead before they block.
@@ -171,7 +180,7 @@ pub struct RolePlan {
     /// The loop each thread runs.
     pub steps: Vec<Step>,
     /// This role's gate, if another role posts to it.
-    pub gate: Option<Gate>,
+    pub gate: Option<SemaphoreSpec>,
     /// Sync every N writes.
     pub sync_every: Option<SyncEvery>,
     /// Writes of this role are log writes.

@@ -31,7 +31,7 @@ impl fmt::Display for Origin {
 /// A validation error that names the setting, where it came from and what is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{origin}: {key}: {message}")]
-pub struct SpecError {
+pub struct SettingError {
     /// Where the offending value was written.
     pub origin: Origin,
     /// The key (or `role.key`) that failed.
@@ -40,10 +40,10 @@ pub struct SpecError {
     pub message: String,
 }
 
-impl SpecError {
+impl SettingError {
     /// Builds an error for `key` written at `origin`.
     pub fn new(origin: Origin, key: impl Into<String>, message: impl Into<String>) -> Self {
-        SpecError {
+        SettingError {
             origin,
             key: echo(&key.into()).into_owned(),
             message: message.into(),
@@ -79,7 +79,7 @@ pub struct Settings {
 
 impl Settings {
     /// Parses one `--set` argument: `key=value[,key=value...]`.
-    pub fn parse_set(arg: &str) -> Result<Settings, SpecError> {
+    pub fn parse_set(arg: &str) -> Result<Settings, SettingError> {
         let mut settings = Settings::default();
         for (key, value) in Settings::parse_set_pairs(arg)? {
             settings.insert(&key, &value, Origin::CommandLine);
@@ -88,12 +88,12 @@ impl Settings {
     }
 
     /// The `key=value` pairs of one `--set` argument, in the order written.
-    pub fn parse_set_pairs(arg: &str) -> Result<Vec<(String, String)>, SpecError> {
+    pub fn parse_set_pairs(arg: &str) -> Result<Vec<(String, String)>, SettingError> {
         let mut pairs = Vec::new();
         for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let pair = part.split_once('=').filter(|(k, _)| !k.trim().is_empty());
             let Some((key, value)) = pair else {
-                return Err(SpecError::new(
+                return Err(SettingError::new(
                     Origin::CommandLine,
                     part,
                     "expected key=value (e.g. --set bs=8k,jobs=4)",
@@ -106,7 +106,7 @@ impl Settings {
 
     /// Reads the top-level `key = value` pairs of a TOML document, skipping `skip` keys
     /// (tables such as `[[role]]` that the caller reads itself).
-    pub fn from_toml(text: &str, path: &str, skip: &[&str]) -> Result<Settings, SpecError> {
+    pub fn from_toml(text: &str, path: &str, skip: &[&str]) -> Result<Settings, SettingError> {
         let place = crate::doc::Place::file(path);
         let doc = crate::doc::parse(text, &place)?;
         crate::workload::top_settings(&doc, &place, skip)

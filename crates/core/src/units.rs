@@ -5,14 +5,19 @@
 use crate::settings::echo;
 use std::time::Duration;
 
+/// `text`, trimmed, split where its number (digits and points) ends: `("1.5", "g")`.
+fn number_and_unit(text: &str) -> (&str, &str) {
+    let t = text.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    t.split_at(end)
+}
+
 /// Parses a byte size such as `8k`, `1m`, `4KiB`, `1.5g` or `4096`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let shown = echo(text);
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    let (num, suffix) = number_and_unit(text);
     if num.is_empty() {
         return Err(format!(
             "'{shown}' is not a size (expected e.g. 4k, 8k, 1m, 2g)"
@@ -47,11 +52,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Parses a duration such as `500us`, `10ms`, `30s`, `2m`, `1h`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let shown = echo(text);
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, suffix) = t.split_at(split);
+    let (num, suffix) = number_and_unit(text);
     let value: f64 = num
         .parse()
         .map_err(|_| format!("'{shown}' is not a duration (expected e.g. 500us, 30s, 2m)"))?;

@@ -1,7 +1,7 @@
 //! Typed reading of one setting with its range, so every message names the key, where the
 //! value came from and what is allowed.
 
-use crate::settings::{echo, Origin, Settings, SpecError};
+use crate::settings::{echo, Origin, SettingError, Settings};
 use crate::units;
 use std::time::Duration;
 
@@ -35,12 +35,12 @@ impl Val {
         format!("'{}'", echo(&self.text))
     }
 
-    fn err(&self, msg: impl Into<String>) -> SpecError {
-        SpecError::new(self.origin.clone(), &self.key, msg)
+    fn err(&self, msg: impl Into<String>) -> SettingError {
+        SettingError::new(self.origin.clone(), &self.key, msg)
     }
 
     /// A byte size in `min..=max`.
-    pub fn size(&self, min: u64, max: u64) -> Result<u64, SpecError> {
+    pub fn size(&self, min: u64, max: u64) -> Result<u64, SettingError> {
         let v = units::parse_size(&self.text).map_err(|m| self.err(m))?;
         if v < min || v > max {
             return Err(self.err(format!(
@@ -54,7 +54,7 @@ impl Val {
     }
 
     /// A whole number in `min..=max`.
-    pub fn int(&self, min: u64, max: u64) -> Result<u64, SpecError> {
+    pub fn int(&self, min: u64, max: u64) -> Result<u64, SettingError> {
         let v: u64 = self.text.trim().parse().map_err(|_| {
             self.err(format!(
                 "{} is not a whole number (allowed {min} to {max})",
@@ -71,7 +71,7 @@ impl Val {
     }
 
     /// A positive rate (operations per second) up to `max`.
-    pub fn rate(&self, max: f64) -> Result<f64, SpecError> {
+    pub fn rate(&self, max: f64) -> Result<f64, SettingError> {
         let v: f64 = self.text.trim().parse().map_err(|_| {
             self.err(format!(
                 "{} is not a number of operations per second",
@@ -88,7 +88,7 @@ impl Val {
     }
 
     /// A duration in `min..=max`.
-    pub fn duration(&self, min: Duration, max: Duration) -> Result<Duration, SpecError> {
+    pub fn duration(&self, min: Duration, max: Duration) -> Result<Duration, SettingError> {
         let v = units::parse_duration(&self.text).map_err(|m| self.err(m))?;
         if v < min || v > max {
             return Err(self.err(format!(
@@ -102,12 +102,12 @@ impl Val {
     }
 
     /// A boolean.
-    pub fn boolean(&self) -> Result<bool, SpecError> {
+    pub fn boolean(&self) -> Result<bool, SettingError> {
         units::parse_bool(&self.text).map_err(|m| self.err(m))
     }
 
     /// One of `allowed`.
-    pub fn choice<'a>(&self, allowed: &[&'a str]) -> Result<&'a str, SpecError> {
+    pub fn choice<'a>(&self, allowed: &[&'a str]) -> Result<&'a str, SettingError> {
         allowed
             .iter()
             .find(|a| **a == self.text.trim())
@@ -122,7 +122,7 @@ impl Val {
     }
 
     /// An error about this value.
-    pub fn invalid(&self, msg: impl Into<String>) -> SpecError {
+    pub fn invalid(&self, msg: impl Into<String>) -> SettingError {
         self.err(msg)
     }
 }

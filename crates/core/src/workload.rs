@@ -5,7 +5,7 @@
 use crate::doc::{self, Place, Table};
 use crate::keys::{names, JOB_FILE_KEYS, JOB_KEYS, PERSONALITY_KEYS, RUN_KEYS};
 use crate::plan::Plan;
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 
 pub use crate::personality::{ParamDef, PersonalityDef};
 
@@ -69,7 +69,7 @@ pub fn builtin(name: &str) -> Option<Workload> {
 impl Workload {
     /// Parses a workload TOML document. `path` is used in error messages (`<builtin NAME>`
     /// for a built-in).
-    pub fn parse(name: &str, text: &str, path: &str) -> Result<Workload, SpecError> {
+    pub fn parse(name: &str, text: &str, path: &str) -> Result<Workload, SettingError> {
         let place = if path.starts_with("<builtin") {
             Place::builtin(name)
         } else {
@@ -106,7 +106,7 @@ impl Workload {
     }
 
     /// Validates `user` settings against this workload and resolves the plan. No side effects.
-    pub fn plan(&self, user: &Settings) -> Result<Plan, SpecError> {
+    pub fn plan(&self, user: &Settings) -> Result<Plan, SettingError> {
         match &self.body {
             Body::Job(defaults) => {
                 let mut merged = defaults.clone();
@@ -123,7 +123,7 @@ pub(crate) fn top_settings(
     doc: &Table,
     place: &Place,
     skip: &[&str],
-) -> Result<Settings, SpecError> {
+) -> Result<Settings, SettingError> {
     let mut settings = Settings::default();
     for e in doc
         .entries

@@ -5,7 +5,7 @@ use bakeoff_core::keys::{
     FILESET_KEYS, GATE_KEYS, JOB_FILE_KEYS, JOB_KEYS, PARAM_KEYS, PERSONALITY_KEYS, ROLE_KEYS,
     RUN_KEYS, STEP_KEYS, STUDY_KEYS,
 };
-use bakeoff_core::settings::{Origin, Settings, SpecError};
+use bakeoff_core::settings::{Origin, SettingError, Settings};
 use bakeoff_core::study::{parse_study, Study};
 use bakeoff_core::workload::Workload;
 use bakeoff_core::Plan;
@@ -30,12 +30,12 @@ fn source(name: &str) -> &'static str {
 }
 
 /// Parses `text` as a user's file and plans it with `set`.
-fn plan_file(text: &str, set: &Settings) -> Result<Plan, SpecError> {
+fn plan_file(text: &str, set: &Settings) -> Result<Plan, SettingError> {
     Workload::parse("fuzz", text, "fuzz.toml")?.plan(set)
 }
 
 /// A message stays readable whatever was written: values are echoed at most ~200 characters.
-fn bounded(e: &SpecError) -> bool {
+fn bounded(e: &SettingError) -> bool {
     e.to_string().chars().count() < 2000
 }
 

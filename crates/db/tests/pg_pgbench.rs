@@ -8,6 +8,7 @@ use bakeoff_db::pgbench::{Pgbench, RunOptions, RunReport};
 use bakeoff_db::postgres::settings::render;
 use bakeoff_db::postgres::{PgDatabase, PgServer};
 use bakeoff_db::Conn;
+use bakeoff_testkit::serial;
 use pg_common::*;
 use std::os::unix::fs::{chown, PermissionsExt};
 use std::os::unix::process::CommandExt;

@@ -8,6 +8,7 @@
 mod pg_common;
 use bakeoff_db::postgres::PgServer;
 use bakeoff_db::Conn;
+use bakeoff_testkit::serial;
 use pg_common::*;
 use std::os::unix::fs::MetadataExt;
 

@@ -3,9 +3,10 @@
 //! real).
 
 mod pg_common;
-use bakeoff_core::plan::OpKind;
+use bakeoff_db::tpcc::inputs::KINDS;
 use bakeoff_db::tpcc::{self, check_consistency, check_row_counts, Table, TpccPlan};
 use bakeoff_db::Database;
+use bakeoff_testkit::serial;
 use pg_common::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -39,13 +40,7 @@ fn tpcc_loads_runs_and_stays_consistent_on_a_managed_server() {
     let run = tpcc::run(db.clone(), &plan, &AtomicBool::new(false), &mut |_| {}).unwrap();
     let out = &run.output;
     assert!(out.error.is_none(), "{:?}", out.error);
-    for kind in [
-        OpKind::NewOrder,
-        OpKind::Payment,
-        OpKind::OrderStatus,
-        OpKind::Delivery,
-        OpKind::StockLevel,
-    ] {
+    for kind in KINDS {
         let ops = out.ops.iter().find(|o| o.kind == kind);
         assert!(ops.is_some_and(|o| o.ops > 0), "no {kind:?}: {:?}", out.ops);
     }

@@ -4,6 +4,7 @@
 
 use bakeoff_core::plan::OpKind;
 use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
+use bakeoff_db::tpcc::inputs::KINDS;
 use bakeoff_db::tpcc::{self, check_consistency, check_row_counts, Table, TpccError, TpccPlan};
 use bakeoff_db::{Database, Value};
 use std::path::Path;
@@ -63,13 +64,7 @@ fn a_short_run_completes_every_transaction_and_stays_consistent() {
         out.measured
     );
     assert!(ticks >= 4, "ticks {ticks}");
-    for kind in [
-        OpKind::NewOrder,
-        OpKind::Payment,
-        OpKind::OrderStatus,
-        OpKind::Delivery,
-        OpKind::StockLevel,
-    ] {
+    for kind in KINDS {
         let ops = out
             .ops
             .iter()

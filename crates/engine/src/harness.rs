@@ -5,7 +5,7 @@
 //! the threads' counts and latency histograms are merged per role and per operation kind.
 
 use crate::results::{merge_kinds, role_result};
-use crate::shared::{RunError, Shared, StartGate};
+use crate::shared::{RunError, Shared, StartBarrier};
 use crate::stats::{Counters, ThreadStats, Totals};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{OpStats, RoleResult};
@@ -67,14 +67,14 @@ pub struct RoleDesc {
 /// The thread's signal that its setup is done; dropping it says so too, so a thread that fails
 /// its setup never holds the others at the barrier.
 pub struct Ready<'a> {
-    gate: Option<&'a StartGate>,
+    barrier: Option<&'a StartBarrier>,
 }
 
 impl Ready<'_> {
     /// Setup is done: waits until every thread is ready and the schedule starts.
     pub fn go(&mut self) {
-        if let Some(gate) = self.gate.take() {
-            gate.ready_and_wait();
+        if let Some(barrier) = self.barrier.take() {
+            barrier.ready_and_wait();
         }
     }
 }
@@ -119,7 +119,7 @@ fn spawn(spec: ThreadSpec, shared: &Arc<Shared>) -> std::io::Result<Spawned> {
         .stack_size(512 << 10)
         .spawn(move || {
             let ready = Ready {
-                gate: Some(&shared.start),
+                barrier: Some(&shared.start),
             };
             body(&shared, stats, ready)
         })?;

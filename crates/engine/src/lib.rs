@@ -1,11 +1,12 @@
 //! bakeoff's engine: the per-I/O hot path. Engines (`psync`, `io_uring`, `null`), the dataset
-//! layout, worker threads running a role's steps, rate pacing, gates between roles, and the
-//! per-thread counters and latency histograms a run is measured with.
+//! layout, worker threads running a role's steps, rate pacing, the couplings between roles
+//! (semaphores, group commit, dirty-block queue), and the per-thread counters and latency
+//! histograms a run is measured with.
 
 pub mod buffers;
 pub mod clock;
+pub mod coupling;
 pub mod engines;
-pub mod gate;
 pub mod harness;
 pub mod histogram;
 pub mod layout;

@@ -1,14 +1,14 @@
 //! Runs a plan on a laid-out dataset: opens files, starts one thread per worker, ticks once a
 //! second for the sampler, ends on time, on Ctrl-C or on the first error, and merges results.
 
-use crate::engines::{Engine, IoUring, Null, Psync};
-use crate::gate::{DirtyQueue, Gate, LogQueue};
+use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
+use crate::engines::{with_engine, Engine, WithEngine};
 use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
 use crate::layout::{Dataset, Region};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
 use crate::worker::Worker;
-use bakeoff_core::plan::{EngineKind, IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
+use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::AtomicBool;
@@ -97,6 +97,17 @@ fn role_kinds(role: &RolePlan) -> Vec<OpKind> {
     kinds
 }
 
+/// The body of a worker thread, on whichever engine its role uses.
+struct WorkerBody(WorkerSpec);
+
+impl WithEngine for WorkerBody {
+    type Output = Body;
+
+    fn run<E: Engine + 'static>(self) -> Body {
+        worker_body::<E>(self.0)
+    }
+}
+
 /// The body of a worker thread on engine `E`.
 fn worker_body<E: Engine + 'static>(spec: WorkerSpec) -> Body {
     Box::new(move |shared, stats, mut ready| {
@@ -152,11 +163,7 @@ fn worker_spec(
         compress_pct: plan.compress_pct,
         buf_len: dirtied_block_size(plan, ri),
     };
-    let body = match role.engine.unwrap_or(plan.engine) {
-        EngineKind::Psync => worker_body::<Psync>(spec),
-        EngineKind::IoUring => worker_body::<IoUring>(spec),
-        EngineKind::Null => worker_body::<Null>(spec),
-    };
+    let body = with_engine(role.engine.unwrap_or(plan.engine), WorkerBody(spec));
     ThreadSpec {
         role: ri,
         name: format!("{}-{t}", role.name),
@@ -193,11 +200,13 @@ pub fn worker_seed(plan: &Plan, role: usize, thread: usize) -> u64 {
 
 fn shared_state(plan: &Plan) -> Arc<Shared> {
     Arc::new(Shared {
-        gates: plan
+        semaphores: plan
             .roles
             .iter()
             .map(|r| match r.gate {
-                Some(g) => (0..r.threads).map(|_| Arc::new(Gate::new(g))).collect(),
+                Some(g) => (0..r.threads)
+                    .map(|_| Arc::new(Semaphore::new(g)))
+                    .collect(),
                 None => Vec::new(),
             })
             .collect(),

@@ -1,6 +1,6 @@
 //! State shared by the workers of one run, and the errors that stop a run.
 
-use crate::gate::{DirtyQueue, Gate, LogQueue};
+use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::layout::Region;
 use crate::stats::ThreadStats;
 use bakeoff_core::plan::RolePlan;
@@ -54,8 +54,8 @@ pub struct Shared {
     pub ramp_ns: AtomicU64,
     /// End of the run; lowered to "now" to stop early.
     pub end_ns: AtomicU64,
-    /// Gates per role, one per thread.
-    pub gates: Vec<Vec<Arc<Gate>>>,
+    /// Semaphores per role, one per thread (filebench semblock/sempost).
+    pub semaphores: Vec<Vec<Arc<Semaphore>>>,
     /// Group-commit queue per log-writer role.
     pub logs: Vec<Option<Arc<LogQueue>>>,
     /// Dirty-block queue per db-writer role.
@@ -63,20 +63,20 @@ pub struct Shared {
     /// The first error.
     pub error: Mutex<Option<RunError>>,
     /// Holds every worker until all of them finished their setup.
-    pub start: StartGate,
+    pub start: StartBarrier,
 }
 
 /// The start barrier: workers set up their engines (rings, registered buffers, filled data
 /// buffers), report ready and wait; the measured schedule starts only once all are ready, so
 /// setup time is never inside the window.
 #[derive(Default)]
-pub struct StartGate {
+pub struct StartBarrier {
     state: Mutex<(usize, bool)>,
     changed: Condvar,
 }
 
-impl StartGate {
-    /// A worker is ready: waits until the run opens the gate.
+impl StartBarrier {
+    /// A worker is ready: waits until the run opens the barrier.
     pub fn ready_and_wait(&self) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.0 += 1;
@@ -103,18 +103,18 @@ impl StartGate {
 }
 
 impl Shared {
-    /// State for a run whose threads share no gates, log or dirty-block queues (database
+    /// State for a run whose threads share no semaphores, log or dirty-block queues (database
     /// terminals): the clock starts now; the window and the end are set by the harness.
     pub fn new() -> Shared {
         Shared {
             clock: crate::clock::RunClock::start(),
             ramp_ns: AtomicU64::new(u64::MAX),
             end_ns: AtomicU64::new(u64::MAX),
-            gates: Vec::new(),
+            semaphores: Vec::new(),
             logs: Vec::new(),
             dirty: Vec::new(),
             error: Mutex::new(None),
-            start: StartGate::default(),
+            start: StartBarrier::default(),
         }
     }
 

@@ -1,8 +1,8 @@
 //! btrfs: a file system on an anonymous device whose member block devices sysfs lists under
 //! `/sys/fs/btrfs/<uuid>/devices/` (one symlink per member, named by its kernel name).
 
+use crate::error::ProbeError;
 use crate::read::read;
-use crate::ProbeError;
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! Pure delta math: two snapshots of counters → the figures of the run record.
 
-use crate::{CpuTimes, DeviceInfo, DiskCounters};
+use crate::devices::DeviceInfo;
+use crate::parse::{CpuTimes, DiskCounters};
 use bakeoff_core::record::{CpuStats, DeviceStats};
 
 /// `end - start` of a monotonic counter, allowing for wrap-around.

@@ -1,9 +1,10 @@
 //! Which block devices hold a path: the thin system layer over `stat`, `/sys/dev/block`,
 //! `/sys/block/<dev>/loop` and, for file systems without one device, a per-file-system resolver.
 
+use crate::error::ProbeError;
 use crate::mounts::mount_for;
+use crate::parse::parse_mountinfo;
 use crate::read::{attribute, read, MOUNTINFO};
-use crate::{parse_mountinfo, ProbeError};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

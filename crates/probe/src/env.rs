@@ -1,7 +1,8 @@
 //! The machine the run happens on.
 
+use crate::parse::{parse_cpu_model, parse_meminfo};
 use crate::read::{attribute, read, CLOCKSOURCE, PROC_CPUINFO, PROC_MEMINFO};
-use crate::{parse_cpu_model, parse_meminfo, sys};
+use crate::sys;
 use bakeoff_core::record::Environment;
 use std::time::Instant;
 

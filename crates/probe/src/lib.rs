@@ -19,7 +19,7 @@ mod read;
 mod snapshot;
 mod split;
 mod sys;
-mod target;
+mod target_info;
 
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
@@ -34,4 +34,4 @@ pub use read::processes;
 pub use snapshot::{Probe, Snapshot};
 pub use split::{cpu_split, SplitInputs};
 pub use sys::{rusage_self, ticks_per_second};
-pub use target::target_info;
+pub use target_info::target_info;

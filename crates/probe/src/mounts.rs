@@ -1,6 +1,6 @@
 //! Choosing the mount a path lives on, and describing it. Pure, over parsed mountinfo.
 
-use crate::MountEntry;
+use crate::parse::MountEntry;
 use std::path::{Path, PathBuf};
 
 /// The mount whose mount point is the longest whole-component prefix of `path` (which should be
@@ -44,7 +44,7 @@ pub(crate) fn canonical_or_ancestor(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_mountinfo;
+    use crate::parse::parse_mountinfo;
 
     fn fixture() -> Vec<MountEntry> {
         parse_mountinfo(include_str!("../tests/fixtures/proc/6.18.44/mountinfo"))

@@ -1,6 +1,6 @@
 //! The thin system layer: where each source lives, and reading it with the path in the error.
 
-use crate::ProbeError;
+use crate::error::ProbeError;
 use std::path::Path;
 
 /// CPU time counters.
@@ -41,7 +41,7 @@ pub(crate) fn block_stat_path(name: &str) -> String {
 
 /// Every process's `/proc/<pid>/stat`, parsed; processes that exit while being read, or whose
 /// file does not parse, are left out.
-pub fn processes() -> Vec<crate::ProcStat> {
+pub fn processes() -> Vec<crate::parse::ProcStat> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -53,6 +53,6 @@ pub fn processes() -> Vec<crate::ProcStat> {
                 .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
         })
         .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter_map(|text| crate::parse_pid_stat(&text).ok())
+        .filter_map(|text| crate::parse::parse_pid_stat(&text).ok())
         .collect()
 }

@@ -1,10 +1,12 @@
 //! Sampling: one reading of every counter, cheap enough to take every second.
 
-use crate::read::{block_stat_path, read, ARCSTATS, PROC_MEMINFO, PROC_STAT};
-use crate::{
-    device_stats, parse_arc_counters, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes,
-    DeviceInfo, DiskCounters, MemInfo,
+use crate::delta::device_stats;
+use crate::devices::DeviceInfo;
+use crate::parse::{
+    parse_arc_counters, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes, DiskCounters,
+    MemInfo,
 };
+use crate::read::{block_stat_path, read, ARCSTATS, PROC_MEMINFO, PROC_STAT};
 use bakeoff_core::record::DeviceStats;
 use std::time::Instant;
 
@@ -20,7 +22,7 @@ pub struct Snapshot {
     /// `/proc/meminfo`.
     pub mem: Option<MemInfo>,
     /// ZFS ARC counters, where a kstat exists.
-    pub arc: Option<crate::ArcCounters>,
+    pub arc: Option<crate::parse::ArcCounters>,
 }
 
 /// Takes snapshots of the machine and a fixed set of devices.

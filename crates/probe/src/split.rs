@@ -1,7 +1,8 @@
 //! Pure math: who used the window's busy CPU, from two process tables and two `/proc/stat`
 //! readings (see [`bakeoff_core::record::CpuSplit`]).
 
-use crate::{counter_delta, CpuTimes, ProcStat};
+use crate::delta::counter_delta;
+use crate::parse::{CpuTimes, ProcStat};
 use bakeoff_core::record::CpuSplit;
 use std::collections::{HashMap, HashSet};
 

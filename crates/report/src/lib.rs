@@ -1,13 +1,14 @@
 //! Exporters of run records. Each format is one file with one entry point:
 //! [`terminal::render`] (what a DBA pastes into a post), [`json::render`] (the full run record),
-//! [`csv::render_timeseries`] (per-second samples); comparisons of several runs ([`study`], whose
-//! figures are the one table in [`figures`]) render through [`study_table`].
+//! [`csv::render_timeseries`] (per-second samples); comparisons of several runs
+//! ([`comparison`], whose figures are the one table in [`figures`]) render through
+//! [`comparison_text`]. [`EXPORTERS`] lists the formats `run` and `compare` export to.
 
+pub mod comparison;
+pub mod comparison_text;
 pub mod csv;
 pub mod figures;
 pub mod json;
-pub mod study;
-pub mod study_table;
 pub mod terminal;
 mod terminal_db;
 
@@ -15,3 +16,56 @@ mod fmt;
 
 #[cfg(test)]
 mod fixture;
+
+use bakeoff_core::record::RunRecord;
+use comparison::StudyReport;
+
+/// A format `run` and `compare` export to: the CLI makes one `--export-<format>` flag of each
+/// and writes the file with the renderer for what the command made.
+#[derive(Debug)]
+pub struct Exporter {
+    /// The flag, `--export-<format>`.
+    pub flag: &'static str,
+    /// A shorter name of the flag (`--json`), if it has one.
+    pub alias: Option<&'static str>,
+    /// The flag's help.
+    pub help: &'static str,
+    /// Renders a run record; `None`: `run` does not offer this format.
+    pub run: Option<fn(&RunRecord) -> String>,
+    /// Renders a comparison; `None`: `compare` does not offer this format.
+    pub comparison: Option<fn(&StudyReport) -> String>,
+}
+
+/// Every export format, in the order `--help` lists them: adding a format is its file and a
+/// line here.
+pub const EXPORTERS: &[Exporter] = &[
+    Exporter {
+        flag: "--export-json",
+        alias: Some("json"),
+        help: "Export as JSON: a run's full record, or the comparison (\"-\" for stdout)",
+        run: Some(json::render),
+        comparison: Some(comparison_text::render_json),
+    },
+    Exporter {
+        flag: "--export-markdown",
+        alias: None,
+        help: "Export as Markdown: a run's summary table, or the comparison table",
+        run: Some(terminal::render_markdown),
+        comparison: Some(comparison_text::render_markdown),
+    },
+    Exporter {
+        flag: "--export-csv",
+        alias: None,
+        help: "Export as CSV: a run's headline figures in one row, or the comparison (a row per \
+               cell and figure)",
+        run: Some(csv::render_summary),
+        comparison: Some(comparison_text::render_csv),
+    },
+    Exporter {
+        flag: "--export-timeseries",
+        alias: Some("timeseries"),
+        help: "Export the per-second samples as CSV (\"-\" for stdout)",
+        run: Some(|r| csv::render_timeseries(&r.samples)),
+        comparison: None,
+    },
+];

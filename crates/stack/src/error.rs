@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum StackError {
     /// The spec is wrong.
     #[error(transparent)]
-    Spec(#[from] crate::spec::SpecError),
+    Spec(#[from] crate::spec::StackSpecError),
     /// The safety gate refused a device.
     #[error("refusing {device}: {reason}")]
     Refused { device: String, reason: String },

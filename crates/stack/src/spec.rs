@@ -129,7 +129,7 @@ pub struct StackSpec {
 /// A spec that cannot be built as written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("stack '{spec}': {message}")]
-pub struct SpecError {
+pub struct StackSpecError {
     /// The spec as written.
     pub spec: String,
     /// What is wrong and what is allowed.
@@ -178,8 +178,8 @@ pub fn need_devices(spec: &StackSpec, n: u32, what: &str) -> Result<(), String> 
 
 impl StackSpec {
     /// Parses and validates a spec.
-    pub fn parse(text: &str) -> Result<StackSpec, SpecError> {
-        let err = |m: String| SpecError {
+    pub fn parse(text: &str) -> Result<StackSpec, StackSpecError> {
+        let err = |m: String| StackSpecError {
             spec: text.to_string(),
             message: m,
         };
@@ -261,8 +261,8 @@ impl StackSpec {
 
     /// Parses a TOML table: `type = "zfs"` plus the same keys as the command-line form, e.g.
     /// `[stack]\ntype = "zfs"\nrecordsize = "8k"\nprimarycache = "metadata"`.
-    pub fn from_table(table: &toml::Table) -> Result<StackSpec, SpecError> {
-        let err = |m: &str| SpecError {
+    pub fn from_table(table: &toml::Table) -> Result<StackSpec, StackSpecError> {
+        let err = |m: &str| StackSpecError {
             spec: format!("{table}").trim().replace('\n', ", "),
             message: m.to_string(),
         };
@@ -289,12 +289,12 @@ impl StackSpec {
     }
 
     /// Parses the command-line form, or a TOML file holding one `[stack]` table.
-    pub fn parse_arg(arg: &str) -> Result<StackSpec, SpecError> {
+    pub fn parse_arg(arg: &str) -> Result<StackSpec, StackSpecError> {
         let path = std::path::Path::new(arg);
         if !arg.ends_with(".toml") || !path.is_file() {
             return StackSpec::parse(arg);
         }
-        let err = |m: String| SpecError {
+        let err = |m: String| StackSpecError {
             spec: arg.to_string(),
             message: m,
         };

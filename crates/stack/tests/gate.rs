@@ -4,130 +4,32 @@
 //! Every refusal also checks that the device's write counter did not move (root; in CI for
 //! real). Drop guards undo every loop device, mount, swap area, pool and daemon.
 
-mod common;
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::gate::{check, check_with, reclaim, Claim};
 use bakeoff_stack::StackError;
-use common::privileged;
+use bakeoff_testkit::command::{quiet, sh, KillOnDrop};
+use bakeoff_testkit::loop_device::{
+    device_writes, kernel_name, make_ambivalent, mkfs, Attach, Image, LoopDevice, Mount,
+};
+use bakeoff_testkit::{privileged, require, scratch_dir};
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Runs a command that must succeed; its stdout, trimmed.
-fn sh(program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+/// A loop device over a sparse image of `bytes`, without direct I/O: the gate only reads it.
+fn plain_loop(bytes: u64) -> LoopDevice {
+    let how = Attach {
+        direct_io: false,
+        partscan: false,
+    };
+    LoopDevice::attach(Image::sparse(bytes), how)
 }
 
-/// Runs a cleanup command; failures are reported, not raised (we may be unwinding).
-fn quiet(program: &str, args: &[&str]) {
-    match Command::new(program).args(args).output() {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => eprintln!("{program} {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => eprintln!("{program}: {e}"),
-    }
-}
-
-fn scratch_dir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("bakeoff-gate-")
-        .tempdir_in("/var/tmp")
-        .unwrap()
-}
-
-/// A loop device over a sparse image in /var/tmp; detached and removed on drop.
-struct Loop {
-    dev: PathBuf,
-    _image: Option<tempfile::NamedTempFile>,
-}
-
-impl Loop {
-    fn new(size: u64) -> Loop {
-        Loop::with_image(size, |_| {}, false)
-    }
-
-    /// `prepare` writes into the image before it is attached (a partition table).
-    fn with_image(size: u64, prepare: impl FnOnce(&mut std::fs::File), partscan: bool) -> Loop {
-        let mut image = tempfile::Builder::new()
-            .prefix("bakeoff-gate-")
-            .suffix(".img")
-            .tempfile_in("/var/tmp")
-            .unwrap();
-        image.as_file().set_len(size).unwrap();
-        prepare(image.as_file_mut());
-        image.as_file().sync_all().unwrap();
-        let path = image.path().to_str().unwrap().to_string();
-        let mut args = vec!["--find", "--show"];
-        if partscan {
-            args.push("--partscan");
-        }
-        args.push(&path);
-        let dev = PathBuf::from(sh("losetup", &args));
-        Loop {
-            dev,
-            _image: Some(image),
-        }
-    }
-
-    /// A loop device over another block device.
-    fn over(backing: &Path) -> Loop {
-        let dev = PathBuf::from(sh(
-            "losetup",
-            &["--find", "--show", backing.to_str().unwrap()],
-        ));
-        Loop { dev, _image: None }
-    }
-
-    fn name(&self) -> String {
-        kernel_name(&self.dev)
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        quiet("losetup", &["--detach", self.dev.to_str().unwrap()]);
-    }
-}
-
-/// No lazy init: the kernel would otherwise zero inode tables in the background after mount.
-fn mkfs_ext4(dev: &Path) {
-    let eager = "lazy_itable_init=0,lazy_journal_init=0";
-    sh(
-        "mkfs.ext4",
-        &["-q", "-F", "-E", eager, dev.to_str().unwrap()],
-    );
-}
-
-/// A mount on a temp dir; unmounted on drop.
-struct Mount(tempfile::TempDir);
-
-impl Mount {
-    fn new(dev: &Path) -> Mount {
-        let dir = scratch_dir();
-        sh(
-            "mount",
-            &[dev.to_str().unwrap(), dir.path().to_str().unwrap()],
-        );
-        // Nothing dirty left for writeback to flush during the check.
-        sh("sync", &["-f", dir.path().to_str().unwrap()]);
-        Mount(dir)
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        quiet("umount", &[self.0.path().to_str().unwrap()]);
-    }
+/// The path of `lo`, as `destroy_ok` lists it.
+fn named(lo: &LoopDevice) -> [PathBuf; 1] {
+    [lo.path().to_path_buf()]
 }
 
 /// An active swap area; turned off on drop.
@@ -139,21 +41,8 @@ impl Drop for Swap {
     }
 }
 
-fn kernel_name(dev: &Path) -> String {
-    let rdev = std::fs::metadata(dev).unwrap().rdev();
-    let link = format!("/sys/dev/block/{}", maj_min(rdev));
-    let target = std::fs::canonicalize(link).unwrap();
-    target.file_name().unwrap().to_string_lossy().into_owned()
-}
-
 fn maj_min(rdev: u64) -> String {
     format!("{}:{}", rustix::fs::major(rdev), rustix::fs::minor(rdev))
-}
-
-/// Field 5 of the block stat file: writes completed.
-fn writes(name: &str) -> u64 {
-    let stat = std::fs::read_to_string(format!("/sys/class/block/{name}/stat")).unwrap();
-    stat.split_whitespace().nth(4).unwrap().parse().unwrap()
 }
 
 /// `/dev/block/MAJ:MIN` if udev made it, else a node of that name made here: an alias that
@@ -176,9 +65,9 @@ fn number_alias(dev: &Path, dir: &Path) -> PathBuf {
 /// `attempts` > 1 retries until a quiet window shows the gate did not write.
 fn refused(alias: &Path, name: &str, destroy_ok: &[PathBuf], expect: &str, attempts: u32) {
     for attempt in 1..=attempts {
-        let before = writes(name);
+        let before = device_writes(name);
         let result = check(alias, destroy_ok);
-        let after = writes(name);
+        let after = device_writes(name);
         match result {
             Err(StackError::Refused { device, reason }) => {
                 assert!(
@@ -202,10 +91,10 @@ fn refused(alias: &Path, name: &str, destroy_ok: &[PathBuf], expect: &str, attem
 
 /// Asserts `check` accepts, without a write; returns the claim.
 fn accepted(alias: &Path, name: &str, destroy_ok: &[PathBuf]) -> Claim {
-    let before = writes(name);
+    let before = device_writes(name);
     let claim =
         check(alias, destroy_ok).unwrap_or_else(|e| panic!("{}: refused: {e}", alias.display()));
-    assert_eq!(before, writes(name), "{name}: the gate wrote to it");
+    assert_eq!(before, device_writes(name), "{name}: the gate wrote to it");
     claim
 }
 
@@ -255,29 +144,12 @@ fn a_mounted_loop_device_is_refused() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(64 << 20);
-    mkfs_ext4(&lo.dev);
-    let mnt = Mount::new(&lo.dev);
-    let at = mnt.0.path().display().to_string();
-    refused(&lo.dev, &lo.name(), &[], &format!("mounted on {at}"), 1);
-    refused(
-        &lo.dev,
-        &lo.name(),
-        std::slice::from_ref(&lo.dev),
-        "mounted",
-        1,
-    );
-}
-
-/// A process holding a mount in its own mount namespace; killed (taking the namespace and
-/// the mount with it) on drop.
-struct Unshared(std::process::Child);
-
-impl Drop for Unshared {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    let lo = plain_loop(64 << 20);
+    mkfs("ext4", lo.path());
+    let mnt = Mount::new(lo.path(), "defaults");
+    let at = mnt.path().display().to_string();
+    refused(lo.path(), &lo.name(), &[], &format!("mounted on {at}"), 1);
+    refused(lo.path(), &lo.name(), &named(&lo), "mounted", 1);
 }
 
 #[test]
@@ -285,12 +157,12 @@ fn a_device_mounted_only_in_another_namespace_is_refused() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(64 << 20);
-    mkfs_ext4(&lo.dev);
+    let lo = plain_loop(64 << 20);
+    mkfs("ext4", lo.path());
     let dir = scratch_dir();
     let script = format!(
         "mount {} {} && echo ready && exec sleep 600",
-        lo.dev.display(),
+        lo.node(),
         dir.path().display()
     );
     let child = Command::new("unshare")
@@ -299,7 +171,8 @@ fn a_device_mounted_only_in_another_namespace_is_refused() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut holder = Unshared(child);
+    // Killing it takes its mount namespace, and the mount, with it.
+    let mut holder = KillOnDrop(child);
     let mut line = String::new();
     let out = holder.0.stdout.take().unwrap();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line).unwrap();
@@ -314,7 +187,7 @@ fn a_device_mounted_only_in_another_namespace_is_refused() {
         "mounted on {} (mount namespace of pid {pid})",
         dir.path().display()
     );
-    refused(&lo.dev, &lo.name(), &[], &expect, 1);
+    refused(lo.path(), &lo.name(), &[], &expect, 1);
 }
 
 #[test]
@@ -322,16 +195,16 @@ fn a_mounted_btrfs_and_its_other_device_are_refused() {
     if !privileged() {
         return;
     }
-    let (a, b) = (Loop::new(256 << 20), Loop::new(256 << 20));
-    let (da, db) = (a.dev.to_str().unwrap(), b.dev.to_str().unwrap());
+    let (a, b) = (plain_loop(256 << 20), plain_loop(256 << 20));
+    let (da, db) = (a.node(), b.node());
     sh(
         "mkfs.btrfs",
         &["-q", "-f", "-d", "single", "-m", "single", da, db],
     );
-    let _mnt = Mount::new(&a.dev);
+    let _mnt = Mount::new(a.path(), "defaults");
     // btrfs reports an anonymous MAJ:MIN: the mount source names the device.
-    refused(&a.dev, &a.name(), &[], "mounted on", 1);
-    refused(&b.dev, &b.name(), &[], "member of a btrfs file system", 1);
+    refused(a.path(), &a.name(), &[], "mounted on", 1);
+    refused(b.path(), &b.name(), &[], "member of a btrfs file system", 1);
 }
 
 #[test]
@@ -339,10 +212,10 @@ fn the_backing_device_of_a_loop_device_is_refused() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(32 << 20);
-    let upper = Loop::over(&lo.dev);
-    let expect = format!("the backing device of {}", upper.dev.display());
-    refused(&lo.dev, &lo.name(), &[], &expect, 1);
+    let lo = plain_loop(32 << 20);
+    let upper = LoopDevice::over(lo.path());
+    let expect = format!("the backing device of {}", upper.node());
+    refused(lo.path(), &lo.name(), &[], &expect, 1);
 }
 
 #[test]
@@ -350,11 +223,11 @@ fn a_swap_device_is_refused() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(64 << 20);
-    sh("mkswap", &["-q", lo.dev.to_str().unwrap()]);
-    sh("swapon", &[lo.dev.to_str().unwrap()]);
-    let _swap = Swap(lo.dev.clone());
-    refused(&lo.dev, &lo.name(), &[], "in use as swap", 1);
+    let lo = plain_loop(64 << 20);
+    sh("mkswap", &["-q", lo.node()]);
+    sh("swapon", &[lo.node()]);
+    let _swap = Swap(lo.path().to_path_buf());
+    refused(lo.path(), &lo.name(), &[], "in use as swap", 1);
 }
 
 /// A DOS partition table with two partitions (1 MiB..33 MiB, 33 MiB..65 MiB).
@@ -375,26 +248,20 @@ fn a_disk_with_a_mounted_partition_and_its_other_partitions_are_refused() {
     if !privileged() {
         return;
     }
-    let lo = Loop::with_image(80 << 20, dos_table, true);
-    let part = |n: u32| PathBuf::from(format!("{}p{n}", lo.dev.display()));
-    // Kernels without the DOS partition parser (CONFIG_MSDOS_PARTITION) need them added.
-    if !part(2).exists() {
-        quiet("partx", &["--add", lo.dev.to_str().unwrap()]);
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !part(2).exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            part(2).display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let mut image = Image::sparse(80 << 20);
+    dos_table(image.file());
+    image.file().sync_all().unwrap();
+    let how = Attach {
+        direct_io: false,
+        partscan: true,
+    };
+    let lo = LoopDevice::attach(image, how);
+    let part = |n: u32| lo.partition(n);
     let p1 = part(1);
-    mkfs_ext4(&p1);
-    let _mnt = Mount::new(&p1);
+    mkfs("ext4", &p1);
+    let _mnt = Mount::new(&p1, "defaults");
     let p1_name = format!("its partition /dev/{} is mounted", kernel_name(&p1));
-    refused(&lo.dev, &lo.name(), &[], &p1_name, 1);
+    refused(lo.path(), &lo.name(), &[], &p1_name, 1);
     let sibling = format!("another partition of /dev/{}, is mounted", lo.name());
     refused(&part(2), &kernel_name(&part(2)), &[], &sibling, 1);
 }
@@ -405,28 +272,22 @@ fn a_signature_is_refused_unless_destroy_ok_names_the_device() {
         return;
     }
     let size = 512 << 20; // mkfs.xfs wants 300 MB
-    let lo = Loop::new(size);
-    sh("mkfs.xfs", &["-q", "-f", lo.dev.to_str().unwrap()]);
-    refused(&lo.dev, &lo.name(), &[], "carries an xfs signature", 1);
+    let lo = plain_loop(size);
+    mkfs("xfs", lo.path());
+    refused(lo.path(), &lo.name(), &[], "carries an xfs signature", 1);
     // Another device in destroy_ok does not count.
-    let other = Loop::new(16 << 20);
-    refused(
-        &lo.dev,
-        &lo.name(),
-        std::slice::from_ref(&other.dev),
-        "xfs",
-        1,
-    );
+    let other = plain_loop(16 << 20);
+    refused(lo.path(), &lo.name(), &named(&other), "xfs", 1);
     let dir = scratch_dir();
-    let alias = number_alias(&lo.dev, dir.path());
-    let claim = accepted(&lo.dev, &lo.name(), &[alias]);
+    let alias = number_alias(lo.path(), dir.path());
+    let claim = accepted(lo.path(), &lo.name(), &[alias]);
     assert_eq!(claim.size_bytes, size);
-    assert_eq!(claim.device, lo.dev);
+    assert_eq!(claim.device, lo.path());
     // The claim is exclusive: a second check while it is held fails at the open.
     refused(
-        &lo.dev,
+        lo.path(),
         &lo.name(),
-        std::slice::from_ref(&lo.dev),
+        &named(&lo),
         "exclusive open failed: EBUSY",
         1,
     );
@@ -440,25 +301,11 @@ fn a_device_with_ambiguous_signatures_is_refused_unless_named() {
     if !privileged() {
         return;
     }
-    let (lo, donor) = (Loop::new(512 << 20), Loop::new(256 << 20));
-    sh("mkfs.xfs", &["-q", "-f", lo.dev.to_str().unwrap()]);
-    sh("mkfs.btrfs", &["-q", "-f", donor.dev.to_str().unwrap()]);
-    let from = format!("if={}", donor.dev.display());
-    let to = format!("of={}", lo.dev.display());
-    let dd = [
-        "bs=4096",
-        "skip=16",
-        "seek=16",
-        "count=1",
-        "conv=notrunc,fsync",
-    ];
-    sh(
-        "dd",
-        &[&[from.as_str(), &to, "status=none"], &dd[..]].concat(),
-    );
+    let lo = plain_loop(512 << 20);
+    make_ambivalent(&lo);
     let blkid = Command::new("blkid")
         .arg("-p")
-        .arg(&lo.dev)
+        .arg(lo.path())
         .status()
         .unwrap();
     assert_eq!(
@@ -466,13 +313,19 @@ fn a_device_with_ambiguous_signatures_is_refused_unless_named() {
         Some(8),
         "blkid does not find the device ambivalent"
     );
-    refused(&lo.dev, &lo.name(), &[], "carries xfs, btrfs signatures", 1);
-    let claim = accepted(&lo.dev, &lo.name(), std::slice::from_ref(&lo.dev));
+    refused(
+        lo.path(),
+        &lo.name(),
+        &[],
+        "carries xfs, btrfs signatures",
+        1,
+    );
+    let claim = accepted(lo.path(), &lo.name(), &named(&lo));
     assert_eq!(claim.signatures, ["xfs", "btrfs"]);
     drop(claim);
     // The probes go through the recorded runner, blkid's exit 8 included.
     let mut exec = Exec::default();
-    check_with(&lo.dev, std::slice::from_ref(&lo.dev), &mut exec).unwrap();
+    check_with(lo.path(), &named(&lo), &mut exec).unwrap();
     let blkid = exec.log.iter().find(|c| c.argv[0] == "blkid").unwrap();
     assert_eq!(blkid.status, Some(8));
     assert!(exec.log.iter().any(|c| c.argv[0] == "wipefs"));
@@ -485,13 +338,13 @@ fn a_reclaim_accepts_our_own_file_system_and_refuses_a_mount() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(64 << 20);
-    let claim = accepted(&lo.dev, &lo.name(), &[]);
+    let lo = plain_loop(64 << 20);
+    let claim = accepted(lo.path(), &lo.name(), &[]);
     assert!(claim.signatures.is_empty());
     drop(claim);
-    mkfs_ext4(&lo.dev);
+    mkfs("ext4", lo.path());
     let mut exec = Exec::default();
-    let again = reclaim(&lo.dev, &mut exec).unwrap_or_else(|e| panic!("{e}"));
+    let again = reclaim(lo.path(), &mut exec).unwrap_or_else(|e| panic!("{e}"));
     assert!(again.signatures.is_empty());
     let probes: Vec<&str> = exec.log.iter().map(|c| c.argv[0].as_str()).collect();
     assert!(
@@ -500,13 +353,13 @@ fn a_reclaim_accepts_our_own_file_system_and_refuses_a_mount() {
     );
     // Held: nobody (not even mkfs) gets the device while the claim lives.
     let out = Command::new("mkfs.ext4")
-        .args(["-q", "-F", lo.dev.to_str().unwrap()])
+        .args(["-q", "-F", lo.node()])
         .output()
         .unwrap();
     assert!(!out.status.success(), "mkfs.ext4 got a claimed device");
     drop(again);
-    let _mnt = Mount::new(&lo.dev);
-    match reclaim(&lo.dev, &mut exec) {
+    let _mnt = Mount::new(lo.path(), "defaults");
+    match reclaim(lo.path(), &mut exec) {
         Err(StackError::Refused { reason, .. }) => assert!(reason.contains("mounted"), "{reason}"),
         other => panic!("a mounted device was reclaimed: {other:?}"),
     }
@@ -517,10 +370,10 @@ fn an_empty_device_is_accepted_and_held() {
     if !privileged() {
         return;
     }
-    let lo = Loop::new(32 << 20);
-    let claim = accepted(&lo.dev, &lo.name(), &[]);
+    let lo = plain_loop(32 << 20);
+    let claim = accepted(lo.path(), &lo.name(), &[]);
     assert_eq!(claim.size_bytes, 32 << 20);
-    assert_eq!(claim.device, lo.dev);
+    assert_eq!(claim.device, lo.path());
     let meta = claim.file.metadata().unwrap();
     assert!(meta.file_type().is_block_device());
 }
@@ -629,50 +482,46 @@ fn a_zfs_pool_member_is_refused() {
     if !privileged() {
         return;
     }
-    if !Path::new("/usr/sbin/zfs-fuse").exists() && !bakeoff_stack::exec::installed("zfs-fuse") {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true: needs zfs-fuse"
-        );
-        eprintln!("skipping: zfs-fuse is not installed");
+    let zfs_fuse =
+        Path::new("/usr/sbin/zfs-fuse").exists() || bakeoff_stack::exec::installed("zfs-fuse");
+    if !require(zfs_fuse, "zfs-fuse") {
         return;
     }
     if ZfsFuse::running() {
         eprintln!("skipping the ZFS case: a zfs-fuse daemon runs already, another test may own it");
         return;
     }
-    let lo = Loop::new(128 << 20);
+    let lo = plain_loop(128 << 20);
     let _daemon = ZfsFuse::start();
     sh(
         "zpool",
-        &[
-            "create",
-            "-f",
-            "-m",
-            "none",
-            "bkgatetest",
-            lo.dev.to_str().unwrap(),
-        ],
+        &["create", "-f", "-m", "none", "bkgatetest", lo.node()],
     );
     sh("sync", &[]);
-    refused(&lo.dev, &lo.name(), &[], "member of ZFS pool bkgatetest", 1);
+    refused(
+        lo.path(),
+        &lo.name(),
+        &[],
+        "member of ZFS pool bkgatetest",
+        1,
+    );
     // zfs-fuse does not claim its vdevs exclusively: destroy_ok must not let it through.
     refused(
-        &lo.dev,
+        lo.path(),
         &lo.name(),
-        std::slice::from_ref(&lo.dev),
+        &named(&lo),
         "member of ZFS pool bkgatetest",
         1,
     );
     // Exported, the pool is no longer in use: its labels remain, as a signature.
     sh("zpool", &["export", "bkgatetest"]);
     refused(
-        &lo.dev,
+        lo.path(),
         &lo.name(),
         &[],
         "carries a zfs_member signature",
         1,
     );
-    let claim = accepted(&lo.dev, &lo.name(), std::slice::from_ref(&lo.dev));
+    let claim = accepted(lo.path(), &lo.name(), &named(&lo));
     assert_eq!(claim.size_bytes, 128 << 20);
 }

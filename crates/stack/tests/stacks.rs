@@ -2,35 +2,14 @@
 //! nothing left behind (root; in CI for real).
 
 mod common;
-use bakeoff_stack::{Options, Stack, StackSpec};
-use common::privileged;
+use bakeoff_stack::{Stack, StackSpec};
+use bakeoff_testkit::command::which;
+use bakeoff_testkit::{privileged, process_state_dir, walk};
+use common::{options, scratch};
 use std::path::Path;
 
-fn options(images: &Path) -> Options {
-    let mut o = Options {
-        images: images.to_path_buf(),
-        ..Options::default()
-    };
-    o.backing.size = 300 << 20;
-    o
-}
-
-/// The state dir (one per test process: the variable is process-wide) and an images dir.
-fn scratch() -> (&'static Path, tempfile::TempDir) {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let state = STATE.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        std::env::set_var("BAKEOFF_STATE_DIR", d.path());
-        d
-    });
-    (
-        state.path(),
-        tempfile::Builder::new()
-            .prefix("bakeoff-test-")
-            .tempdir_in("/var/tmp")
-            .unwrap(),
-    )
-}
+/// The size of each image under a stack.
+const IMAGE_BYTES: u64 = 300 << 20;
 
 fn assert_gone(stack_images: &[String], mnt: &Path) {
     for img in stack_images {
@@ -50,8 +29,11 @@ fn assert_gone(stack_images: &[String], mnt: &Path) {
 
 /// Builds `spec`, checks the properties read back and the layout's redundancy, destroys it.
 fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)], redundancy: Option<f64>) {
-    let stack = Stack::create(&StackSpec::parse(spec).unwrap(), &options(images))
-        .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let stack = Stack::create(
+        &StackSpec::parse(spec).unwrap(),
+        &options(images, IMAGE_BYTES),
+    )
+    .unwrap_or_else(|e| panic!("{spec}: {e}"));
     assert_eq!(stack.info.redundancy, redundancy, "{spec}");
     for (key, value) in expect {
         let got = stack
@@ -90,7 +72,7 @@ fn kernel_file_systems_are_built_as_specified_and_removed() {
     if !privileged() {
         return;
     }
-    let (state, images) = scratch();
+    let (state, images) = (process_state_dir(), scratch());
     build_and_check(
         "ext4:mount=noatime,mkfs=-b 4096",
         images.path(),
@@ -143,23 +125,17 @@ fn a_failed_build_undoes_what_it_did() {
     if !privileged() {
         return;
     }
-    let (_state, images) = scratch();
+    let images = scratch();
     // mkfs.ext4 refuses an option it does not know: the loop device and image must go.
     let err = Stack::create(
         &StackSpec::parse("ext4:mkfs=--no-such-option").unwrap(),
-        &options(images.path()),
+        &options(images.path(), IMAGE_BYTES),
     )
     .err()
     .unwrap();
     assert!(err.to_string().contains("mkfs.ext4"), "{err}");
     let left: Vec<_> = walk(images.path());
     assert!(left.is_empty(), "left behind: {left:?}");
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default()
 }
 
 /// A daemon started on a live stack by a caller (as a database server will be): run as
@@ -172,10 +148,10 @@ fn a_daemon_started_on_a_live_stack_is_checked_and_stopped() {
     if !privileged() {
         return;
     }
-    let (_state, images) = scratch();
+    let images = scratch();
     let mut stack = Stack::create(
         &StackSpec::parse("tmpfs:size=16m").unwrap(),
-        &options(images.path()),
+        &options(images.path(), IMAGE_BYTES),
     )
     .unwrap();
     let run = stack.target.join("run");
@@ -246,22 +222,14 @@ fn a_type_without_devices_refuses_a_device() {
     if !privileged() {
         return;
     }
-    let (_state, images) = scratch();
-    let mut o = options(images.path());
+    let images = scratch();
+    let mut o = options(images.path(), IMAGE_BYTES);
     o.backing.devices = vec!["/dev/loop-no-such".into()];
     o.backing.destroy_data_on = o.backing.devices.clone();
     let err = Stack::create(&StackSpec::parse("tmpfs").unwrap(), &o)
         .err()
         .expect("tmpfs on a --device");
     assert!(err.to_string().contains("sits on no device"), "{err}");
-}
-
-fn which(program: &str) -> std::path::PathBuf {
-    ["/usr/bin", "/bin"]
-        .iter()
-        .map(|d| Path::new(d).join(program))
-        .find(|p| p.is_file())
-        .unwrap()
 }
 
 fn signal(pid: i32, signal: rustix::process::Signal) {

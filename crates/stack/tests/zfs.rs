@@ -8,26 +8,27 @@
 mod common;
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::fs::zfs;
-use bakeoff_stack::{Options, Stack, StackSpec};
+use bakeoff_stack::{Stack, StackSpec};
+use common::{options, scratch};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-fn privileged() -> bool {
-    common::privileged()
-        && common::require(
+/// Root, loop devices and zfs-fuse (or OpenZFS): false skips, under `CI=true` it fails.
+fn zfs_privileged() -> bool {
+    bakeoff_testkit::privileged()
+        && bakeoff_testkit::require(
             (zfs::openzfs_loaded() || Path::new("/dev/fuse").exists())
                 && zfs::missing_tool().is_none(),
             "zfs-fuse (or OpenZFS)",
         )
 }
 
-/// One ZFS test at a time: zfs-fuse is one daemon per host. Waits (2 min at most) for a daemon
-/// someone else runs to go, since a stack refuses to share one.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+/// One ZFS test at a time (this binary's serial lock): zfs-fuse is one daemon per host. Waits
+/// (2 min at most) for a daemon someone else runs to go, since a stack refuses to share one.
+fn zfs_turn() -> MutexGuard<'static, ()> {
+    let guard = bakeoff_testkit::serial();
     let start = Instant::now();
     while !foreign_daemons().is_empty() && start.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(500));
@@ -39,26 +40,8 @@ fn foreign_daemons() -> Vec<(i32, String)> {
     zfs::zfs_fuse::locate().map_or_else(Vec::new, |e| zfs::zfs_fuse::running(&e))
 }
 
-/// The state dir (one per test process: the variable is process-wide) and an images dir.
-fn scratch() -> tempfile::TempDir {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE.get_or_init(|| {
-        let d = tempfile::tempdir().unwrap();
-        std::env::set_var("BAKEOFF_STATE_DIR", d.path());
-        d
-    });
-    tempfile::Builder::new()
-        .prefix("bakeoff-zfs-test-")
-        .tempdir_in("/var/tmp")
-        .unwrap()
-}
-
 fn create(spec: &str, images: &Path, size: u64) -> Stack {
-    let mut o = Options {
-        images: images.to_path_buf(),
-        ..Options::default()
-    };
-    o.backing.size = size;
+    let o = options(images, size);
     Stack::create(&StackSpec::parse(spec).unwrap(), &o).unwrap_or_else(|e| panic!("{spec}: {e}"))
 }
 
@@ -144,10 +127,10 @@ fn the_layout_is_read_back_from_zpool_status() {
 
 #[test]
 fn properties_are_read_back_and_teardown_leaves_nothing() {
-    if !privileged() {
+    if !zfs_privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     let images = scratch();
     let spec = "zfs:recordsize=8k,primarycache=metadata,atime=off,arc=100m";
     let mut stack = create(spec, images.path(), 512 << 20);
@@ -195,10 +178,10 @@ fn properties_are_read_back_and_teardown_leaves_nothing() {
 
 #[test]
 fn a_mirror_stripe_with_a_log_is_read_back() {
-    if !privileged() {
+    if !zfs_privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     let images = scratch();
     let stack = create(
         "zfs:devices=4,layout=mirror-stripe,log=1",
@@ -224,10 +207,10 @@ fn a_mirror_stripe_with_a_log_is_read_back() {
 
 #[test]
 fn a_killed_daemon_is_torn_down_without_leftovers() {
-    if !privileged() || zfs::openzfs_loaded() {
+    if !zfs_privileged() || zfs::openzfs_loaded() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     let images = scratch();
     let mut stack = create("zfs:recordsize=8k", images.path(), 256 << 20);
     std::fs::write(stack.target.join("f"), vec![7u8; 1 << 20]).unwrap();
@@ -258,10 +241,10 @@ fn a_killed_daemon_is_torn_down_without_leftovers() {
 
 #[test]
 fn make_cold_keeps_the_data_and_the_mount() {
-    if !privileged() {
+    if !zfs_privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     let images = scratch();
     let stack = create(
         "zfs:recordsize=8k,primarycache=all",
@@ -303,10 +286,10 @@ fn make_cold_keeps_the_data_and_the_mount() {
 
 #[test]
 fn a_daemon_started_elsewhere_is_refused() {
-    if !privileged() || zfs::openzfs_loaded() {
+    if !zfs_privileged() || zfs::openzfs_loaded() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     let images = scratch();
     let exe = zfs::zfs_fuse::locate().unwrap();
     let pidfile = images.path().join("foreign.pid");
@@ -327,11 +310,7 @@ fn a_daemon_started_elsewhere_is_refused() {
         );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut o = Options {
-        images: images.path().to_path_buf(),
-        ..Options::default()
-    };
-    o.backing.size = 128 << 20;
+    let o = options(images.path(), 128 << 20);
     let err = Stack::create(&StackSpec::parse("zfs").unwrap(), &o).err();
     let signal = bakeoff_stack::daemon::StopBy::Signal;
     bakeoff_stack::undo::stop_daemon(pid, &exe.to_string_lossy(), &signal, &mut Exec::default())
@@ -413,10 +392,10 @@ fn measure(spec: &str) {
 #[test]
 #[ignore = "a measurement (about a minute): run with --ignored --nocapture"]
 fn measure_read_amplification() {
-    if !privileged() {
+    if !zfs_privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = zfs_turn();
     measure("zfs:recordsize=8k,primarycache=metadata,vdev_cache=0");
     if !zfs::openzfs_loaded() {
         measure("zfs:recordsize=8k,primarycache=metadata"); // the zfsrc vdev cache (10 MiB)

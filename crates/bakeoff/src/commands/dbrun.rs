@@ -332,7 +332,7 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         let opts = pg_options(&plan, std::path::Path::new("/nonexistent"))?;
         PgServer::check(&opts, mem_limit).map_err(pg_failure)?;
     }
-    let exports = super::exports::open(&super::run::export_requests(args))?;
+    let exports = super::exports::open(&args.export.requested)?;
     if args.dry_run {
         println!(
             "{}",

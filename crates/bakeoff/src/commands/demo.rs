@@ -69,7 +69,8 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
 
 /// The demo as a one-repetition study against the first stack, in the study table.
 fn side_by_side(labels: Vec<String>, records: Vec<RunRecord>) -> String {
-    use bakeoff_report::study::{build, figure, CellRuns};
+    use bakeoff_report::comparison::{build, CellRuns};
+    use bakeoff_report::figures::figure;
     let cells: Vec<CellRuns> = labels
         .into_iter()
         .zip(records)
@@ -82,7 +83,7 @@ fn side_by_side(labels: Vec<String>, records: Vec<RunRecord>) -> String {
         .collect();
     let columns: Vec<_> = DEMO_COLUMNS.iter().filter_map(|k| figure(k)).collect();
     let method = bakeoff_core::verdict::Method::default();
-    bakeoff_report::study_table::render_table(&build(&cells, &columns, &method, 1))
+    bakeoff_report::comparison_text::render_table(&build(&cells, &columns, &method, 1))
 }
 
 /// What the demo compares: what each stack achieved and what it cost.

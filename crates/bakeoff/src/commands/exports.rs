@@ -4,38 +4,16 @@
 //! synced, then renamed over the path.
 
 use crate::exit::{clip, failure, Code, Failure};
+use bakeoff_report::Exporter;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
-/// What an export holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A run record or the comparison as JSON.
-    Json,
-    /// A run's summary table or the comparison as Markdown.
-    Markdown,
-    /// A run's headline figures in one row or the comparison as CSV.
-    Csv,
-    /// A run's per-second samples as CSV.
-    Timeseries,
-}
-
-/// An export asked for on the command line: its kind, the flag that named it, and the path.
-pub struct Request<'a> {
-    /// What to write.
-    pub kind: Kind,
-    /// The flag, for messages (`--export-json`).
-    pub flag: &'static str,
-    /// The path, or `-` for stdout; `None` if the flag was not given.
-    pub path: Option<&'a Path>,
-}
-
 /// An export whose file already exists as a temporary file beside its final path.
 pub struct Export {
-    /// What to write.
-    pub kind: Kind,
+    /// The format to write.
+    pub exporter: &'static Exporter,
     flag: &'static str,
     path: PathBuf,
     /// `None` for stdout.
@@ -46,15 +24,12 @@ fn is_stdout(path: &Path) -> bool {
     path == Path::new("-")
 }
 
-/// Opens every requested export, or fails before anything runs: two exports to stdout or to
-/// the same file are a usage error; a file that cannot be created is an environment error.
-pub fn open(requests: &[Request]) -> Result<Vec<Export>, Failure> {
-    let given: Vec<(&Request, &Path)> = requests
-        .iter()
-        .filter_map(|r| r.path.map(|p| (r, p)))
-        .collect();
-    for (i, (a, pa)) in given.iter().enumerate() {
-        if let Some((b, _)) = given[..i].iter().find(|(_, pb)| pb == pa) {
+/// Opens every requested export (`--export-<format>` flags and their paths), or fails before
+/// anything runs: two exports to stdout or to the same file are a usage error; a file that
+/// cannot be created is an environment error.
+pub fn open(requested: &[(&'static Exporter, PathBuf)]) -> Result<Vec<Export>, Failure> {
+    for (i, (a, pa)) in requested.iter().enumerate() {
+        if let Some((b, _)) = requested[..i].iter().find(|(_, pb)| pb == pa) {
             let target = if is_stdout(pa) {
                 "stdout (-)".to_string()
             } else {
@@ -69,31 +44,10 @@ pub fn open(requests: &[Request]) -> Result<Vec<Export>, Failure> {
             ));
         }
     }
-    given
-        .into_iter()
-        .map(|(r, p)| Export::create(r.kind, r.flag, p))
+    requested
+        .iter()
+        .map(|(e, p)| Export::create(e, p))
         .collect()
-}
-
-/// The requests for `--export-json`, `--export-markdown` and `--export-csv`.
-pub fn requests(opts: &crate::cli::ExportOpts) -> Vec<Request<'_>> {
-    vec![
-        Request {
-            kind: Kind::Json,
-            flag: "--export-json",
-            path: opts.json.as_deref(),
-        },
-        Request {
-            kind: Kind::Markdown,
-            flag: "--export-markdown",
-            path: opts.markdown.as_deref(),
-        },
-        Request {
-            kind: Kind::Csv,
-            flag: "--export-csv",
-            path: opts.csv.as_deref(),
-        },
-    ]
 }
 
 /// Prints `human` (to stderr when an export takes stdout, so the export stays clean), then
@@ -101,7 +55,7 @@ pub fn requests(opts: &crate::cli::ExportOpts) -> Vec<Request<'_>> {
 pub fn deliver(
     human: &str,
     exports: Vec<Export>,
-    render: impl Fn(Kind) -> String,
+    render: impl Fn(&Exporter) -> String,
 ) -> Result<(), Failure> {
     if exports.iter().any(|e| e.temp.is_none()) {
         eprint!("{human}");
@@ -109,18 +63,19 @@ pub fn deliver(
         print!("{human}");
     }
     for export in exports {
-        let text = render(export.kind);
+        let text = render(export.exporter);
         export.finish(&text)?;
     }
     Ok(())
 }
 
 impl Export {
-    fn create(kind: Kind, flag: &'static str, path: &Path) -> Result<Export, Failure> {
+    fn create(exporter: &'static Exporter, path: &Path) -> Result<Export, Failure> {
+        let flag = exporter.flag;
         let shown = clip(&path.display().to_string());
         if is_stdout(path) {
             return Ok(Export {
-                kind,
+                exporter,
                 flag,
                 path: path.to_path_buf(),
                 temp: None,
@@ -164,7 +119,7 @@ impl Export {
                 )
             })?;
         Ok(Export {
-            kind,
+            exporter,
             flag,
             path: path.to_path_buf(),
             temp: Some(temp),
@@ -197,19 +152,16 @@ impl Export {
 mod tests {
     use super::*;
 
-    fn req<'a>(kind: Kind, flag: &'static str, path: &'a Path) -> Request<'a> {
-        Request {
-            kind,
-            flag,
-            path: Some(path),
-        }
+    fn req(flag: &str, path: &Path) -> (&'static Exporter, PathBuf) {
+        let exporter = bakeoff_report::EXPORTERS.iter().find(|e| e.flag == flag);
+        (exporter.unwrap(), path.to_path_buf())
     }
 
     #[test]
     fn files_appear_only_when_finished_and_stdout_twice_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join("r.json");
-        let exports = open(&[req(Kind::Json, "--export-json", &path)]).unwrap();
+        let exports = open(&[req("--export-json", &path)]).unwrap();
         assert!(!path.exists(), "nothing at the path before the end");
         for e in exports {
             e.finish("{}\n").unwrap();
@@ -222,25 +174,18 @@ mod tests {
         );
 
         let dash = Path::new("-");
-        let err = open(&[
-            req(Kind::Json, "--export-json", dash),
-            req(Kind::Timeseries, "--export-timeseries", dash),
-        ])
-        .err()
-        .unwrap();
+        let err = open(&[req("--export-json", dash), req("--export-timeseries", dash)])
+            .err()
+            .unwrap();
         assert_eq!(err.code, Code::Usage);
         assert!(err.error.to_string().contains("both write to stdout"));
 
-        let err = open(&[req(
-            Kind::Json,
-            "--export-csv",
-            Path::new("/nonexistent/x.csv"),
-        )])
-        .err()
-        .unwrap();
+        let err = open(&[req("--export-csv", Path::new("/nonexistent/x.csv"))])
+            .err()
+            .unwrap();
         assert_eq!(err.code, Code::Environment);
         assert!(err.error.to_string().contains("/nonexistent"));
-        let dropped = open(&[req(Kind::Csv, "--export-csv", &d.path().join("x.csv"))]);
+        let dropped = open(&[req("--export-csv", &d.path().join("x.csv"))]);
         drop(dropped);
         assert_eq!(
             std::fs::read_dir(d.path()).unwrap().count(),

@@ -70,7 +70,7 @@ fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
 /// The run target: an existing writable directory with room for the dataset, or a loop device
 /// that passes the safety gate and holds it. The claim on a device must be held for the run.
 pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failure> {
-    let (target, claim) = crate::target::check(path)?;
+    let (target, claim) = crate::target_check::check(path)?;
     match (&target, &claim) {
         (Target::Directory(dir), _) => room_in_directory(dir, plan.dataset_bytes())?,
         (Target::Device(dev), Some(claim)) => {

@@ -7,9 +7,8 @@ use crate::exit::{bad_value, clip, failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
-use bakeoff_report::study::{
-    build, figure, CellRuns, Figure, StudyReport, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS,
-};
+use bakeoff_report::comparison::{build, CellRuns, StudyReport};
+use bakeoff_report::figures::{figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS};
 use std::path::PathBuf;
 
 /// What kinds of runs a comparison holds, for its default columns.
@@ -112,6 +111,11 @@ struct Merged {
 /// Loads and compares the studies in `dirs`; each directory and run record counts once.
 pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     let given_min_effect = min_effect(opts)?;
+    // Columns named on the command line are checked before anything is read; only the
+    // defaults depend on what the runs hold.
+    if opts.columns.is_some() {
+        columns(opts, Holds::default())?;
+    }
     let mut reader = Reader::default();
     let mut cells: Vec<Merged> = Vec::new();
     let mut first: Option<StudyPlan> = None;
@@ -181,7 +185,7 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
 
 /// Renders in the requested format.
 pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure> {
-    use bakeoff_report::study_table as t;
+    use bakeoff_report::comparison_text as t;
     Ok(match opts.format {
         Format::Table => t::render_table(report),
         Format::Markdown => t::render_markdown(report),

@@ -1,6 +1,6 @@
 //! `bakeoff run`: one workload on one target.
 
-use super::exports::{self, Export, Kind, Request};
+use super::exports::{self, Export};
 use super::measure::{interrupt_flag, measure, status_code};
 use super::on_stack::{run_on_stack, StackRun};
 use super::preflight;
@@ -60,16 +60,6 @@ struct Checked {
     exports: Vec<Export>,
 }
 
-pub(super) fn export_requests(args: &RunArgs) -> Vec<Request<'_>> {
-    let mut requests = exports::requests(&args.export);
-    requests.push(Request {
-        kind: Kind::Timeseries,
-        flag: "--export-timeseries",
-        path: args.timeseries.as_deref(),
-    });
-    requests
-}
-
 /// Everything a run needs before it starts (and all a dry run does): usage first, then the
 /// output files, then the target or stack.
 fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
@@ -93,7 +83,7 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
             ));
         }
     }
-    let exports = exports::open(&export_requests(args))?;
+    let exports = exports::open(&args.export.requested)?;
     let target = match (&spec, &args.target) {
         (Some(spec), _) => {
             let logs = bakeoff_engine::placement::log_filesets(plan);
@@ -193,11 +183,8 @@ fn run_on_target(
 /// Prints the summary and writes the exports.
 pub(super) fn report(exports: Vec<Export>, record: &RunRecord) -> Result<(), Failure> {
     let summary = bakeoff_report::terminal::render(record);
-    exports::deliver(&summary, exports, |kind| match kind {
-        Kind::Json => bakeoff_report::json::render(record),
-        Kind::Markdown => bakeoff_report::terminal::render_markdown(record),
-        Kind::Csv => bakeoff_report::csv::render_summary(record),
-        Kind::Timeseries => bakeoff_report::csv::render_timeseries(&record.samples),
+    exports::deliver(&summary, exports, |e| {
+        e.run.map_or_else(String::new, |render| render(record))
     })?;
     // The summary shows the error in context; stderr gets it with the prefix of every failure.
     if let (RunStatus::Failed, Some(e)) = (&record.status, &record.error) {

@@ -1,145 +1,59 @@
-//! Loop-device scaffolding for privileged tests: an image file, its loop device (direct I/O on),
-//! an optional file system and mount, all undone on drop in reverse order. Without root or loop
-//! support the tests skip, except under `CI=true`, where that is a failure.
+//! What bakeoff's CLI tests share: the binary under test, its JSON run records and findings, a
+//! quick comparison, and a private state and images directory per test. The privilege checks,
+//! serial lock, loop devices and mounts are in `bakeoff-testkit`.
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// Runs a command, panicking with its stderr if it fails.
-pub fn sh(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+/// The bakeoff binary under test.
+pub fn bakeoff() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("bakeoff").unwrap()
 }
 
-/// Runs on stacks and targets drop the page cache machine-wide and zfs-fuse is one daemon per
-/// machine, so the tests of a binary that measure take turns: hold this for the whole test.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// A temporary directory under the target directory (not a tmpfs).
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
 }
 
-/// True if loop devices can be used; under CI=true, false is a failure.
-pub fn privileged() -> bool {
-    let root = rustix::process::geteuid().is_root();
-    let loops = Path::new("/dev/loop-control").exists();
-    if root && loops {
-        return true;
-    }
-    let why = format!("needs root ({root}) and /dev/loop-control ({loops})");
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{why}: CI=true, so this fails instead of skipping"
-    );
-    eprintln!("skipping: {why}");
-    false
-}
-
-/// An image, its loop device and maybe a mounted file system.
-pub struct LoopStack {
-    pub dir: tempfile::TempDir,
-    pub image: PathBuf,
-    pub device: String,
-    pub mount: Option<PathBuf>,
-}
-
-impl LoopStack {
-    /// A `size_mib` image attached with loop direct I/O on.
-    pub fn new(size_mib: u64) -> LoopStack {
-        let dir = tempfile::Builder::new()
-            .prefix("bakeoff-test-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
-        let image = dir.path().join("disk.img");
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(size_mib << 20)
-            .unwrap();
-        let device = sh(
-            "losetup",
-            &[
-                "--find",
-                "--show",
-                "--direct-io=on",
-                image.to_str().unwrap(),
-            ],
-        );
-        LoopStack {
-            dir,
-            image,
-            device,
-            mount: None,
-        }
-    }
-
-    /// Makes `fs` (ext4, xfs, ...) and mounts it with `options`.
-    pub fn with_fs(mut self, fs: &str, options: &str) -> LoopStack {
-        if fs == "ext4" {
-            // No lazy init: background inode-table writes would disturb the device counters.
-            sh(
-                "mkfs.ext4",
-                &[
-                    "-q",
-                    "-F",
-                    "-E",
-                    "lazy_itable_init=0,lazy_journal_init=0",
-                    &self.device,
-                ],
-            );
-        } else {
-            sh(&format!("mkfs.{fs}"), &["-q", "-f", &self.device]);
-        }
-        let mnt = self.dir.path().join("mnt");
-        std::fs::create_dir(&mnt).unwrap();
-        sh(
-            "mount",
-            &["-o", options, &self.device, mnt.to_str().unwrap()],
-        );
-        self.mount = Some(mnt);
-        self
-    }
-
-    /// Kernel name of the loop device (`loop3`).
-    pub fn name(&self) -> &str {
-        self.device.trim_start_matches("/dev/")
-    }
-}
-
-impl Drop for LoopStack {
-    fn drop(&mut self) {
-        if let Some(m) = &self.mount {
-            let _ = Command::new("umount").arg(m).status();
-        }
-        let _ = Command::new("losetup").args(["-d", &self.device]).status();
-    }
-}
-
-/// Runs bakeoff and returns its JSON run record.
+/// Runs bakeoff with `args`, which must succeed; its JSON run record.
 pub fn run_json(args: &[&str]) -> serde_json::Value {
-    let out_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
+    cmd.args(args);
+    record_of(cmd)
+}
+
+/// Runs `cmd` (bakeoff) with `--quiet --json`, which must succeed; its JSON run record.
+fn record_of(mut cmd: Command) -> serde_json::Value {
+    let out_dir = tmp();
     let json = out_dir.path().join("run.json");
-    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
-    let out = Command::new(bin)
-        .args(args)
+    let out = cmd
         .args(["--quiet", "--json", json.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "bakeoff {args:?}: {}\n{}",
+        "{cmd:?}: {}\n{}",
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+/// `bakeoff run WORKLOAD --target TARGET --set SET`: its JSON run record.
+pub fn run_on(target: &str, workload: &str, set: &str) -> serde_json::Value {
+    run_json(&["run", workload, "--target", target, "--set", set])
+}
+
+/// The ids of the findings of a run record or a report row.
+pub fn finding_ids(v: &serde_json::Value) -> Vec<String> {
+    let findings = v["findings"].as_array();
+    let findings = findings.unwrap_or_else(|| panic!("no findings array in {v}"));
+    findings
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// A summary figure.
@@ -159,8 +73,7 @@ pub fn quick_compare(
     repeat: u32,
     extra: &[&str],
 ) -> assert_cmd::assert::Assert {
-    assert_cmd::Command::cargo_bin("bakeoff")
-        .unwrap()
+    bakeoff()
         .env("BAKEOFF_STATE_DIR", a.with_file_name("state"))
         .args(["compare", "--warm", "--workload", "randread"])
         .arg("--images")
@@ -183,13 +96,9 @@ pub struct Scene {
 
 impl Scene {
     pub fn new() -> Scene {
-        let images = tempfile::Builder::new()
-            .prefix("bakeoff-test-")
-            .tempdir_in("/var/tmp")
-            .unwrap();
         Scene {
             state: tempfile::tempdir().unwrap(),
-            images,
+            images: bakeoff_testkit::scratch_dir(),
         }
     }
 
@@ -198,5 +107,13 @@ impl Scene {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
         c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
         c
+    }
+
+    /// bakeoff with `args`, keeping its state and stack images in ours, which must succeed:
+    /// its JSON run record.
+    pub fn run_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut cmd = self.cmd(args);
+        cmd.arg("--images").arg(self.images.path());
+        record_of(cmd)
     }
 }

@@ -5,7 +5,7 @@ use super::{Field, Fields, FilesetDef, PersonalityDef, RoleDef, StepDef};
 use crate::keys::{check_known, default_of, names, GATE_KEYS, ROLE_KEYS, RUN_KEYS, STEP_KEYS};
 use crate::plan::Plan;
 use crate::planner::{build, run_values, FileSize, FilesetInput, RoleInput, StepInput, StepKind};
-use crate::settings::{Origin, Settings, SpecError};
+use crate::settings::{Origin, SettingError, Settings};
 use crate::values::{Lookup, Val};
 
 /// Validates `user` settings against the personality `name` and resolves its plan.
@@ -13,7 +13,7 @@ pub(crate) fn plan_personality(
     name: &str,
     def: &PersonalityDef,
     user: &Settings,
-) -> Result<Plan, SpecError> {
+) -> Result<Plan, SettingError> {
     let mut allowed = names(&[RUN_KEYS]);
     allowed.extend(def.params.iter().map(|p| p.name.as_str()));
     check_known(user, &allowed)?;
@@ -60,7 +60,7 @@ struct Expander<'a> {
 impl Expander<'_> {
     /// The value of `field` of `fields`: a parameter's value (named by the parameter, located
     /// where it was set) or the literal (named `section.key`, located where it was written).
-    fn resolve(&self, fields: &Fields, key: &str, field: &Field) -> Result<Val, SpecError> {
+    fn resolve(&self, fields: &Fields, key: &str, field: &Field) -> Result<Val, SettingError> {
         let label = format!("{}.{key}", fields.section);
         let Some(param) = field.param() else {
             return Ok(Val {
@@ -76,7 +76,7 @@ impl Expander<'_> {
                 text: s.value.clone(),
                 origin: s.origin.clone(),
             }),
-            None => Err(SpecError::new(
+            None => Err(SettingError::new(
                 field.origin.clone(),
                 &label,
                 format!("refers to undeclared parameter ${param}"),
@@ -85,7 +85,7 @@ impl Expander<'_> {
     }
 
     /// The value of `key`, or `default` located at the table.
-    fn get(&self, fields: &Fields, key: &str, default: &str) -> Result<Val, SpecError> {
+    fn get(&self, fields: &Fields, key: &str, default: &str) -> Result<Val, SettingError> {
         match fields.get(key) {
             Some(f) => self.resolve(fields, key, f),
             None => Ok(Val {
@@ -96,14 +96,14 @@ impl Expander<'_> {
         }
     }
 
-    fn opt(&self, fields: &Fields, key: &str) -> Result<Option<Val>, SpecError> {
+    fn opt(&self, fields: &Fields, key: &str) -> Result<Option<Val>, SettingError> {
         fields
             .get(key)
             .map(|f| self.resolve(fields, key, f))
             .transpose()
     }
 
-    fn fileset(&self, f: &FilesetDef) -> Result<FilesetInput, SpecError> {
+    fn fileset(&self, f: &FilesetDef) -> Result<FilesetInput, SettingError> {
         let size = match (
             self.opt(&f.fields, "filesize")?,
             self.opt(&f.fields, "size")?,
@@ -111,7 +111,7 @@ impl Expander<'_> {
             (Some(per_file), None) => FileSize::PerFile(per_file),
             (None, Some(total)) => FileSize::Total(total),
             _ => {
-                return Err(SpecError::new(
+                return Err(SettingError::new(
                     f.fields.origin.clone(),
                     &f.fields.section,
                     "give exactly one of size (total) or filesize (per file)",
@@ -125,7 +125,7 @@ impl Expander<'_> {
         })
     }
 
-    fn role(&self, r: &RoleDef) -> Result<RoleInput, SpecError> {
+    fn role(&self, r: &RoleDef) -> Result<RoleInput, SettingError> {
         let f = &r.fields;
         let g = |key: &str| self.get(f, key, default_of(ROLE_KEYS, key));
         let gate = match &r.gate {
@@ -162,7 +162,7 @@ impl Expander<'_> {
         })
     }
 
-    fn step(&self, s: &StepDef) -> Result<StepInput, SpecError> {
+    fn step(&self, s: &StepDef) -> Result<StepInput, SettingError> {
         let f = &s.fields;
         let g = |key: &str| self.get(f, key, default_of(STEP_KEYS, key));
         let at = match s.kind {

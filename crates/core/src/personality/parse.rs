@@ -6,7 +6,7 @@ use crate::keys::{
     names, step_companions, DBWRITER_KEYS, FILESET_KEYS, GATE_KEYS, LOGWRITER_KEYS, PARAM_KEYS,
     ROLE_KEYS, RUN_KEYS, STEP_KINDS,
 };
-use crate::settings::{echo, Settings, SpecError};
+use crate::settings::{echo, SettingError, Settings};
 
 /// Longest fileset or role name: it becomes part of file names and messages.
 const MAX_NAME_CHARS: usize = 64;
@@ -18,7 +18,7 @@ pub(crate) fn parse_personality(
     doc: &Table,
     place: &Place,
     run: Settings,
-) -> Result<PersonalityDef, SpecError> {
+) -> Result<PersonalityDef, SettingError> {
     let params = params(doc, place)?;
     let declared: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
     let fileset_tables = tables(doc, place, "fileset")?;
@@ -38,7 +38,7 @@ pub(crate) fn parse_personality(
             .iter()
             .find_map(|k| doc.get(k))
             .map_or(1, |e| e.line);
-        return Err(SpecError::new(
+        return Err(SettingError::new(
             place.at(first),
             "role",
             "a personality needs at least one [[role]] (a file with no params, filesets or \
@@ -53,7 +53,7 @@ pub(crate) fn parse_personality(
     })
 }
 
-fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SpecError> {
+fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SettingError> {
     let Some(entry) = doc.get("params") else {
         return Ok(Vec::new());
     };
@@ -93,7 +93,7 @@ fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SpecError> {
 }
 
 /// The tables of `[[key]]`.
-fn tables<'a>(doc: &'a Table, place: &Place, key: &str) -> Result<Vec<&'a Table>, SpecError> {
+fn tables<'a>(doc: &'a Table, place: &Place, key: &str) -> Result<Vec<&'a Table>, SettingError> {
     match doc.get(key) {
         None => Ok(Vec::new()),
         Some(entry) => entry.items(place, key, &format!("tables ([[{key}]])"), Node::table),
@@ -102,10 +102,10 @@ fn tables<'a>(doc: &'a Table, place: &Place, key: &str) -> Result<Vec<&'a Table>
 
 /// The `name` of a `[[fileset]]` or `[[role]]`, usable in file names and messages, and the
 /// line it was written on.
-fn name_of(t: &Table, place: &Place, what: &str) -> Result<(String, usize), SpecError> {
+fn name_of(t: &Table, place: &Place, what: &str) -> Result<(String, usize), SettingError> {
     let entry = t
         .get("name")
-        .ok_or_else(|| SpecError::new(place.at(t.line), what, "needs a name = \"...\""))?;
+        .ok_or_else(|| SettingError::new(place.at(t.line), what, "needs a name = \"...\""))?;
     let label = format!("{what}.name");
     let name = entry.string(place, &label)?;
     let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
@@ -123,12 +123,12 @@ fn name_of(t: &Table, place: &Place, what: &str) -> Result<(String, usize), Spec
 }
 
 /// Refuses a second table with the same name.
-fn refuse_duplicates(tables: &[&Table], place: &Place, what: &str) -> Result<(), SpecError> {
+fn refuse_duplicates(tables: &[&Table], place: &Place, what: &str) -> Result<(), SettingError> {
     let mut seen: Vec<(String, usize)> = Vec::new();
     for t in tables {
         let (name, line) = name_of(t, place, what)?;
         if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
-            return Err(SpecError::new(
+            return Err(SettingError::new(
                 place.at(line),
                 format!("{what}.name"),
                 format!(
@@ -150,7 +150,7 @@ fn fields(
     section: &str,
     skip: &[&str],
     declared: &[&str],
-) -> Result<Fields, SpecError> {
+) -> Result<Fields, SettingError> {
     let mut entries = Vec::new();
     for e in t.entries.iter().filter(|e| !skip.contains(&e.key.as_str())) {
         let label = join_key(section, &e.key);
@@ -164,7 +164,7 @@ fn fields(
     })
 }
 
-fn field(e: &Entry, place: &Place, label: &str, declared: &[&str]) -> Result<Field, SpecError> {
+fn field(e: &Entry, place: &Place, label: &str, declared: &[&str]) -> Result<Field, SettingError> {
     let text = e.scalar(place, label)?;
     let field = Field {
         text,
@@ -186,7 +186,7 @@ fn field(e: &Entry, place: &Place, label: &str, declared: &[&str]) -> Result<Fie
     Ok(field)
 }
 
-fn fileset(t: &Table, place: &Place, declared: &[&str]) -> Result<FilesetDef, SpecError> {
+fn fileset(t: &Table, place: &Place, declared: &[&str]) -> Result<FilesetDef, SettingError> {
     let (name, _) = name_of(t, place, "fileset")?;
     let section = format!("fileset.{name}");
     t.refuse_unknown(place, &section, &names(&[FILESET_KEYS]))?;
@@ -196,7 +196,7 @@ fn fileset(t: &Table, place: &Place, declared: &[&str]) -> Result<FilesetDef, Sp
     })
 }
 
-fn role(t: &Table, place: &Place, declared: &[&str]) -> Result<RoleDef, SpecError> {
+fn role(t: &Table, place: &Place, declared: &[&str]) -> Result<RoleDef, SettingError> {
     let (name, _) = name_of(t, place, "role")?;
     let section = format!("role.{name}");
     t.refuse_unknown(place, &section, &names(&[ROLE_KEYS]))?;
@@ -249,12 +249,17 @@ fn role(t: &Table, place: &Place, declared: &[&str]) -> Result<RoleDef, SpecErro
     })
 }
 
-fn step(t: &Table, place: &Place, section: &str, declared: &[&str]) -> Result<StepDef, SpecError> {
+fn step(
+    t: &Table,
+    place: &Place,
+    section: &str,
+    declared: &[&str],
+) -> Result<StepDef, SettingError> {
     let mut kinds = STEP_KINDS
         .into_iter()
         .filter_map(|k| t.get(k).map(|e| (k, e)));
     let Some((kind, entry)) = kinds.next() else {
-        return Err(SpecError::new(
+        return Err(SettingError::new(
             place.at(t.line),
             section,
             "a step needs one of io, hog, post, wait, commit, sync, aiowait or dirty",

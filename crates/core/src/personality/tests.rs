@@ -1,7 +1,7 @@
 //! Nothing written in a personality is ignored: every refusal names the key, the line it was
 //! written on and what is allowed.
 
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 use crate::workload::{builtin, Workload};
 
 /// The built-in slob as a user's file, with `from` replaced by `to`.
@@ -12,7 +12,7 @@ fn slob_with(from: &str, to: &str) -> String {
 }
 
 /// Parses `text` as `mine.toml` and plans it with `set`.
-fn plan(text: &str, set: &str) -> Result<crate::Plan, SpecError> {
+fn plan(text: &str, set: &str) -> Result<crate::plan::Plan, SettingError> {
     Workload::parse("mine", text, "mine.toml")?.plan(&Settings::parse_set(set).unwrap())
 }
 
@@ -22,7 +22,7 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 /// Asserts `text` is refused at the line of `needle`, naming `key`.
-fn refused_at(text: &str, needle: &str, key: &str) -> SpecError {
+fn refused_at(text: &str, needle: &str, key: &str) -> SettingError {
     let e = plan(text, "").unwrap_err();
     let at = format!("mine.toml:{}", line_of(text, needle));
     assert_eq!(e.origin.to_string(), at, "{e}");

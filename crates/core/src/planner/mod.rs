@@ -6,7 +6,7 @@
 mod rules;
 
 use crate::plan::*;
-use crate::settings::{Origin, SpecError};
+use crate::settings::{Origin, SettingError};
 use crate::units::format_bytes;
 use crate::values::{Lookup, Val};
 use rules::{
@@ -38,13 +38,14 @@ pub(crate) struct RunValues {
     pub compress_pct: u8,
 }
 
-pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SpecError> {
+pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
     let d = |k: &str| look.get(k, crate::keys::default_of(crate::keys::RUN_KEYS, k));
     let engine = d("engine");
     let engine = EngineKind::parse(engine.text.trim()).map_err(|_| {
         engine.invalid(format!(
-            "{} is not an engine (allowed: psync, io_uring, null)",
-            engine.shown()
+            "{} is not an engine (allowed: {})",
+            engine.shown(),
+            EngineKind::names()
         ))
     })?;
     let week = Duration::from_secs(7 * 86400);
@@ -130,8 +131,8 @@ pub(crate) enum StepKind {
 }
 
 impl RoleInput {
-    fn err(&self, msg: impl Into<String>) -> SpecError {
-        SpecError::new(self.origin.clone(), &self.label, msg)
+    fn err(&self, msg: impl Into<String>) -> SettingError {
+        SettingError::new(self.origin.clone(), &self.label, msg)
     }
 }
 
@@ -142,7 +143,7 @@ pub(crate) fn build(
     filesets: &[FilesetInput],
     roles: &[RoleInput],
     settings: BTreeMap<String, String>,
-) -> Result<Plan, SpecError> {
+) -> Result<Plan, SettingError> {
     let mut planned_filesets = Vec::with_capacity(filesets.len());
     let mut dataset = 0u64;
     for f in filesets {
@@ -182,7 +183,7 @@ pub(crate) fn build(
     })
 }
 
-fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SpecError> {
+fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
     let nrfiles = f.nrfiles.int(1, 100_000)? as u32;
     let (size, file_size) = match &f.size {
         FileSize::PerFile(v) => (v, v.size(MIN_FILESET_BYTES, u64::MAX / 2)?),
@@ -214,7 +215,7 @@ fn role(
     names: &[&str],
     filesets: &[FilesetPlan],
     engine: EngineKind,
-) -> Result<RolePlan, SpecError> {
+) -> Result<RolePlan, SettingError> {
     let fileset = filesets
         .iter()
         .position(|f| f.name == r.fileset.text.trim())
@@ -253,7 +254,7 @@ fn role(
     check_fit(r, &steps, &filesets[fileset], offset)?;
     let gate = match &r.gate {
         None => None,
-        Some((value, highwater)) => Some(Gate {
+        Some((value, highwater)) => Some(SemaphoreSpec {
             value: value.int(1, 1 << 40)?,
             highwater: highwater.int(1, 1 << 40)?,
         }),
@@ -289,8 +290,8 @@ fn role(
     })
 }
 
-fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Step, SpecError> {
-    let role_ref = |v: &Val| -> Result<usize, SpecError> {
+fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Step, SettingError> {
+    let role_ref = |v: &Val| -> Result<usize, SettingError> {
         names
             .iter()
             .position(|n| *n == v.text.trim())
@@ -346,14 +347,15 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
 }
 
 /// A role's own engine (`engine = "io_uring"`), or `None` to use the run's.
-fn role_engine(v: &Val) -> Result<Option<EngineKind>, SpecError> {
+fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
     if v.text.trim().is_empty() {
         return Ok(None);
     }
     EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
         v.invalid(format!(
-            "{} is not an engine (allowed: psync, io_uring, null)",
-            v.shown()
+            "{} is not an engine (allowed: {})",
+            v.shown(),
+            EngineKind::names()
         ))
     })
 }
@@ -376,7 +378,7 @@ const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
     ("randupdate", IoMix::Update, Pattern::Random),
 ];
 
-fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SpecError> {
+fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SettingError> {
     let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
     let name = io.choice(&names)?;
     // Checked even where unused: a wrong value written is refused, never ignored.

@@ -3,7 +3,7 @@
 
 use super::{RoleInput, StepKind};
 use crate::plan::*;
-use crate::settings::SpecError;
+use crate::settings::SettingError;
 use crate::units::format_bytes;
 use crate::values::Val;
 
@@ -12,7 +12,7 @@ pub(super) fn check_engine_depth(
     engine: EngineKind,
     iodepth: &Val,
     depth: u32,
-) -> Result<(), SpecError> {
+) -> Result<(), SettingError> {
     if depth > 1 && engine == EngineKind::Psync {
         return Err(iodepth.invalid(format!(
             "iodepth={depth} needs an asynchronous engine: psync has one I/O in flight per \
@@ -28,7 +28,7 @@ pub(super) fn check_depth_fits_count(
     r: &RoleInput,
     steps: &[Step],
     depth: u32,
-) -> Result<(), SpecError> {
+) -> Result<(), SettingError> {
     for (s, planned) in r.steps.iter().zip(steps) {
         let (StepKind::Io { count, .. }, Step::Io(io)) = (&s.kind, planned) else {
             continue;
@@ -52,7 +52,7 @@ pub(super) fn check_depth_fits_count(
 }
 
 /// O_DIRECT needs sizes and offsets in whole logical blocks.
-pub(super) fn check_aligned(v: &Val, bytes: u64) -> Result<(), SpecError> {
+pub(super) fn check_aligned(v: &Val, bytes: u64) -> Result<(), SettingError> {
     if bytes % 512 != 0 {
         return Err(v.invalid(format!(
             "{} with direct=true must be a multiple of 512 bytes (the smallest logical block)",
@@ -68,7 +68,7 @@ pub(super) fn check_fit(
     steps: &[Step],
     fileset: &FilesetPlan,
     offset: u64,
-) -> Result<(), SpecError> {
+) -> Result<(), SettingError> {
     for (s, planned) in r.steps.iter().zip(steps) {
         let (StepKind::Io { bs, .. }, Step::Io(io)) = (&s.kind, planned) else {
             continue;
@@ -93,7 +93,7 @@ pub(super) fn check_fit(
 }
 
 /// Parses `sync`: none/false, dsync, sync/true.
-pub(super) fn sync_mode(v: &Val) -> Result<SyncMode, SpecError> {
+pub(super) fn sync_mode(v: &Val) -> Result<SyncMode, SettingError> {
     Ok(
         match v.choice(&["none", "false", "0", "dsync", "sync", "true", "1"])? {
             "dsync" => SyncMode::Dsync,
@@ -104,14 +104,14 @@ pub(super) fn sync_mode(v: &Val) -> Result<SyncMode, SpecError> {
 }
 
 /// `rate_iops`: 0 means unthrottled.
-pub(super) fn optional_rate(v: &Val) -> Result<Option<f64>, SpecError> {
+pub(super) fn optional_rate(v: &Val) -> Result<Option<f64>, SettingError> {
     if v.text.trim() == "0" {
         return Ok(None);
     }
     v.rate(1e8).map(Some)
 }
 
-pub(super) fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEvery>, SpecError> {
+pub(super) fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEvery>, SettingError> {
     let f = fsync.int(0, 1 << 32)?;
     let fd = fdatasync.int(0, 1 << 32)?;
     Ok(match (f, fd) {
@@ -130,7 +130,7 @@ pub(super) fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEver
 
 /// Posts must target roles with gates, waits need a gate, commits need a log writer, and a
 /// worker with threads needs an io step.
-pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SpecError> {
+pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SettingError> {
     for (input, r) in inputs.iter().zip(roles) {
         for (s, planned) in input.steps.iter().zip(&r.steps) {
             match planned {
@@ -179,7 +179,7 @@ fn check_dirty(
     r: &RolePlan,
     target: &RolePlan,
     steps: &[Step],
-) -> Result<(), SpecError> {
+) -> Result<(), SettingError> {
     if !target.db_writer {
         return Err(s.at.invalid(format!(
             "dirties blocks for '{}', which is not kind = \"dbwriter\"",
@@ -203,7 +203,7 @@ fn check_dirty(
 
 /// Asynchronous I/O steps need an aiowait step in the same loop, and an aiowait step needs
 /// asynchronous I/O to wait for.
-fn check_async(input: &RoleInput, r: &RolePlan) -> Result<(), SpecError> {
+fn check_async(input: &RoleInput, r: &RolePlan) -> Result<(), SettingError> {
     let is_async = |s: &Step| matches!(s, Step::Io(io) if io.async_io);
     let aiowait = r.steps.iter().position(|s| *s == Step::AioWait);
     match (r.steps.iter().position(is_async), aiowait) {
@@ -222,7 +222,7 @@ fn check_async(input: &RoleInput, r: &RolePlan) -> Result<(), SpecError> {
 pub(super) fn check_some_threads(
     inputs: &[RoleInput],
     roles: &[RolePlan],
-) -> Result<(), SpecError> {
+) -> Result<(), SettingError> {
     let workers: Vec<&RoleInput> = inputs
         .iter()
         .zip(roles)

@@ -1,16 +1,16 @@
 //! The plan honours iodepth, and a rule shared by plain jobs and personalities says the same.
 
 use crate::plan::{EngineKind, IoStep, Step};
-use crate::settings::{Settings, SpecError};
+use crate::settings::{SettingError, Settings};
 use crate::workload::{builtin, Workload};
 
-fn plan(name: &str, set: &str) -> Result<crate::Plan, SpecError> {
+fn plan(name: &str, set: &str) -> Result<crate::plan::Plan, SettingError> {
     builtin(name)
         .unwrap()
         .plan(&Settings::parse_set(set).unwrap())
 }
 
-fn io_steps(p: &crate::Plan, role: &str) -> Vec<IoStep> {
+fn io_steps(p: &crate::plan::Plan, role: &str) -> Vec<IoStep> {
     let r = p.roles.iter().find(|r| r.name == role).unwrap();
     r.steps
         .iter()

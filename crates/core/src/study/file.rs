@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use super::{parse_fraction, pick_baseline, StackDef, Study, StudyWorkload, Sweep, MAX_REPEAT};
 use crate::doc::{self, join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{default_of, names, STUDY_KEYS};
-use crate::settings::{Origin, SpecError};
+use crate::settings::{Origin, SettingError};
 
 /// Reads a study file: `stacks = [...]`, `[[workload]]` tables (`name`, other keys are the
 /// workload's settings, checked when the workload is planned), `sweep = ["zfs.recordsize=8k,128k"]`,
 /// `repeat`, `baseline` (a stack, or the start of one), `min_effect` ("5%"), `size`,
 /// `mem_limit`, `[[stack]]` tables.
-pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
+pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
     let place = Place::file(path);
     let doc = doc::parse(text, &place)?;
     doc.refuse_unknown(&place, "", &names(&[STUDY_KEYS]))?;
@@ -23,7 +23,7 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
     let stack_defs = stack_tables(&doc, &place, &mut stacks)?;
     if stacks.is_empty() {
         let line = doc.get("stacks").map_or(1, |e| e.line);
-        return Err(SpecError::new(
+        return Err(SettingError::new(
             place.at(line),
             "stacks",
             "a study needs at least one stack: stacks = [\"ext4\", \"xfs\"] or [[stack]] tables",
@@ -33,11 +33,11 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
         .into_iter()
         .map(|(text, line)| {
             let mut sweep =
-                Sweep::parse(&text).map_err(|m| SpecError::new(place.at(line), "sweep", m))?;
+                Sweep::parse(&text).map_err(|m| SettingError::new(place.at(line), "sweep", m))?;
             sweep.origin = place.at(line);
             Ok(sweep)
         })
-        .collect::<Result<_, SpecError>>()?;
+        .collect::<Result<_, SettingError>>()?;
     let baseline = match doc.get("baseline") {
         None => None,
         Some(e) => {
@@ -61,7 +61,7 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SpecError> {
 }
 
 /// A list of strings, each with its line.
-fn strings(doc: &Table, place: &Place, key: &str) -> Result<Vec<(String, usize)>, SpecError> {
+fn strings(doc: &Table, place: &Place, key: &str) -> Result<Vec<(String, usize)>, SettingError> {
     match doc.get(key) {
         None => Ok(Vec::new()),
         Some(entry) => entry.items(place, key, "strings", |n| match &n.value {
@@ -77,7 +77,7 @@ fn stack_tables(
     doc: &Table,
     place: &Place,
     stacks: &mut Vec<String>,
-) -> Result<BTreeMap<String, StackDef>, SpecError> {
+) -> Result<BTreeMap<String, StackDef>, SettingError> {
     let mut defs = BTreeMap::new();
     let Some(entry) = doc.get("stack") else {
         return Ok(defs);
@@ -86,7 +86,7 @@ fn stack_tables(
         t.refuse_unknown(place, "stack", &["name", "spec", "log", "set"])?;
         let required = |key: &str| match t.get(key) {
             Some(e) => e.string(place, &join_key("stack", key)),
-            None => Err(SpecError::new(
+            None => Err(SettingError::new(
                 place.at(t.line),
                 "stack",
                 format!("needs {key} = \"...\" (name, spec; log and set are optional)"),
@@ -106,7 +106,7 @@ fn stack_tables(
         }
         if stacks.contains(&name) {
             let message = format!("\"{name}\" names two stacks; give each its own name");
-            return Err(SpecError::new(place.at(t.line), "stack.name", message));
+            return Err(SettingError::new(place.at(t.line), "stack.name", message));
         }
         stacks.push(name.clone());
         defs.insert(name, StackDef { spec, log, set });
@@ -114,9 +114,9 @@ fn stack_tables(
     Ok(defs)
 }
 
-fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError> {
+fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SettingError> {
     let Some(entry) = doc.get("workload") else {
-        return Err(SpecError::new(
+        return Err(SettingError::new(
             place.at(1),
             "workload",
             "a study needs at least one [[workload]] with a name",
@@ -127,7 +127,7 @@ fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError
         let name = match t.get("name") {
             Some(n) => n.string(place, "workload.name")?,
             None => {
-                return Err(SpecError::new(
+                return Err(SettingError::new(
                     place.at(t.line),
                     "workload",
                     "needs a name = \"...\" (a built-in such as slob, or a workload file)",
@@ -145,7 +145,7 @@ fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SpecError
     Ok(out)
 }
 
-fn repeat(doc: &Table, place: &Place) -> Result<u32, SpecError> {
+fn repeat(doc: &Table, place: &Place) -> Result<u32, SettingError> {
     let Some(e) = doc.get("repeat") else {
         return Ok(default_of(STUDY_KEYS, "repeat").parse().unwrap_or(3));
     };
@@ -164,12 +164,12 @@ fn repeat(doc: &Table, place: &Place) -> Result<u32, SpecError> {
     }
 }
 
-fn min_effect(doc: &Table, place: &Place) -> Result<f64, SpecError> {
+fn min_effect(doc: &Table, place: &Place) -> Result<f64, SettingError> {
     let text = scalar_or_default(doc, place, "min_effect")?;
-    parse_fraction(&text.0).map_err(|m| SpecError::new(text.1, "min_effect", m))
+    parse_fraction(&text.0).map_err(|m| SettingError::new(text.1, "min_effect", m))
 }
 
-fn mem_limit(doc: &Table, place: &Place) -> Result<Option<String>, SpecError> {
+fn mem_limit(doc: &Table, place: &Place) -> Result<Option<String>, SettingError> {
     let Some(e) = doc.get("mem_limit") else {
         return Ok(None);
     };
@@ -178,14 +178,18 @@ fn mem_limit(doc: &Table, place: &Place) -> Result<Option<String>, SpecError> {
     Ok(Some(text))
 }
 
-fn size(doc: &Table, place: &Place) -> Result<String, SpecError> {
+fn size(doc: &Table, place: &Place) -> Result<String, SettingError> {
     let (text, origin) = scalar_or_default(doc, place, "size")?;
-    crate::units::parse_size(&text).map_err(|m| SpecError::new(origin.clone(), "size", m))?;
+    crate::units::parse_size(&text).map_err(|m| SettingError::new(origin.clone(), "size", m))?;
     Ok(text)
 }
 
 /// A scalar key's text and where it was written, or its documented default.
-fn scalar_or_default(doc: &Table, place: &Place, key: &str) -> Result<(String, Origin), SpecError> {
+fn scalar_or_default(
+    doc: &Table,
+    place: &Place,
+    key: &str,
+) -> Result<(String, Origin), SettingError> {
     match doc.get(key) {
         Some(e) => Ok((scalar_not_bool(e, place, key)?, place.at(e.line))),
         None => Ok((
@@ -197,7 +201,7 @@ fn scalar_or_default(doc: &Table, place: &Place, key: &str) -> Result<(String, O
     }
 }
 
-fn scalar_not_bool(e: &Entry, place: &Place, key: &str) -> Result<String, SpecError> {
+fn scalar_not_bool(e: &Entry, place: &Place, key: &str) -> Result<String, SettingError> {
     match e.node.value {
         Value::Str(_) | Value::Int(_) | Value::Float(_) => e.scalar(place, key),
         _ => Err(e.wrong_kind(place, key, "text or a number")),

@@ -4,7 +4,7 @@
 mod expand;
 mod file;
 
-use crate::settings::{echo, Origin, Settings, SpecError};
+use crate::settings::{echo, Origin, SettingError, Settings};
 use serde::{Deserialize, Serialize};
 
 use expand::pick_baseline;
@@ -73,7 +73,7 @@ impl Sweep {
     }
 
     fn error(&self, message: impl Into<String>) -> String {
-        SpecError::new(self.origin.clone(), self.name(), message).to_string()
+        SettingError::new(self.origin.clone(), self.name(), message).to_string()
     }
 }
 

@@ -64,28 +64,13 @@ fn sweeps_apply_to_their_scope_and_runs_interleave() {
 
 #[test]
 fn ids_are_stable_and_distinct() {
-    let p = study(
-        &[
-            "raw",
-            "zfs:arc=100m",
-            "zfs:recordsize=8k,primarycache=metadata",
-        ],
-        &[],
-        1,
-    )
-    .expand()
-    .unwrap();
-    let again = study(
-        &[
-            "raw",
-            "zfs:arc=100m",
-            "zfs:recordsize=8k,primarycache=metadata",
-        ],
-        &[],
-        1,
-    )
-    .expand()
-    .unwrap();
+    let stacks = [
+        "raw",
+        "zfs:arc=100m",
+        "zfs:recordsize=8k,primarycache=metadata",
+    ];
+    let expand = || study(&stacks, &[], 1).expand().unwrap();
+    let (p, again) = (expand(), expand());
     assert_eq!(p.cells, again.cells);
     assert!(p
         .cells
@@ -110,7 +95,7 @@ fn study_files_mean_the_same_as_flags() {
     assert!(parse_fraction("150%").is_err());
 }
 
-fn parse(text: &str) -> Result<Study, SpecError> {
+fn parse(text: &str) -> Result<Study, SettingError> {
     parse_study(text, "s.toml")
 }
 
@@ -125,7 +110,7 @@ fn study_files_refuse_unknown_keys_and_wrong_types_at_their_line() {
     );
     assert!(
         e.message
-            .contains("unknown key (allowed: baseline, min_effect, repeat"),
+            .contains("unknown key (allowed: baseline, mem_limit, min_effect, repeat"),
         "{e}"
     );
     let e = parse(&format!("stacks = [\"ext4\"]\nrepeat = \"5\"\n{WORKLOAD}")).unwrap_err();

@@ -9,51 +9,29 @@ use bakeoff_stack::{Options, Stack, StackSpec};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// True if servers can be started here; under CI=true, false is a failure.
+/// True if servers can be started here: root and the PostgreSQL binaries. False skips the test
+/// ([`bakeoff_testkit::require`]: under CI=true it fails).
 pub fn privileged() -> bool {
     let root = nix::unistd::geteuid().is_root();
-    let binaries = Binaries::find(None);
-    if root && binaries.is_ok() {
-        return true;
-    }
-    let why = match binaries {
-        Err(e) => format!("needs root ({root}) and PostgreSQL: {e}"),
-        Ok(_) => format!("needs root ({root})"),
+    let what = match Binaries::find(None) {
+        Err(e) => format!("root ({root}) and PostgreSQL: {e}"),
+        Ok(_) if !root => format!("root ({root})"),
+        Ok(_) => return true,
     };
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{why}: CI=true, so this fails instead of skipping"
-    );
-    eprintln!("skipping: {why}");
-    false
-}
-
-/// The state directory of this test process (the variable is process-wide).
-pub fn state_dir() -> &'static Path {
-    static STATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            let d = tempfile::tempdir().unwrap();
-            std::env::set_var("BAKEOFF_STATE_DIR", d.path());
-            d
-        })
-        .path()
+    bakeoff_testkit::require(false, &what)
 }
 
 /// A directory for images and mount points the postgres user can traverse (a temporary
 /// directory is private to root by default).
 pub fn images_dir() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new()
-        .prefix("bakeoff-pg-test-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
+    let dir = bakeoff_testkit::scratch_dir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 
 /// A tmpfs stack of `size_mib` in `images`.
 pub fn tmpfs(images: &Path, size_mib: u64) -> Stack {
-    state_dir();
+    bakeoff_testkit::process_state_dir();
     let spec = StackSpec::parse(&format!("tmpfs:size={size_mib}m")).unwrap();
     let opts = Options {
         images: images.to_path_buf(),
@@ -101,10 +79,4 @@ pub fn wait_gone(pid: i32) -> bool {
 /// The socket directory a server named `name` uses.
 pub fn socket_dir(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("bakeoff-pg-{name}"))
-}
-
-/// Tests that measure take turns: hold this for the whole test.
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }

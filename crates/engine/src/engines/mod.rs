@@ -1,6 +1,7 @@
 //! I/O engines: one struct of hooks each (fio's `ioengine_ops`, trimmed to submit and reap).
-//! Engines are chosen once per worker and monomorphised; adding one is a file here plus a
-//! variant of [`bakeoff_core::EngineKind`] and an arm in [`crate::worker::spawn_worker`].
+//! Engines are chosen once per worker and monomorphised; adding one is a file here, its `mod`
+//! line and arm in [`with_engine`] (and a conformance test below), and a variant of
+//! [`bakeoff_core::plan::EngineKind`].
 
 mod null;
 mod psync;
@@ -10,7 +11,7 @@ pub use null::Null;
 pub use psync::Psync;
 pub use uring::IoUring;
 
-use bakeoff_core::plan::SyncKind;
+use bakeoff_core::plan::{EngineKind, SyncKind};
 use std::fs::File;
 use std::io;
 use std::sync::Arc;
@@ -77,6 +78,23 @@ pub trait Engine: Sized + Send {
 
     /// Syncs one file (no I/O may be in flight).
     fn sync(&mut self, file: u32, kind: SyncKind) -> io::Result<()>;
+}
+
+/// Code generic over the engine: [`with_engine`] runs it with the engine type a plan names.
+pub(crate) trait WithEngine {
+    /// What it gives back.
+    type Output;
+    /// Runs with engine `E`.
+    fn run<E: Engine + 'static>(self) -> Self::Output;
+}
+
+/// Runs `code` with the engine `kind` names: the one place an [`EngineKind`] becomes a type.
+pub(crate) fn with_engine<W: WithEngine>(kind: EngineKind, code: W) -> W::Output {
+    match kind {
+        EngineKind::Psync => code.run::<Psync>(),
+        EngineKind::IoUring => code.run::<IoUring>(),
+        EngineKind::Null => code.run::<Null>(),
+    }
 }
 
 /// `fsync` or `fdatasync` through std, for engines that sync synchronously.

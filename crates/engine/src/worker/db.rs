@@ -4,8 +4,8 @@
 
 use super::io::AT_SUBMIT;
 use super::{Slot, Worker};
+use crate::coupling::DirtyBlock;
 use crate::engines::{Engine, IoReq};
-use crate::gate::DirtyBlock;
 use crate::shared::RunError;
 
 impl<E: Engine> Worker<E> {

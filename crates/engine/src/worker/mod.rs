@@ -167,12 +167,12 @@ impl<E: Engine> Worker<E> {
                     Step::Hog(n) => hog(*n),
                     Step::Post(targets) => {
                         for &t in targets {
-                            for gate in &self.shared.gates[t] {
-                                gate.post(&|| self.shared.stopped());
+                            for semaphore in &self.shared.semaphores[t] {
+                                semaphore.post(&|| self.shared.stopped());
                             }
                         }
                     }
-                    Step::Wait => self.shared.gates[self.role_idx][self.thread]
+                    Step::Wait => self.shared.semaphores[self.role_idx][self.thread]
                         .clone()
                         .wait(&|| self.shared.stopped()),
                     Step::Commit { bytes, log_role } => {

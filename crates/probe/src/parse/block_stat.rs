@@ -2,7 +2,7 @@
 //! (kernel `Documentation/block/stat.rst`).
 
 use super::number;
-use crate::ProbeError;
+use crate::error::ProbeError;
 
 const FILE: &str = "/sys/block/<dev>/stat";
 

@@ -1,7 +1,7 @@
 //! `/proc/meminfo`: memory and page-cache sizes.
 
 use super::number;
-use crate::ProbeError;
+use crate::error::ProbeError;
 
 const FILE: &str = "/proc/meminfo";
 

@@ -18,7 +18,7 @@ pub use mountinfo::{parse_mountinfo, MountEntry};
 pub use pid_stat::{parse_pid_stat, ProcStat};
 pub use proc_stat::{parse_proc_stat, CpuTimes};
 
-use crate::ProbeError;
+use crate::error::ProbeError;
 
 /// Parses one decimal counter, naming the file and field on failure.
 fn number(file: &'static str, field: &str, token: &str) -> Result<u64, ProbeError> {

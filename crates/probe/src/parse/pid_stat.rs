@@ -1,7 +1,7 @@
 //! `/proc/<pid>/stat`: one process's identity and CPU time (proc(5)).
 
 use super::number;
-use crate::ProbeError;
+use crate::error::ProbeError;
 
 const FILE: &str = "/proc/<pid>/stat";
 

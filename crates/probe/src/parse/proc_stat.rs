@@ -1,7 +1,7 @@
 //! `/proc/stat`: CPU time since boot.
 
 use super::number;
-use crate::ProbeError;
+use crate::error::ProbeError;
 
 const FILE: &str = "/proc/stat";
 

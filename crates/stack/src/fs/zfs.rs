@@ -24,7 +24,7 @@ use crate::backing::{Backing, Ctx};
 use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::spec::{SpecError, StackSpec};
+use crate::spec::{StackSpec, StackSpecError};
 use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
@@ -91,7 +91,7 @@ pub fn dataset(pool: &str) -> String {
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
 fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
-    let z = ZfsSpec::of(spec).map_err(|message| SpecError {
+    let z = ZfsSpec::of(spec).map_err(|message| StackSpecError {
         spec: spec.text.clone(),
         message,
     })?;

@@ -1,30 +1,30 @@
-//! Shared by the privileged stack tests.
+//! What the stack crate's tests share beyond `bakeoff-testkit`: stack options over a test's
+//! images directory, and the images under a stack.
 
 #![allow(dead_code)]
 
+use bakeoff_stack::{Options, Stack};
 use std::path::Path;
 
-/// True if `ok`; otherwise the test skips with a message naming `what`, except under `CI=true`,
-/// where not being able to run is a failure.
-pub fn require(ok: bool, what: &str) -> bool {
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "needs {what}; CI=true, so this fails"
-        );
-        eprintln!("skipping: needs {what}");
-    }
-    ok
+/// A fresh images directory; this test process's private state directory is set up first, so a
+/// stack never replays another run's ledger.
+pub fn scratch() -> tempfile::TempDir {
+    bakeoff_testkit::process_state_dir();
+    bakeoff_testkit::scratch_dir()
 }
 
-/// Root and loop devices.
-pub fn privileged() -> bool {
-    let ok = rustix::process::geteuid().is_root() && Path::new("/dev/loop-control").exists();
-    require(ok, "root and loop devices")
+/// Options that make each of a stack's images `bytes` large, in `images`.
+pub fn options(images: &Path, bytes: u64) -> Options {
+    let mut o = Options {
+        images: images.to_path_buf(),
+        ..Options::default()
+    };
+    o.backing.size = bytes;
+    o
 }
 
 /// The image files under a stack's loop devices.
-pub fn images_of(stack: &bakeoff_stack::Stack) -> Vec<String> {
+pub fn images_of(stack: &Stack) -> Vec<String> {
     stack
         .info
         .backing

@@ -3,7 +3,7 @@
 //! comparison table.
 
 use super::dbrun::run_db;
-use super::exports::{self, Export, Kind};
+use super::exports::{self, Export};
 use super::measure::interrupt_flag;
 use super::on_stack::{loop_only, run_on_stack, StackRun};
 use super::preflight;
@@ -44,7 +44,7 @@ fn check(
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
-    let exports = exports::open(&exports::requests(&args.export))?;
+    let exports = exports::open(&args.export.requested)?;
     let mut opts = args.stack_opts.clone();
     opts.size = plan.study.size.clone();
     let mut checked: Vec<(&str, u64)> = Vec::new();
@@ -285,11 +285,9 @@ fn finish(out: &Path, args: &CompareArgs, exports: Vec<Export>) -> Result<Code, 
     let loaded = super::report::load(&[out.to_path_buf()], &args.report)?;
     let report = &loaded.report;
     let table = super::report::render(report, &args.report)?;
-    exports::deliver(&table, exports, |kind| match kind {
-        Kind::Json => bakeoff_report::study_table::render_json(report),
-        Kind::Markdown => bakeoff_report::study_table::render_markdown(report),
-        Kind::Csv => bakeoff_report::study_table::render_csv(report),
-        Kind::Timeseries => unreachable!("compare never requests a time series"),
+    exports::deliver(&table, exports, |e| {
+        e.comparison
+            .map_or_else(String::new, |render| render(report))
     })?;
     eprintln!("results: {}", out.display());
     Ok(loaded.code())

@@ -1,7 +1,7 @@
 //! What the target is and which file system it is on.
 
 use crate::mounts::{canonical_or_ancestor, merged_options, mount_for};
-use crate::parse_mountinfo;
+use crate::parse::parse_mountinfo;
 use crate::read::{read, MOUNTINFO};
 use bakeoff_core::record::TargetInfo;
 use std::os::unix::fs::FileTypeExt;

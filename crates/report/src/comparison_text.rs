@@ -2,7 +2,8 @@
 //! over repetitions, and against the baseline the ratio and the verdict:
 //! `48,902 [47,1k–50,2k] ×0.50 worse`.
 
-use crate::study::{figure, CellRow, Figure, FigureCell, StudyReport};
+use crate::comparison::{CellRow, FigureCell, StudyReport};
+use crate::figures::{figure, Figure};
 use bakeoff_core::verdict::Verdict;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
@@ -179,7 +180,7 @@ pub fn render_json(r: &StudyReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::{build, figure, CellRuns};
+    use crate::comparison::{build, CellRuns};
     use bakeoff_core::verdict::Method;
 
     /// Three repetitions of raw (baseline), a ZFS stack at half the read IOPS with 16x read

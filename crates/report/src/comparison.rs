@@ -11,7 +11,7 @@ use serde::Serialize;
 /// Version of the comparison JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
 
-pub use crate::figures::{figure, Compare, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, FIGURES};
+use crate::figures::{Compare, Figure};
 
 /// One figure of one cell. Its median, range and comparison come from the same values.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -180,6 +180,7 @@ fn provenance_notes(cells: &[CellRuns]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::figure;
 
     fn cell(label: &str, values: &[(f64, f64, f64)]) -> CellRuns {
         let runs = values

@@ -1,6 +1,8 @@
-//! Couplings between roles: filebench-style gates (semblock/sempost) and the group-commit queue
-//! between database writers and the log writer. Waits poll `stopped` so a run ends promptly.
+//! Couplings between roles: filebench-style semaphores (semblock/sempost; a role's `gate` in a
+//! workload file), the group-commit queue between committers and the log writer, and the
+//! dirty-block queue between sessions and db writers. Waits poll `stopped` so a run ends promptly.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -13,13 +15,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// One waiter's gate: it needs `value` posts per pass; posters may be `highwater` posts ahead of
-/// what it has asked for. Mirrors filebench's pair of SysV semaphores (low and high water).
+/// Waits on `cv` while `blocked` holds, re-checking `stopped` at least every [`POLL`]: the
+/// guard once `blocked` is false, or `None` if the run ended first.
+fn wait_while<'a, T>(
+    cv: &Condvar,
+    mut guard: MutexGuard<'a, T>,
+    blocked: impl Fn(&T) -> bool,
+    stopped: &dyn Fn() -> bool,
+) -> Option<MutexGuard<'a, T>> {
+    while blocked(&guard) {
+        if stopped() {
+            return None;
+        }
+        guard = cv
+            .wait_timeout(guard, POLL)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+    Some(guard)
+}
+
+/// One waiter's semaphore: it needs `value` posts per pass; posters may be `highwater` posts
+/// ahead of what it has asked for. Mirrors filebench's pair of SysV semaphores (low and high
+/// water).
 ///
 /// The counters are atomics so that a post that needs no waiting takes no lock and makes no
-/// system call (200 OLTP shadows post to 11 gates per read); the mutex and condition variables
-/// are only for blocking, and every blocking wait re-checks at least every [`POLL`].
-pub struct Gate {
+/// system call (200 OLTP shadows post to 11 semaphores per read); the mutex and condition
+/// variables are only for blocking, and every blocking wait re-checks at least every [`POLL`].
+pub struct Semaphore {
     value: u64,
     /// Posts the posters may still make before blocking.
     allowance: AtomicI64,
@@ -30,10 +53,10 @@ pub struct Gate {
     to_posters: Condvar,
 }
 
-impl Gate {
-    /// A gate from the plan's parameters.
-    pub fn new(spec: bakeoff_core::plan::Gate) -> Gate {
-        Gate {
+impl Semaphore {
+    /// A semaphore from the plan's parameters.
+    pub fn new(spec: bakeoff_core::plan::SemaphoreSpec) -> Semaphore {
+        Semaphore {
             value: spec.value,
             allowance: AtomicI64::new(i64::try_from(spec.highwater).unwrap_or(i64::MAX)),
             posted: AtomicU64::new(0),
@@ -147,32 +170,17 @@ impl LogQueue {
         s.submitted += 1;
         let seq = s.submitted;
         self.work.notify_one();
-        while s.durable < seq {
-            if stopped() {
-                return false;
-            }
-            s = self
-                .done
-                .wait_timeout(s, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        true
+        wait_while(&self.done, s, |s| s.durable < seq, stopped).is_some()
     }
 
     /// Takes all queued commits; `None` once the run ended.
     pub fn next_batch(&self, stopped: &dyn Fn() -> bool) -> Option<LogBatch> {
-        let mut s = lock(&self.state);
-        while s.pending_commits == 0 {
-            if stopped() {
-                return None;
-            }
-            s = self
-                .work
-                .wait_timeout(s, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let mut s = wait_while(
+            &self.work,
+            lock(&self.state),
+            |s| s.pending_commits == 0,
+            stopped,
+        )?;
         let batch = LogBatch {
             bytes: s.pending_bytes,
             commits: s.pending_commits,
@@ -198,7 +206,7 @@ pub type DirtyBlock = (u32, u64, u32);
 /// sessions queue the blocks they update, db writer threads take them in batches.
 pub struct DirtyQueue {
     limit: usize,
-    blocks: Mutex<std::collections::VecDeque<DirtyBlock>>,
+    blocks: Mutex<VecDeque<DirtyBlock>>,
     to_writers: Condvar,
     to_sessions: Condvar,
 }
@@ -209,7 +217,7 @@ impl DirtyQueue {
         let limit = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
         DirtyQueue {
             limit,
-            blocks: Mutex::new(std::collections::VecDeque::new()),
+            blocks: Mutex::new(VecDeque::new()),
             to_writers: Condvar::new(),
             to_sessions: Condvar::new(),
         }
@@ -218,17 +226,10 @@ impl DirtyQueue {
     /// Queues a block, waiting while the queue is full ("free buffer waits"); false if the run
     /// ended first.
     pub fn push(&self, block: DirtyBlock, stopped: &dyn Fn() -> bool) -> bool {
-        let mut q = lock(&self.blocks);
-        while q.len() >= self.limit {
-            if stopped() {
-                return false;
-            }
-            q = self
-                .to_sessions
-                .wait_timeout(q, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let full = |q: &VecDeque<DirtyBlock>| q.len() >= self.limit;
+        let Some(mut q) = wait_while(&self.to_sessions, lock(&self.blocks), full, stopped) else {
+            return false;
+        };
         q.push_back(block);
         self.to_writers.notify_one();
         true
@@ -237,17 +238,10 @@ impl DirtyQueue {
     /// Moves up to `max` queued blocks into `out`, waiting for at least one; false once the run
     /// ended with nothing queued.
     pub fn take(&self, max: usize, out: &mut Vec<DirtyBlock>, stopped: &dyn Fn() -> bool) -> bool {
-        let mut q = lock(&self.blocks);
-        while q.is_empty() {
-            if stopped() {
-                return false;
-            }
-            q = self
-                .to_writers
-                .wait_timeout(q, POLL)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let empty = |q: &VecDeque<DirtyBlock>| q.is_empty();
+        let Some(mut q) = wait_while(&self.to_writers, lock(&self.blocks), empty, stopped) else {
+            return false;
+        };
         let n = q.len().min(max.max(1));
         out.extend(q.drain(..n));
         self.to_sessions.notify_all();
@@ -263,12 +257,12 @@ mod tests {
 
     #[test]
     fn waiter_passes_once_per_value_posts() {
-        let gate = Arc::new(Gate::new(bakeoff_core::plan::Gate {
+        let semaphore = Arc::new(Semaphore::new(bakeoff_core::plan::SemaphoreSpec {
             value: 10,
             highwater: 5,
         }));
         let passes = Arc::new(AtomicU64::new(0));
-        let (g, p) = (gate.clone(), passes.clone());
+        let (g, p) = (semaphore.clone(), passes.clone());
         let never = || false;
         let waiter = std::thread::spawn(move || {
             for _ in 0..3 {
@@ -277,7 +271,7 @@ mod tests {
             }
         });
         for _ in 0..30 {
-            gate.post(&never);
+            semaphore.post(&never);
         }
         waiter.join().unwrap();
         assert_eq!(passes.load(Ordering::SeqCst), 3);
@@ -285,19 +279,19 @@ mod tests {
 
     #[test]
     fn posters_block_at_highwater_until_stopped() {
-        let gate = Gate::new(bakeoff_core::plan::Gate {
+        let semaphore = Semaphore::new(bakeoff_core::plan::SemaphoreSpec {
             value: 100,
             highwater: 2,
         });
         let never = || false;
-        gate.post(&never);
-        gate.post(&never);
+        semaphore.post(&never);
+        semaphore.post(&never);
         // A third post would block: with `stopped` true it returns instead, without posting.
         let t = std::time::Instant::now();
-        gate.post(&|| t.elapsed() > Duration::from_millis(50));
+        semaphore.post(&|| t.elapsed() > Duration::from_millis(50));
         assert!(t.elapsed() >= Duration::from_millis(50));
         assert_eq!(
-            gate.posted.load(Ordering::SeqCst),
+            semaphore.posted.load(Ordering::SeqCst),
             2,
             "a blocked post has not posted"
         );
