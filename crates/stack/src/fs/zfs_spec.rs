@@ -245,8 +245,16 @@ fn check_property(prop: &str, value: &str) -> Result<(), String> {
         "copies" => one_of(&["1", "2", "3"]),
         "compression" => check_compression(value),
         "checksum" => one_of(&[
-            "on", "off", "fletcher2", "fletcher4", "sha256", "noparity", "sha512", "skein",
-            "edonr", "blake3",
+            "on",
+            "off",
+            "fletcher2",
+            "fletcher4",
+            "sha256",
+            "noparity",
+            "sha512",
+            "skein",
+            "edonr",
+            "blake3",
         ]),
         _ => Ok(()), // redundant_metadata, ...: zfs itself validates, and its message is shown
     }
@@ -260,7 +268,9 @@ fn check_compression(value: &str) -> Result<(), String> {
         || value.strip_prefix("gzip-").is_some_and(|l| level(l, 9));
     let new = value == "lz4"
         || value == "zstd"
-        || value.strip_prefix("zstd-fast-").is_some_and(|l| level(l, 1000))
+        || value
+            .strip_prefix("zstd-fast-")
+            .is_some_and(|l| level(l, 1000))
         || value.strip_prefix("zstd-").is_some_and(|l| level(l, 19));
     if old || (new && super::openzfs_loaded()) {
         return Ok(());
@@ -313,7 +323,11 @@ mod tests {
 
     #[test]
     fn compression_and_checksum_values_are_checked_before_anything_is_built() {
-        for ok in ["zfs:compression=lzjb", "zfs:compression=gzip-9", "zfs:checksum=sha256"] {
+        for ok in [
+            "zfs:compression=lzjb",
+            "zfs:compression=gzip-9",
+            "zfs:checksum=sha256",
+        ] {
             assert!(zfs(ok).is_ok(), "{ok}");
         }
         let e = zfs("zfs:compression=gzip-10").unwrap_err();
