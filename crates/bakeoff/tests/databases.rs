@@ -191,6 +191,7 @@ fn sqlite_tpcc_writes_to_the_device_on_ext4_and_not_on_tmpfs() {
         } else {
             assert!(per_txn.is_null(), "{stack}: no device, yet {per_txn}");
         }
+        assert_eq!(r["plan"]["settings"]["procedures"], "false", "{stack}");
         // SQLite runs on the terminals' threads: its share is measured there.
         assert!(f(&s["server_cpu_us_per_txn"]) > 0.0);
         assert!(f(&s["client_cpu_us_per_txn"]) >= 0.0);
@@ -213,6 +214,8 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     let set = "db=postgres,warehouses=1,terminals=2,runtime=10s";
     let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &["--log-stack", "xfs"]));
     assert_consistent(&r);
+    // By default each transaction is one call of its PL/pgSQL function.
+    assert_eq!(r["plan"]["settings"]["procedures"], "true");
     let wal = f(&r["database"]["window"]["wal_bytes"]);
     let (logs, log_written) = device_sum(&r, "log", "write_bytes");
     let (datas, data_written) = device_sum(&r, "stack", "write_bytes");
@@ -330,6 +333,28 @@ fn a_wrong_postgresql_setting_is_exit_2_before_anything_is_built() {
             .next()
             .is_none());
     }
+}
+
+#[test]
+fn stored_procedures_on_sqlite_are_exit_2_naming_the_key_before_anything_is_built() {
+    if !privileged() {
+        return;
+    }
+    let scene = db_scene();
+    let out = (scene.db_run("tpcc", "ext4", "db=sqlite,procedures=true", &[]))
+        .output()
+        .unwrap();
+    assert_exit(&out, 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("procedures") && err.contains("db=postgres"),
+        "{err}"
+    );
+    assert!(!err.contains("building stack"), "{err}");
+    assert!(std::fs::read_dir(scene.images.path())
+        .unwrap()
+        .next()
+        .is_none());
 }
 
 /// Starts a PostgreSQL TPC-C run that would take a while, and waits for `phase` (a line of

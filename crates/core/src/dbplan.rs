@@ -35,6 +35,11 @@ pub enum DbWork {
         rate_tps: Option<f64>,
         /// Threads loading warehouses in parallel.
         load_threads: u32,
+        /// Each transaction is one call of a stored function (PostgreSQL only, as HammerDB
+        /// runs it); `false`: the client sends each statement. Records made before the key
+        /// existed ran the statements.
+        #[serde(default)]
+        procedures: bool,
     },
     /// The real `pgbench`, TPC-B-like.
     Pgbench {
@@ -98,6 +103,12 @@ pub const TPCC_KEYS: &[KeyDoc] = &[
         "target transactions per second over all terminals, open loop (0: as fast as they go)",
     ),
     doc("load_threads", "2", "warehouses loaded in parallel"),
+    doc(
+        "procedures",
+        "true",
+        "each transaction one call of a PL/pgSQL function, as HammerDB runs it (false: the \
+         client sends each statement); db=sqlite has none and takes only false",
+    ),
 ];
 
 /// Keys of `pgbench` (besides the run keys and `pg.*`).
@@ -219,7 +230,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         _ => Db::Postgres,
     };
     let work = match name {
-        "tpcc" => tpcc(&g)?,
+        "tpcc" => tpcc(&g, db)?,
         _ => pgbench(&g)?,
     };
     if name == "pgbench" && !run.ramp_time.is_zero() {
@@ -245,6 +256,10 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         settings.insert(k.key.to_string(), look.get(k.key, k.default).text);
     }
     settings.extend(pg.iter().map(|(k, v)| (format!("pg.{k}"), v.clone())));
+    if let DbWork::Tpcc { procedures, .. } = &work {
+        // The value in force, which for SQLite is not the key's default.
+        settings.insert("procedures".into(), procedures.to_string());
+    }
     Ok(DbPlan {
         workload: name.to_string(),
         db,
@@ -294,14 +309,29 @@ fn user_val(user: &Settings, key: &str) -> Val {
     }
 }
 
-fn tpcc(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
+fn tpcc(g: &dyn Fn(&str) -> Val, db: Db) -> Result<DbWork, SettingError> {
     let rate = g("rate_tps");
     Ok(DbWork::Tpcc {
         warehouses: g("warehouses").int(1, 10_000)? as u32,
         terminals: g("terminals").int(1, 1_000)? as u32,
         rate_tps: optional(&rate)?,
         load_threads: g("load_threads").int(1, 256)? as u32,
+        procedures: procedures(&g("procedures"), db)?,
     })
+}
+
+/// Stored procedures: PostgreSQL's by default; SQLite has none, so there only `false` (or
+/// the default, which becomes `false`).
+fn procedures(v: &Val, db: Db) -> Result<bool, SettingError> {
+    let wanted = v.boolean()?;
+    match db {
+        Db::Postgres => Ok(wanted),
+        Db::Sqlite if wanted && !v.is_default() => {
+            Err(v
+                .invalid("SQLite has no stored procedures: procedures=true applies to db=postgres"))
+        }
+        Db::Sqlite => Ok(false),
+    }
 }
 
 fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
@@ -416,6 +446,32 @@ mod tests {
             ),
             ("wal", "8192")
         );
+    }
+
+    #[test]
+    fn stored_procedures_are_postgres_default_and_refused_on_sqlite() {
+        let procedures = |p: &DbPlan| match p.work {
+            DbWork::Tpcc { procedures, .. } => procedures,
+            _ => panic!("not TPC-C: {:?}", p.work),
+        };
+        let pg = plan("tpcc", "").unwrap();
+        assert!(procedures(&pg));
+        assert_eq!(pg.settings["procedures"], "true");
+        let statements = plan("tpcc", "procedures=false").unwrap();
+        assert!(!procedures(&statements));
+        assert_eq!(statements.settings["procedures"], "false");
+        let sqlite = plan("tpcc", "db=sqlite").unwrap();
+        assert!(!procedures(&sqlite));
+        assert_eq!(sqlite.settings["procedures"], "false");
+        assert!(!procedures(
+            &plan("tpcc", "db=sqlite,procedures=false").unwrap()
+        ));
+        let e = plan("tpcc", "db=sqlite,procedures=true")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("procedures") && e.contains("db=postgres"), "{e}");
+        let e = plan("tpcc", "procedures=maybe").unwrap_err().to_string();
+        assert!(e.contains("procedures") && e.contains("boolean"), "{e}");
     }
 
     #[test]

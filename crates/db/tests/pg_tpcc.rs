@@ -1,6 +1,7 @@
 //! TPC-C on a managed PostgreSQL server: a 1-warehouse load through COPY, a short run of all
-//! five transactions, and the consistency conditions after it (root and PostgreSQL; in CI for
-//! real).
+//! five transactions sent statement by statement (`procedures: false`; the functions are
+//! tested in `pg_procedures.rs`), and the consistency conditions after it (root and
+//! PostgreSQL; in CI for real).
 
 mod pg_common;
 use bakeoff_db::tpcc::inputs::KINDS;
@@ -27,6 +28,7 @@ fn tpcc_loads_runs_and_stays_consistent_on_a_managed_server() {
         rate_tps: None,
         seed: 5,
         load_threads: 2,
+        procedures: false,
     };
     let db = Arc::new(server.database());
     let report = tpcc::load(db.as_ref(), &plan).unwrap();

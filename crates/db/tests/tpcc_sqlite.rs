@@ -21,6 +21,7 @@ fn plan() -> TpccPlan {
         rate_tps: None,
         seed: 11,
         load_threads: 2,
+        procedures: false,
     }
 }
 
@@ -206,7 +207,7 @@ fn an_open_loop_run_keeps_its_rate_and_busy_conflicts_are_retried() {
 }
 
 #[test]
-fn a_database_error_ends_the_run_naming_the_transaction() {
+fn a_database_error_ends_the_run_naming_the_transaction_and_bad_plans_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = wal(&dir.path().join("empty.db"));
     let mut conn = db.connect().unwrap();
@@ -234,9 +235,24 @@ fn a_database_error_ends_the_run_naming_the_transaction() {
         terminals: 0,
         ..plan()
     };
-    let err = tpcc::run(db, &bad, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+    let err = tpcc::run(db.clone(), &bad, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
     assert!(
         err.to_string().contains("terminals must be at least 1"),
+        "{err}"
+    );
+    // SQLite has no stored procedures: neither a load nor a run takes them.
+    let procedures = TpccPlan {
+        procedures: true,
+        ..plan()
+    };
+    let err = tpcc::load(db.as_ref(), &procedures).unwrap_err();
+    assert!(
+        err.to_string().contains("procedures=true needs PostgreSQL"),
+        "{err}"
+    );
+    let err = tpcc::run(db, &procedures, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+    assert!(
+        err.to_string().contains("procedures=true needs PostgreSQL"),
         "{err}"
     );
 }

@@ -1,11 +1,13 @@
 //! The [`Database`] of a managed server: one `postgres::Client` per connection over the
 //! server's private unix socket, as the `postgres` role; statements prepared on first use and
 //! kept by their SQL; `COPY ... FROM STDIN` as the bulk path. Serialization failures and
-//! deadlocks (SQLSTATE 40001, 40P01) are [`ErrorKind::Retry`]; every other error is
-//! [`ErrorKind::Other`] with the server's message and the statement.
+//! deadlocks (SQLSTATE 40001, 40P01) are [`ErrorKind::Retry`], TPC-C's deliberate New-Order
+//! rollback raised by its function ([`ROLLBACK_SQLSTATE`]) is [`ErrorKind::Rollback`]; every
+//! other error is [`ErrorKind::Other`] with the server's message and the statement.
 
 use super::values::{copy_field, Param};
 use crate::backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
+use crate::tpcc::procedures::ROLLBACK_SQLSTATE;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
@@ -94,6 +96,7 @@ pub fn classify(e: &postgres::Error, sql: &str) -> DbError {
     ];
     let kind = match e.code() {
         Some(code) if retry.contains(code) => ErrorKind::Retry,
+        Some(code) if code.code() == ROLLBACK_SQLSTATE => ErrorKind::Rollback,
         _ => ErrorKind::Other,
     };
     let message = match e.as_db_error() {

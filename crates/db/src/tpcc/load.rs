@@ -1,8 +1,10 @@
 //! Loading the population: the schema, ITEM once and each warehouse's rows on up to
 //! `load_threads` connections at a time (each through `Conn::bulk_load`), then the keys,
-//! indexes and statistics, then the row counts checked against the specification.
+//! indexes, the transactions' functions (with `procedures`) and statistics, then the row
+//! counts checked against the specification.
 
 use super::populate::Population;
+use super::procedures;
 use super::schema::{self, KeysAt, Table};
 use super::{TpccError, TpccPlan};
 use crate::backend::{Conn, Database};
@@ -18,7 +20,8 @@ pub struct LoadReport {
     pub schema: Duration,
     /// Generating and loading the rows.
     pub data: Duration,
-    /// Primary keys (if made after the load), secondary indexes, and `ANALYZE`.
+    /// Primary keys (if made after the load), secondary indexes, the transactions' functions
+    /// (with `procedures`), and `ANALYZE`.
     pub indexes: Duration,
     /// The whole load, row-count check included.
     pub total: Duration,
@@ -66,7 +69,7 @@ pub fn load_with_keys(
     keys: KeysAt,
     stop: &AtomicBool,
 ) -> Result<LoadReport, TpccError> {
-    plan.validate()?;
+    plan.validate_for(db.kind())?;
     let start = Instant::now();
     let mut conn = db.connect().map_err(database_error("connecting to load"))?;
     let ddl = schema::drop_tables() + &schema::create_tables(db.kind(), keys);
@@ -87,6 +90,10 @@ pub fn load_with_keys(
     let after = schema::create_keys(db.kind(), keys) + schema::create_indexes();
     conn.batch(&after)
         .map_err(database_error("creating keys and indexes"))?;
+    if plan.procedures {
+        conn.batch(procedures::create_functions())
+            .map_err(database_error("creating the transactions' functions"))?;
+    }
     conn.batch("ANALYZE")
         .map_err(database_error("gathering statistics"))?;
     let indexes_done = Instant::now();

@@ -8,6 +8,7 @@ pub mod consistency;
 pub mod inputs;
 pub mod load;
 pub mod populate;
+pub mod procedures;
 pub mod random;
 mod run;
 pub mod schema;
@@ -19,7 +20,7 @@ pub use populate::Population;
 pub use run::{run, TpccRun};
 pub use schema::Table;
 
-use crate::backend::DbError;
+use crate::backend::{DbError, DbKind};
 use std::time::Duration;
 
 /// What a TPC-C load or run is asked to do.
@@ -42,6 +43,10 @@ pub struct TpccPlan {
     pub seed: u64,
     /// Connections loading warehouses at the same time.
     pub load_threads: u32,
+    /// PostgreSQL only: each transaction is one call of a PL/pgSQL function created at load
+    /// time ([`procedures`]), as HammerDB runs TPC-C; `false`: the client sends each statement
+    /// ([`transactions`]).
+    pub procedures: bool,
 }
 
 impl TpccPlan {
@@ -61,6 +66,19 @@ impl TpccPlan {
             if !(rate.is_finite() && rate > 0.0) {
                 return fail("rate_tps must be a positive number of transactions per second");
             }
+        }
+        Ok(())
+    }
+
+    /// Checks the plan can run on a database of `kind`: stored procedures are PostgreSQL's.
+    pub fn validate_for(&self, kind: DbKind) -> Result<(), TpccError> {
+        self.validate()?;
+        if self.procedures && kind != DbKind::Postgres {
+            return Err(TpccError::Plan(
+                "procedures=true needs PostgreSQL (SQLite has no stored procedures); \
+                 set procedures=false"
+                    .into(),
+            ));
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 //! under `rate_tps`), retrying conflicts and counting retries and rollbacks.
 
 use super::inputs::{Terminal, Transaction, KINDS};
-use super::transactions::{execute, Outcome};
+use super::procedures;
+use super::transactions::{self, Outcome};
 use super::TpccPlan;
 use crate::backend::{Conn, Database, DbError, ErrorKind};
 use bakeoff_core::plan::OpKind;
@@ -37,11 +38,15 @@ fn kind_slot(kind: OpKind) -> usize {
     KINDS.iter().position(|k| *k == kind).unwrap_or(0)
 }
 
+/// How a terminal runs one transaction: statement by statement, or one function call.
+type Execute = fn(&mut dyn Conn, &Transaction, i64) -> Result<Outcome, DbError>;
+
 /// What every terminal shares.
 struct Setup {
     db: Arc<dyn Database>,
     plan: TpccPlan,
     counts: Arc<Counts>,
+    execute: Execute,
 }
 
 /// Runs `plan` against `db` (loaded with the plan's warehouses and seed). A database error
@@ -52,15 +57,21 @@ pub fn run(
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<TpccRun, RunError> {
-    plan.validate().map_err(|e| RunError::Database {
-        what: "TPC-C plan".into(),
-        message: e.to_string(),
-    })?;
+    plan.validate_for(db.kind())
+        .map_err(|e| RunError::Database {
+            what: "TPC-C plan".into(),
+            message: e.to_string(),
+        })?;
     let counts = Arc::new(Counts::default());
     let setup = Arc::new(Setup {
         db,
         plan: plan.clone(),
         counts: counts.clone(),
+        execute: if plan.procedures {
+            procedures::execute
+        } else {
+            transactions::execute
+        },
     });
     let shared = Arc::new(Shared::new());
     let roles = [RoleDesc {
@@ -144,7 +155,7 @@ fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
             }
             let tx = terminal.next_transaction();
             let start = shared.now_ns().max(scheduled);
-            match attempt(conn.as_mut(), &tx, shared, &setup.counts) {
+            match attempt(conn.as_mut(), &tx, shared, &setup) {
                 Ok(Some(outcome)) => {
                     let end = shared.now_ns();
                     let measured = shared.in_window(end);
@@ -180,14 +191,14 @@ fn attempt(
     conn: &mut dyn Conn,
     tx: &Transaction,
     shared: &Shared,
-    counts: &Counts,
+    setup: &Setup,
 ) -> Result<Option<Outcome>, DbError> {
     loop {
-        match execute(conn, tx, now_us()) {
+        match (setup.execute)(conn, tx, now_us()) {
             Ok(outcome) => return Ok(Some(outcome)),
             Err(e) if e.kind == ErrorKind::Retry => {
                 if shared.in_window(shared.now_ns()) {
-                    counts.retries[kind_slot(tx.kind())].fetch_add(1, Ordering::Relaxed);
+                    setup.counts.retries[kind_slot(tx.kind())].fetch_add(1, Ordering::Relaxed);
                 }
                 if shared.stopped() {
                     return Ok(None);

@@ -20,6 +20,7 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
             terminals,
             rate_tps,
             load_threads,
+            procedures,
         } => Some(TpccPlan {
             warehouses,
             terminals,
@@ -28,6 +29,7 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
             rate_tps,
             seed: plan.seed,
             load_threads,
+            procedures,
         }),
         DbWork::Pgbench { .. } => None,
     }

@@ -1,0 +1,191 @@
+//! TPC-C's five transactions as PL/pgSQL functions (PostgreSQL only), as HammerDB runs them:
+//! the functions (`procedures.sql`) are created at load time, and each transaction is one
+//! `SELECT fn(...)` in autocommit: one statement, one round trip, its own transaction. The
+//! client-side SQL of [`super::transactions`] costs ~5 + 3 per line round trips for a
+//! New-Order, and on a small machine the client's share of the CPU with it.
+//!
+//! The New-Order with an unused item number raises [`ROLLBACK_SQLSTATE`]: the statement fails,
+//! PostgreSQL undoes its writes, and the client maps the error to [`Outcome::RolledBack`].
+//! Serialization failures and deadlocks raised inside a function reach the client as they
+//! would from a statement (SQLSTATE 40001, 40P01: `ErrorKind::Retry`) and are retried.
+
+use super::inputs::{CustomerPick, LineInput, Transaction};
+use super::transactions::Outcome;
+use crate::backend::{Conn, DbError, ErrorKind, Value};
+use std::fmt::Write;
+
+/// The SQLSTATE `neword` raises for an item that does not exist (TPC-C's 1 % of New-Orders
+/// that roll back); the PostgreSQL client classifies it as [`ErrorKind::Rollback`].
+pub const ROLLBACK_SQLSTATE: &str = "TPC01";
+
+/// The functions' definitions (`CREATE OR REPLACE`), run at load time after the keys and
+/// indexes.
+pub fn create_functions() -> &'static str {
+    include_str!("procedures.sql")
+}
+
+/// The calls. Arrays travel as text (`{1,2,3}`) cast on the server: the backends bind scalars.
+const NEW_ORDER: &str = "SELECT neword($1, $2, $3, CAST($4 AS text)::bigint[], \
+                         CAST($5 AS text)::bigint[], CAST($6 AS text)::bigint[], $7)";
+const PAYMENT: &str = "SELECT payment($1, $2, $3, $4, $5, $6, $7, $8)";
+const ORDER_STATUS: &str = "SELECT ostat($1, $2, $3, $4)";
+const DELIVERY: &str = "SELECT delivery($1, $2, $3)";
+const STOCK_LEVEL: &str = "SELECT slev($1, $2, $3)";
+
+/// Runs `tx` dated `now_us` as one call of its function, in its own transaction.
+pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Outcome, DbError> {
+    let (sql, params) = call(tx, now_us);
+    match conn.query(sql, &params) {
+        Ok(rows) => match rows.first().and_then(|r| r.first()) {
+            Some(Value::Int(_)) => Ok(Outcome::Committed),
+            other => Err(DbError::other(format!(
+                "TPC-C {sql}: expected a number, found {other:?}"
+            ))),
+        },
+        Err(e) if e.kind == ErrorKind::Rollback && matches!(tx, Transaction::NewOrder { .. }) => {
+            Ok(Outcome::RolledBack)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The statement and parameters that run `tx`.
+fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
+    let int = Value::Int;
+    match tx {
+        Transaction::NewOrder {
+            w_id,
+            d_id,
+            c_id,
+            lines,
+        } => {
+            let column = |f: fn(&LineInput) -> i64| Value::Text(int_array(lines.iter().map(f)));
+            let params = vec![
+                int(*w_id),
+                int(*d_id),
+                int(*c_id),
+                column(|l| l.item),
+                column(|l| l.supply_w_id),
+                column(|l| l.quantity),
+                int(now_us),
+            ];
+            (NEW_ORDER, params)
+        }
+        Transaction::Payment {
+            w_id,
+            d_id,
+            c_w_id,
+            c_d_id,
+            customer,
+            amount,
+        } => {
+            let (c_id, c_last) = pick(customer);
+            let params = vec![
+                int(*w_id),
+                int(*d_id),
+                int(*c_w_id),
+                int(*c_d_id),
+                c_id,
+                c_last,
+                int(*amount),
+                int(now_us),
+            ];
+            (PAYMENT, params)
+        }
+        Transaction::OrderStatus {
+            w_id,
+            d_id,
+            customer,
+        } => {
+            let (c_id, c_last) = pick(customer);
+            (ORDER_STATUS, vec![int(*w_id), int(*d_id), c_id, c_last])
+        }
+        Transaction::Delivery { w_id, carrier_id } => {
+            (DELIVERY, vec![int(*w_id), int(*carrier_id), int(now_us)])
+        }
+        Transaction::StockLevel {
+            w_id,
+            d_id,
+            threshold,
+        } => (STOCK_LEVEL, vec![int(*w_id), int(*d_id), int(*threshold)]),
+    }
+}
+
+/// The customer as the functions take it: a number, or null and a last name.
+fn pick(customer: &CustomerPick) -> (Value, Value) {
+    match customer {
+        CustomerPick::Id(c_id) => (Value::Int(*c_id), Value::Null),
+        CustomerPick::LastName(last) => (Value::Null, Value::Text(last.clone())),
+    }
+}
+
+/// Integers as a PostgreSQL array literal: `{1,2,3}`.
+fn int_array(values: impl Iterator<Item = i64>) -> String {
+    let mut text = String::with_capacity(8 * 16);
+    text.push('{');
+    for (n, v) in values.enumerate() {
+        if n > 0 {
+            text.push(',');
+        }
+        let _ = write!(text, "{v}");
+    }
+    text.push('}');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_order_lines_travel_as_three_arrays_in_line_order() {
+        let line = |item, supply_w_id, quantity| LineInput {
+            item,
+            supply_w_id,
+            quantity,
+        };
+        let tx = Transaction::NewOrder {
+            w_id: 2,
+            d_id: 7,
+            c_id: 1234,
+            lines: vec![line(17, 2, 5), line(100_001, 1, 10)],
+        };
+        let (sql, params) = call(&tx, 99);
+        assert!(sql.starts_with("SELECT neword("));
+        assert_eq!(
+            params,
+            [
+                Value::Int(2),
+                Value::Int(7),
+                Value::Int(1234),
+                Value::from("{17,100001}"),
+                Value::from("{2,1}"),
+                Value::from("{5,10}"),
+                Value::Int(99),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_customer_goes_by_number_or_by_last_name() {
+        let by_name = Transaction::OrderStatus {
+            w_id: 1,
+            d_id: 3,
+            customer: CustomerPick::LastName("BARBARABLE".into()),
+        };
+        let (_, params) = call(&by_name, 0);
+        assert_eq!(params[2..], [Value::Null, Value::from("BARBARABLE")]);
+        let by_id = Transaction::Payment {
+            w_id: 1,
+            d_id: 3,
+            c_w_id: 1,
+            c_d_id: 4,
+            customer: CustomerPick::Id(42),
+            amount: 500,
+        };
+        let (sql, params) = call(&by_id, 7);
+        assert!(sql.starts_with("SELECT payment("));
+        assert_eq!(params[4..6], [Value::Int(42), Value::Null]);
+        assert_eq!(int_array(std::iter::empty()), "{}");
+    }
+}
