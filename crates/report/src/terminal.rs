@@ -280,9 +280,15 @@ fn cpu_lines(r: &RunRecord) -> String {
         c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
     );
     if let Some(x) = &c.split {
+        // A database run's server is counted with the daemons the run started.
+        let daemons = if r.database.is_some() {
+            "stack daemons and the database server"
+        } else {
+            "stack daemons"
+        };
         let _ = writeln!(
             s,
-            "         by whom: bakeoff {:.1}%, stack daemons {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            "         by whom: bakeoff {:.1}%, {daemons} {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
             x.tool_pct, x.daemons_pct, x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
