@@ -5,11 +5,13 @@
 //! * [`keys`]: every key a workload or study file accepts, documented once.
 //! * [`workload`]: workload definitions (plain fio-like jobs and personalities) as data;
 //!   [`job`] and [`personality`] read them, and one planner resolves both.
-//! * [`plan`]: the validated, resolved plan a run executes.
+//! * [`plan`]: the validated, resolved plan a run executes; [`fileop`] its file operations and
+//!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`record`]: the run record written as JSON, and its flat summary.
 
 mod doc;
+pub mod fileop;
 pub mod findings;
 pub mod keys;
 pub mod op;

@@ -3,6 +3,7 @@
 //! [`Val`] (text, the key to name, where it was written), so the rules of a role are written
 //! once, in one wording, whichever kind of workload the role came from.
 
+mod files;
 mod rules;
 
 use crate::plan::*;
@@ -15,6 +16,8 @@ use rules::{
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+pub(crate) use files::TreeInput;
 
 /// Largest block size accepted.
 pub const MAX_BS: u64 = 256 << 20;
@@ -29,6 +32,9 @@ const DEFAULT_DIRTY_LIMIT: u64 = 10_000;
 /// Largest dataset bakeoff lays out (all filesets together): 1 PiB.
 const MAX_DATASET_BYTES: u64 = 1 << 50;
 
+/// Most client processes of a run.
+const MAX_CLIENTS: u64 = 1024;
+
 /// Run-wide values resolved from [`crate::keys::RUN_KEYS`].
 pub(crate) struct RunValues {
     pub engine: EngineKind,
@@ -36,6 +42,7 @@ pub(crate) struct RunValues {
     pub ramp_time: Duration,
     pub seed: u64,
     pub compress_pct: u8,
+    pub clients: u32,
 }
 
 pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
@@ -55,6 +62,7 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
         ramp_time: d("ramp_time").duration(Duration::ZERO, week)?,
         seed: d("seed").int(0, u64::MAX)?,
         compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
+        clients: d("clients").int(0, MAX_CLIENTS)? as u32,
     })
 }
 
@@ -63,6 +71,8 @@ pub(crate) struct FilesetInput {
     pub name: String,
     pub nrfiles: Val,
     pub size: FileSize,
+    /// A directory tree for file steps (`entries` or `data_per_ops` written).
+    pub tree: Option<TreeInput>,
 }
 
 /// How a fileset's size was given.
@@ -96,6 +106,8 @@ pub(crate) struct RoleInput {
     /// A dbwriter's dirty-block limit, where written.
     pub dirty_limit: Option<Val>,
     pub gate: Option<(Val, Val)>,
+    /// Each pass runs one step drawn by weight.
+    pub mix: Val,
     pub steps: Vec<StepInput>,
 }
 
@@ -103,6 +115,8 @@ pub(crate) struct RoleInput {
 pub(crate) struct StepInput {
     pub at: Val,
     pub kind: StepKind,
+    /// Its weight in a mix, where written.
+    pub weight: Option<Val>,
 }
 
 /// What a step does.
@@ -114,6 +128,13 @@ pub(crate) enum StepKind {
         rwmixread: Val,
         count: Val,
         async_io: Val,
+    },
+    File {
+        op: Val,
+        /// The tree it works on: the role's fileset unless the step names one.
+        fileset: Val,
+        bs: Val,
+        random: Val,
     },
     Hog(Val),
     Post(Vec<Val>),
@@ -140,13 +161,13 @@ impl RoleInput {
 pub(crate) fn build(
     workload: &str,
     run: RunValues,
-    filesets: &[FilesetInput],
+    inputs: &[FilesetInput],
     roles: &[RoleInput],
     settings: BTreeMap<String, String>,
 ) -> Result<Plan, SettingError> {
-    let mut planned_filesets = Vec::with_capacity(filesets.len());
+    let mut planned_filesets = Vec::with_capacity(inputs.len());
     let mut dataset = 0u64;
-    for f in filesets {
+    for f in inputs {
         let p = fileset(f)?;
         dataset = dataset.saturating_add(p.file_size.saturating_mul(u64::from(p.nrfiles)));
         if dataset > MAX_DATASET_BYTES {
@@ -169,7 +190,7 @@ pub(crate) fn build(
         .collect::<Result<Vec<_>, _>>()?;
     check_links(roles, &planned)?;
     check_some_threads(roles, &planned)?;
-    Ok(Plan {
+    let mut plan = Plan {
         workload: workload.to_string(),
         engine: run.engine,
         runtime: run.runtime,
@@ -180,10 +201,16 @@ pub(crate) fn build(
         filesets,
         roles: planned,
         settings,
-    })
+        clients: run.clients,
+    };
+    files::size_trees(&mut plan, inputs)?;
+    Ok(plan)
 }
 
 fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
+    if let Some(tree) = &f.tree {
+        return files::tree_fileset(f, tree);
+    }
     let nrfiles = f.nrfiles.int(1, 100_000)? as u32;
     let (size, file_size) = match &f.size {
         FileSize::PerFile(v) => (v, v.size(MIN_FILESET_BYTES, u64::MAX / 2)?),
@@ -207,6 +234,7 @@ fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
         name: f.name.clone(),
         nrfiles,
         file_size,
+        tree: None,
     })
 }
 
@@ -248,8 +276,12 @@ fn role(
     );
     let mut steps = Vec::with_capacity(r.steps.len());
     for s in &r.steps {
-        steps.push(step(s, names, direct, stream)?);
+        steps.push(match &s.kind {
+            StepKind::File { .. } => files::file_step(s, filesets)?,
+            _ => step(s, names, direct, stream)?,
+        });
     }
+    let weights = files::check_role(r, &steps, filesets, fileset)?;
     check_depth_fits_count(r, &steps, iodepth)?;
     check_fit(r, &steps, &filesets[fileset], offset)?;
     let gate = match &r.gate {
@@ -287,6 +319,7 @@ fn role(
         db_writer,
         dirty_limit,
         engine: own_engine,
+        weights,
     })
 }
 
@@ -343,6 +376,9 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             dbwriter: role_ref(role)?,
             pct: pct.int(0, 100)? as u8,
         },
+        StepKind::File { .. } => {
+            return Err(s.at.invalid("a file step is planned with its fileset"))
+        }
     })
 }
 

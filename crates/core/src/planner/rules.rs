@@ -129,7 +129,7 @@ pub(super) fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEver
 }
 
 /// Posts must target roles with gates, waits need a gate, commits need a log writer, and a
-/// worker with threads needs an io step.
+/// worker with threads needs an io or file step.
 pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SettingError> {
     for (input, r) in inputs.iter().zip(roles) {
         for (s, planned) in input.steps.iter().zip(&r.steps) {
@@ -165,8 +165,9 @@ pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<()
         }
         check_async(input, r)?;
         let writer = r.log_writer || r.db_writer;
-        if !writer && r.threads > 0 && !r.steps.iter().any(|s| matches!(s, Step::Io(_))) {
-            return Err(input.err("has no io step"));
+        let works = |s: &Step| matches!(s, Step::Io(_) | Step::File(_));
+        if !writer && r.threads > 0 && !r.steps.iter().any(works) {
+            return Err(input.err("has no io or file step"));
         }
     }
     Ok(())

@@ -183,6 +183,8 @@ impl<E: Engine> Worker<E> {
                     Step::Sync(kind) => self.sync(self.last_write_file, *kind)?,
                     Step::AioWait => self.drain()?,
                     Step::Dirty { dbwriter, pct } => self.dirty(*dbwriter, *pct)?,
+                    // The planner gives file steps roles of their own, run by `FileWorker`.
+                    Step::File(_) => {}
                 }
                 if self.stopped() {
                     break;
