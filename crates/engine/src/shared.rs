@@ -20,6 +20,14 @@ pub enum RunError {
         len: u64,
         source: std::io::Error,
     },
+    /// A file operation failed.
+    #[error("{op} of {path} failed: {source}")]
+    File {
+        /// The operation (`create`, `rename to /x/f7`, ...).
+        op: String,
+        path: String,
+        source: std::io::Error,
+    },
     /// An I/O transferred fewer bytes than asked.
     #[error("short {op} at offset {offset} of {path}: {got} of {len} bytes")]
     Short {

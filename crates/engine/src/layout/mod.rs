@@ -1,8 +1,16 @@
 //! Lays out the dataset: the data files (or device regions) filled with the same pseudo-random
 //! bytes for the same seed on every target, written in parallel 1 MiB chunks, synced, and reused
-//! when a directory already holds an identical layout (recorded in a manifest).
+//! when a directory already holds an identical layout (recorded in a manifest). Directory
+//! trees for file operations are laid out by [`tree`], each client's copy by [`clients`].
+
+mod clients;
+mod tree;
+
+pub use clients::client_dir;
+pub use tree::{plan_trees, tree_root};
 
 use crate::buffers::{fill, AlignedBuf};
+use bakeoff_core::fileop::TreeSpec;
 use bakeoff_core::plan::Plan;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -57,6 +65,8 @@ pub struct Dataset {
     pub written_bytes: u64,
     /// Time spent writing and syncing.
     pub elapsed: Duration,
+    /// With `clients=N`: each client's directory (its copy of the filesets), in client order.
+    pub client_dirs: Vec<PathBuf>,
 }
 
 /// Why the layout failed.
@@ -79,6 +89,12 @@ pub enum LayoutError {
     /// Stopped by an interrupt; files written so far were removed.
     #[error("interrupted while laying out the dataset; the partial files were removed")]
     Interrupted,
+    /// The plan needs a directory (a file system) and the target is a block device.
+    #[error("{what} needs a directory target (a file system), and {path} is a block device (use a file-system stack or a directory)")]
+    NeedsDirectory { what: String, path: PathBuf },
+    /// The plan asks for something this layout cannot do.
+    #[error("{0}")]
+    Unsupported(String),
     /// An I/O error.
     #[error("{what} {path}: {source}")]
     Io {
@@ -88,7 +104,7 @@ pub enum LayoutError {
     },
 }
 
-fn io_err<'a>(
+pub(crate) fn io_err<'a>(
     what: &'static str,
     path: &'a Path,
 ) -> impl FnOnce(std::io::Error) -> LayoutError + 'a {
@@ -105,6 +121,9 @@ struct Manifest {
     seed: u64,
     compress_pct: u8,
     filesets: Vec<(String, u32, u64)>,
+    /// The filesets that are directory trees, with their shape.
+    #[serde(default)]
+    trees: Vec<(String, TreeSpec)>,
 }
 
 impl Manifest {
@@ -118,16 +137,29 @@ impl Manifest {
                 .iter()
                 .map(|f| (f.name.clone(), f.nrfiles, f.file_size))
                 .collect(),
+            trees: plan
+                .filesets
+                .iter()
+                .filter_map(|f| Some((f.name.clone(), f.tree.clone()?)))
+                .collect(),
         }
     }
 }
 
-/// The regions the plan needs on `target` (no I/O).
+/// The regions the plan needs on `target` (no I/O). A tree fileset is one region: its root
+/// directory (of size 0; its files are the tree's).
 pub fn regions(plan: &Plan, target: &Target) -> Vec<Vec<Region>> {
     let mut base = 0u64;
     plan.filesets
         .iter()
         .map(|fs| {
+            if fs.tree.is_some() {
+                return vec![Region {
+                    path: tree_root(target.path(), &fs.name),
+                    base: 0,
+                    size: 0,
+                }];
+            }
             (0..fs.nrfiles)
                 .map(|i| match target {
                     Target::Directory(dir) => Region {
@@ -151,71 +183,156 @@ pub fn regions(plan: &Plan, target: &Target) -> Vec<Vec<Region>> {
 }
 
 /// Lays out the dataset, reporting progress as (bytes done, bytes total) from this thread;
-/// `progress` returning false (an interrupt) stops the layout.
+/// `progress` returning false (an interrupt) stops the layout. With `clients=N`, every client
+/// gets its own copy in its own directory.
 pub fn lay_out(
     plan: &Plan,
     target: &Target,
     progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<Dataset, LayoutError> {
-    let filesets = regions(plan, target);
-    let all: Vec<&Region> = filesets.iter().flatten().collect();
-    let needed: u64 = all.iter().map(|r| r.size).sum();
-    if let Target::Directory(dir) = target {
-        if reusable(plan, dir, &all) {
-            return Ok(Dataset {
-                filesets,
-                reused: true,
-                written_bytes: 0,
-                elapsed: Duration::ZERO,
-            });
-        }
-        remove_old(dir);
-        let vfs = rustix::fs::statvfs(dir.as_path())
-            .map_err(|e| io_err("checking free space of", dir)(e.into()))?;
-        let available = vfs.f_bavail.saturating_mul(vfs.f_frsize);
-        if needed > available {
-            return Err(LayoutError::NoSpace {
-                path: dir.clone(),
-                needed,
-                available,
-            });
-        }
-    } else {
-        let size = device_size(target.path())?;
-        let end = all.iter().map(|r| r.base + r.size).max().unwrap_or(0);
-        if end > size {
-            return Err(LayoutError::DeviceTooSmall {
-                path: target.path().into(),
-                needed: end,
-                size,
-            });
-        }
+    if plan.clients > 0 {
+        return clients::lay_out_clients(plan, target, progress);
     }
-    let start = Instant::now();
-    if let Err(e) = write_all(plan, &all, needed, progress) {
-        if let Target::Directory(_) = target {
-            for r in &all {
-                let _ = std::fs::remove_file(&r.path);
+    if let Target::Directory(dir) = target {
+        clients::remove_client_dirs(dir, 0);
+    }
+    lay_out_one(plan, target, progress)
+}
+
+/// Lays out one copy of the filesets of `plan` on `target`.
+fn lay_out_one(
+    plan: &Plan,
+    target: &Target,
+    progress: &dyn Fn(u64, u64) -> bool,
+) -> Result<Dataset, LayoutError> {
+    let filesets = regions(plan, target);
+    let flat: Vec<&Region> = (filesets.iter().zip(&plan.filesets))
+        .filter(|(_, f)| f.tree.is_none())
+        .flat_map(|(r, _)| r)
+        .collect();
+    let trees = plan_trees(plan);
+    let flat_bytes: u64 = flat.iter().map(|r| r.size).sum();
+    let needed = flat_bytes + tree::initial_bytes(&trees);
+    let dir = match target {
+        Target::Directory(dir) => dir,
+        Target::Device(dev) => {
+            if let Some(f) = plan.filesets.iter().find(|f| f.tree.is_some()) {
+                return Err(LayoutError::NeedsDirectory {
+                    what: format!("fileset '{}' (a directory tree for file steps)", f.name),
+                    path: dev.clone(),
+                });
             }
+            return lay_out_device(plan, target, filesets, progress);
         }
+    };
+    let start = Instant::now();
+    let tree_job = |offset: u64| tree::TreeJob {
+        plan,
+        dir,
+        trees: &trees,
+        progress,
+        offset,
+        total: needed,
+    };
+    if reusable(plan, dir, &flat) {
+        let repaired = tree_job(0).repair()?;
+        return Ok(Dataset {
+            filesets,
+            reused: true,
+            written_bytes: repaired,
+            elapsed: start.elapsed(),
+            client_dirs: Vec::new(),
+        });
+    }
+    remove_old(dir);
+    check_space(dir, needed)?;
+    let written =
+        write_all(plan, &flat, needed, progress).and_then(|()| tree_job(flat_bytes).write());
+    if let Err(e) = written {
+        flat.iter()
+            .for_each(|r| drop(std::fs::remove_file(&r.path)));
+        trees
+            .iter()
+            .zip(&plan.filesets)
+            .filter(|(t, _)| t.is_some())
+            .for_each(|(_, f)| {
+                drop(std::fs::remove_dir_all(tree_root(dir, &f.name)));
+            });
         return Err(e);
     }
-    if let Target::Directory(dir) = target {
-        let text = serde_json::to_string_pretty(&Manifest::of(plan)).expect("manifest serialises");
-        let path = dir.join(MANIFEST);
-        std::fs::write(&path, text).map_err(io_err("writing", &path))?;
-    }
+    let text = serde_json::to_string_pretty(&Manifest::of(plan)).expect("manifest serialises");
+    let path = dir.join(MANIFEST);
+    std::fs::write(&path, text).map_err(io_err("writing", &path))?;
     Ok(Dataset {
         filesets,
         reused: false,
         written_bytes: needed,
         elapsed: start.elapsed(),
+        client_dirs: Vec::new(),
     })
 }
 
-/// Removes the data files and manifest bakeoff laid out in `dir` (those the manifest lists).
+/// Refuses a layout of `needed` bytes that `dir`'s file system has no room for.
+fn check_space(dir: &Path, needed: u64) -> Result<(), LayoutError> {
+    let vfs =
+        rustix::fs::statvfs(dir).map_err(|e| io_err("checking free space of", dir)(e.into()))?;
+    let available = vfs.f_bavail.saturating_mul(vfs.f_frsize);
+    if needed > available {
+        return Err(LayoutError::NoSpace {
+            path: dir.to_path_buf(),
+            needed,
+            available,
+        });
+    }
+    Ok(())
+}
+
+/// Lays out the regions of a block device.
+fn lay_out_device(
+    plan: &Plan,
+    target: &Target,
+    filesets: Vec<Vec<Region>>,
+    progress: &dyn Fn(u64, u64) -> bool,
+) -> Result<Dataset, LayoutError> {
+    let all: Vec<&Region> = filesets.iter().flatten().collect();
+    let needed: u64 = all.iter().map(|r| r.size).sum();
+    let size = device_size(target.path())?;
+    let end = all.iter().map(|r| r.base + r.size).max().unwrap_or(0);
+    if end > size {
+        return Err(LayoutError::DeviceTooSmall {
+            path: target.path().into(),
+            needed: end,
+            size,
+        });
+    }
+    let start = Instant::now();
+    write_all(plan, &all, needed, progress)?;
+    Ok(Dataset {
+        filesets,
+        reused: false,
+        written_bytes: needed,
+        elapsed: start.elapsed(),
+        client_dirs: Vec::new(),
+    })
+}
+
+/// The dataset of a layout that already exists (a client's, laid out by the parent): its
+/// regions, without touching the target.
+pub fn existing(plan: &Plan, target: &Target) -> Dataset {
+    Dataset {
+        filesets: regions(plan, target),
+        reused: true,
+        written_bytes: 0,
+        elapsed: Duration::ZERO,
+        client_dirs: Vec::new(),
+    }
+}
+
+/// Removes the data files, trees and manifest bakeoff laid out in `dir` (those the manifest
+/// lists), and every client's copy.
 pub fn remove_dataset(dir: &Path) {
     remove_old(dir);
+    clients::remove_client_dirs(dir, 0);
 }
 
 fn reusable(plan: &Plan, dir: &Path, all: &[&Region]) -> bool {
@@ -233,7 +350,7 @@ fn reusable(plan: &Plan, dir: &Path, all: &[&Region]) -> bool {
         })
 }
 
-fn remove_old(dir: &Path) {
+pub(crate) fn remove_old(dir: &Path) {
     let manifest = dir.join(MANIFEST);
     if let Ok(old) =
         std::fs::read_to_string(&manifest).map(|t| serde_json::from_str::<Manifest>(&t))
@@ -241,8 +358,15 @@ fn remove_old(dir: &Path) {
         // The manifest goes first so a half-removed layout is never taken as complete.
         let _ = std::fs::remove_file(&manifest);
         if let Ok(old) = old {
-            for (name, n, _) in old.filesets {
-                for i in 0..n {
+            for (name, _) in &old.trees {
+                let _ = std::fs::remove_dir_all(tree_root(dir, name));
+            }
+            let flat = old
+                .filesets
+                .iter()
+                .filter(|(name, _, _)| !old.trees.iter().any(|(tree, _)| tree == name));
+            for (name, n, _) in flat {
+                for i in 0..*n {
                     let _ = std::fs::remove_file(dir.join(format!("bakeoff-{name}.{i}")));
                 }
             }
@@ -275,6 +399,9 @@ fn write_all(
     total: u64,
     progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<(), LayoutError> {
+    if all.is_empty() {
+        return Ok(());
+    }
     let chunks: Vec<(usize, u64)> = all
         .iter()
         .enumerate()
@@ -307,7 +434,7 @@ fn write_all(
         }
         writer.join().expect("layout writer panicked")
     })?;
-    progress(total, total);
+    progress(all.iter().map(|r| r.size).sum(), total);
     sync_and_drop(all)
 }
 
