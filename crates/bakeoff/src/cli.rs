@@ -50,6 +50,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// One client process of a `clients=N` run: its job on stdin, its results on stdout
+    /// (started by bakeoff itself).
+    #[command(name = "__client", hide = true)]
+    Client,
 }
 
 const RUN_EXAMPLES: &str = "\

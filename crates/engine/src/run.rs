@@ -303,28 +303,51 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
 }
 
 /// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
-/// at the start of the measured window, every second and at the end.
+/// at the start of the measured window, every second and at the end. With `clients=N` the
+/// roles run in N client processes (see [`crate::clients`]), each on its copy of the dataset.
 pub fn execute(
     plan: &Plan,
     dataset: &Dataset,
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<RunOutput, RunError> {
+    if plan.clients > 0 {
+        return crate::clients::run_clients(plan, dataset, interrupt, on_tick);
+    }
+    let mut open = || Ok(());
+    execute_gated(plan, dataset, interrupt, on_tick, &mut open)
+}
+
+/// [`execute`] in this process, with `gate` called once every thread is set up and before
+/// the schedule starts (a client reports ready and waits for the parent's go).
+pub fn execute_gated(
+    plan: &Plan,
+    dataset: &Dataset,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+    gate: &mut dyn FnMut() -> Result<(), RunError>,
+) -> Result<RunOutput, RunError> {
     let shared = shared_state(plan);
-    let roles: Vec<RoleDesc> = plan
-        .roles
-        .iter()
-        .map(|r| RoleDesc {
-            name: r.name.clone(),
-            threads: r.threads,
-            log_writer: r.log_writer,
-        })
-        .collect();
     let timing = Timing {
         ramp: plan.ramp_time,
         runtime: plan.runtime,
     };
     let specs = worker_specs(plan, dataset, &shared)?;
     let mut specs = specs.into_iter().map(Ok);
-    harness::run(&shared, timing, &roles, &mut specs, interrupt, on_tick)
+    let roles = role_descs(plan, 1);
+    harness::run_gated(
+        &shared, timing, &roles, &mut specs, interrupt, on_tick, gate,
+    )
+}
+
+/// The roles of `plan` as results name them; `copies` runs of each (client processes).
+pub(crate) fn role_descs(plan: &Plan, copies: u32) -> Vec<RoleDesc> {
+    plan.roles
+        .iter()
+        .map(|r| RoleDesc {
+            name: r.name.clone(),
+            threads: r.threads * copies,
+            log_writer: r.log_writer,
+        })
+        .collect()
 }

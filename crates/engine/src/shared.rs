@@ -45,6 +45,16 @@ pub enum RunError {
         /// The database's message.
         message: String,
     },
+    /// A client process failed, died or could not start.
+    #[error("client {index} (pid {pid}): {message}")]
+    Client {
+        /// Its number.
+        index: u32,
+        /// Its process id (0 if it never started).
+        pid: u32,
+        /// What happened.
+        message: String,
+    },
     /// A worker could not start.
     #[error("starting the {engine} engine for role {role}: {source}")]
     Setup {

@@ -204,13 +204,12 @@ pub(super) fn size_trees(plan: &mut Plan, inputs: &[FilesetInput]) -> Result<(),
         };
         let blamed = t.entries.as_ref().or(t.data_per_ops.as_ref());
         let Some(blamed) = blamed else { continue };
-        if spec.data_per_ops.is_some() && spec.rate_hint.is_none() {
-            if plan.offered_ops_per_s(i).is_none() {
-                return Err(blamed.invalid(
-                    "a tree sized by offered load needs a rate: give the fileset a rate_hint, or \
-                     its roles rate_iops",
-                ));
-            }
+        let by_load_only = spec.data_per_ops.is_some() && spec.rate_hint.is_none();
+        if by_load_only && plan.offered_ops_per_s(i).is_none() {
+            return Err(blamed.invalid(
+                "a tree sized by offered load needs a rate: give the fileset a rate_hint, or its \
+                 roles rate_iops",
+            ));
         }
         let users = plan.roles.iter().filter(|r| uses(r, i));
         let threads: u32 = users.clone().map(|r| r.threads).sum();
