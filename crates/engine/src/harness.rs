@@ -205,8 +205,15 @@ pub fn run_gated(
     shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
     let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
     shared.end_ns.fetch_min(end, Ordering::Relaxed);
+    // Without a ramp the window starts as the threads are let go: nothing done is missed.
+    let window = timing.ramp.is_zero().then(|| {
+        let t = tick(TickKind::MeasureStart, Totals::default());
+        on_tick(&t);
+        (t.elapsed, vec![Totals::default(); roles.len()])
+    });
     shared.start.open();
-    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, ramp_ns);
+    let edges = (window, ramp_ns);
+    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, edges);
     let end_tick = tick(TickKind::End, totals(&spawned, None));
     let end_roles = per_role(roles.len(), &spawned);
     on_tick(&end_tick);
@@ -276,21 +283,21 @@ fn spawn_all(
     Ok(spawned)
 }
 
-/// Ticks until the run ends (on time, on interrupt, or on the first error).
+/// Ticks until the run ends (on time, on interrupt, or on the first error); `window` is the
+/// window's start if it already started.
 fn drive(
     roles: usize,
     shared: &Shared,
     spawned: &[Spawned],
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
-    ramp_ns: u64,
+    (mut window, ramp_ns): (Window, u64),
 ) -> (Window, bool) {
     let tick = |kind, totals| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
-    let mut window: Window = None;
     let mut interrupted = false;
     let mut next_second = Duration::from_secs(1);
     loop {
@@ -312,6 +319,11 @@ fn drive(
             on_tick(&tick(TickKind::Second, totals(spawned, None)));
             next_second += Duration::from_secs(1);
         }
-        std::thread::sleep(Duration::from_millis(10));
+        // Wake at the window's start rather than up to 10 ms after it.
+        let to_window = match window {
+            None => ramp_ns.saturating_sub(shared.now_ns()),
+            Some(_) => u64::MAX,
+        };
+        std::thread::sleep(Duration::from_nanos(to_window.clamp(1, 10_000_000)));
     }
 }

@@ -172,25 +172,30 @@ fn check_file_role(r: &RoleInput, steps: &[Step]) -> Result<(), SettingError> {
             ));
         }
     }
-    let refuse = |v: &Val, why: &str| -> Result<(), SettingError> {
-        match v.is_default() {
-            true => Ok(()),
-            false => Err(v.invalid(format!("{why} (a role of file steps)"))),
-        }
-    };
     if r.direct.boolean()? {
         return Err(r.direct.invalid(
             "file operations go through the page cache: direct=true applies to io steps",
         ));
     }
-    refuse(&r.iodepth, "file operations are one at a time per thread")?;
-    refuse(&r.offset, "offset applies to io steps")?;
-    refuse(&r.fsync, "use a { file = \"fsync\" } step")?;
-    refuse(&r.fdatasync, "use a { file = \"fsync\" } step")?;
-    refuse(
-        &r.engine,
-        "file steps make their own system calls: engine applies to io steps",
-    )
+    let refuse = |v: &Val, why: &str| Err(v.invalid(format!("{why} (a role of file steps)")));
+    if r.iodepth.int(1, 4096)? > 1 {
+        return refuse(&r.iodepth, "file operations are one at a time per thread");
+    }
+    if r.offset.size(0, u64::MAX / 2)? > 0 {
+        return refuse(&r.offset, "offset applies to io steps");
+    }
+    for v in [&r.fsync, &r.fdatasync] {
+        if v.int(0, 1 << 32)? > 0 {
+            return refuse(v, "use a { file = \"fsync\" } step");
+        }
+    }
+    if !r.engine.text.trim().is_empty() {
+        return refuse(
+            &r.engine,
+            "file steps make their own system calls: engine applies to io steps",
+        );
+    }
+    Ok(())
 }
 
 /// Sizes the trees given by `data_per_ops` to the plan's rates (or their rate hints), then

@@ -28,6 +28,8 @@ pub struct Launcher {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<String>,
+    /// Environment variables it gets besides bakeoff's own.
+    pub env: Vec<(String, String)>,
 }
 
 static LAUNCHER: OnceLock<Launcher> = OnceLock::new();
@@ -46,5 +48,6 @@ fn launcher() -> std::io::Result<Launcher> {
     Ok(Launcher {
         program: std::env::current_exe()?,
         args: vec![SUBCOMMAND.to_string()],
+        env: Vec::new(),
     })
 }

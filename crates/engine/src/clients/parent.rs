@@ -59,6 +59,7 @@ impl Fleet {
         for (i, dir) in dirs.iter().enumerate() {
             let mut child = Command::new(&l.program)
                 .args(&l.args)
+                .envs(l.env.iter().map(|(k, v)| (k, v)))
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
