@@ -12,7 +12,7 @@ use crate::units::format_bytes;
 use crate::values::{Lookup, Val};
 use rules::{
     check_aligned, check_depth_fits_count, check_engine_depth, check_fit, check_links,
-    check_some_threads, optional_rate, sync_every, sync_mode,
+    check_some_threads, io_kind, optional_rate, role_engine, sync_every, sync_mode,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -260,7 +260,14 @@ fn role(
     let direct = r.direct.boolean()?;
     let iodepth = r.iodepth.int(1, 4096)? as u32;
     let own_engine = role_engine(&r.engine)?;
-    check_engine_depth(own_engine.unwrap_or(engine), &r.iodepth, iodepth)?;
+    // A role of file steps has no engine: `files::check_role` says what applies to it.
+    if !r
+        .steps
+        .iter()
+        .any(|s| matches!(s.kind, StepKind::File { .. }))
+    {
+        check_engine_depth(own_engine.unwrap_or(engine), &r.iodepth, iodepth)?;
+    }
     let offset = r.offset.size(0, u64::MAX / 2)?;
     if direct {
         check_aligned(&r.offset, offset)?;
@@ -380,55 +387,6 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             return Err(s.at.invalid("a file step is planned with its fileset"))
         }
     })
-}
-
-/// A role's own engine (`engine = "io_uring"`), or `None` to use the run's.
-fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
-    if v.text.trim().is_empty() {
-        return Ok(None);
-    }
-    EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
-        v.invalid(format!(
-            "{} is not an engine (allowed: {})",
-            v.shown(),
-            EngineKind::names()
-        ))
-    })
-}
-
-/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
-/// read share comes from `rwmixread`.
-const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
-    ("read", IoMix::Read, Pattern::Sequential),
-    ("write", IoMix::Write, Pattern::Sequential),
-    ("randread", IoMix::Read, Pattern::Random),
-    ("randwrite", IoMix::Write, Pattern::Random),
-    ("randrw", IoMix::Mixed { read_pct: 0 }, Pattern::Random),
-    ("rw", IoMix::Mixed { read_pct: 0 }, Pattern::Sequential),
-    (
-        "readwrite",
-        IoMix::Mixed { read_pct: 0 },
-        Pattern::Sequential,
-    ),
-    ("update", IoMix::Update, Pattern::Sequential),
-    ("randupdate", IoMix::Update, Pattern::Random),
-];
-
-fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SettingError> {
-    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
-    let name = io.choice(&names)?;
-    // Checked even where unused: a wrong value written is refused, never ignored.
-    let read_pct = rwmixread.int(0, 100)? as u8;
-    let (_, mix, pattern) = IO_KINDS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .copied()
-        .unwrap_or(IO_KINDS[0]);
-    let mix = match mix {
-        IoMix::Mixed { .. } => IoMix::Mixed { read_pct },
-        other => other,
-    };
-    Ok((mix, pattern))
 }
 
 #[cfg(test)]
