@@ -1,7 +1,7 @@
 //! Headline figures of a run, flat, for tables and comparisons: a pure function of the run
 //! record. `None` where a figure does not apply (no writes, no devices), never 0.
 
-use crate::op::OpKind;
+use crate::op::{OpClass, OpKind};
 use crate::record::{DeviceStats, OpStats, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -33,9 +33,14 @@ pub struct Summary {
     pub commit_lat_p99_us: Option<f64>,
     /// Whole-machine busy % (everything that ran, including other processes).
     pub cpu_busy_pct: Option<f64>,
-    /// CPU µs the work cost per application read or write: bakeoff, the stack's daemons and
-    /// kernel threads (see [`crate::record::CpuSplit`]); other processes and steal excluded.
+    /// CPU µs the work cost per application read, write or file operation: bakeoff, the
+    /// stack's daemons and kernel threads (see [`crate::record::CpuSplit`]); other processes
+    /// and steal excluded.
     pub cpu_us_per_op: Option<f64>,
+    /// Operations per second of a run with file operations: every operation of every kind
+    /// (creates, stats, whole-file reads, ... and the reads and writes of file steps).
+    #[serde(default)]
+    pub file_ops_per_s: Option<f64>,
     /// Share of all CPU time used by other processes, %.
     #[serde(default)]
     pub cpu_other_pct: Option<f64>,
@@ -165,6 +170,8 @@ impl Summary {
         // Transactions are not I/O: per-operation device and CPU figures count I/O only.
         let (w_ops, w_bytes) = total(ops, |k| matches!(k, OpKind::Write | OpKind::LogWrite));
         let (commits, _) = total(ops, |k| k == OpKind::Commit);
+        let (file_ops, _) = total(ops, |k| k.class() == OpClass::File);
+        let (every_op, _) = total(ops, |_| true);
         let per_sec = |n: u64| (n > 0 && secs > 0.0).then(|| n as f64 / secs);
         let cpu = record.cpu.as_ref();
         let split = cpu.and_then(|c| c.split.as_ref());
@@ -186,7 +193,9 @@ impl Summary {
             commit_lat_p50_us: percentile_us(ops, OpKind::Commit, 50.0),
             commit_lat_p99_us: percentile_us(ops, OpKind::Commit, 99.0),
             cpu_busy_pct: cpu.map(|c| c.busy_pct),
-            cpu_us_per_op: split.and_then(|x| ratio(x.work_us(), (r_ops + w_ops) as f64)),
+            cpu_us_per_op: split
+                .and_then(|x| ratio(x.work_us(), (r_ops + w_ops + file_ops) as f64)),
+            file_ops_per_s: (file_ops > 0).then(|| per_sec(every_op)).flatten(),
             cpu_other_pct: split.map(|x| x.other_pct),
             cpu_steal_pct: cpu.map(|c| c.steal_pct),
             arc_hit_pct: arc,
@@ -360,6 +369,35 @@ mod tests {
         let s = Summary::compute(&r);
         assert_eq!(s.write_amplification, Some(3.0));
         assert_eq!(s.write_amplification_per_copy, Some(1.5));
+    }
+
+    #[test]
+    fn file_operations_count_as_operations() {
+        let ops = vec![
+            op(OpKind::Create, 100, 0, 50_000),
+            op(OpKind::Read, 50, 8192 * 50, 90_000),
+        ];
+        let mut r = record(ops, vec![]);
+        r.cpu = Some(crate::record::CpuStats {
+            cpus: 2,
+            busy_pct: 1.0,
+            user_pct: 0.0,
+            system_pct: 0.0,
+            iowait_pct: 0.0,
+            irq_pct: 0.0,
+            softirq_pct: 0.0,
+            steal_pct: 0.0,
+            busy_us: 1500.0,
+            split: Some(crate::record::CpuSplit {
+                tool_us: 1500.0,
+                ..Default::default()
+            }),
+        });
+        let s = Summary::compute(&r);
+        assert_eq!(s.file_ops_per_s, Some(15.0), "creates and reads, over 10 s");
+        assert_eq!(s.cpu_us_per_op, Some(10.0), "1500 µs over 150 operations");
+        let s = Summary::compute(&record(vec![op(OpKind::Read, 5, 5, 5)], vec![]));
+        assert_eq!(s.file_ops_per_s, None, "no file operations: null");
     }
 
     #[test]

@@ -54,10 +54,9 @@ fn header(r: &RunRecord) -> String {
     let what = match &r.database {
         Some(db) => crate::terminal_db::header_part(r, db),
         None => format!(
-            "engine {}, {}, dataset {}",
+            "engine {}, {}",
             r.plan.engine.name(),
-            count(r.plan.threads() as u64, "thread"),
-            format_bytes(r.plan.dataset_bytes())
+            crate::terminal_files::header_part(r)
         ),
     };
     let mut s = format!(
@@ -72,7 +71,7 @@ fn header(r: &RunRecord) -> String {
 }
 
 /// "1 thread", "7 threads".
-fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -332,6 +331,7 @@ fn latency_line(r: &RunRecord) -> String {
 
 fn system(r: &RunRecord) -> String {
     let mut s = latency_line(r);
+    s += &crate::terminal_files::lines(r);
     s += &cpu_lines(r);
     let sm = &r.summary;
     if r.devices.is_empty() {

@@ -71,6 +71,13 @@ fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
 /// that passes the safety gate and holds it. The claim on a device must be held for the run.
 pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failure> {
     let (target, claim) = crate::target_check::check(path)?;
+    if let (Target::Device(dev), Some(what)) = (&target, needs_file_system(plan)) {
+        let e = LayoutError::NeedsDirectory {
+            what,
+            path: dev.clone(),
+        };
+        return Err(failure(Code::Usage, e));
+    }
     match (&target, &claim) {
         (Target::Directory(dir), _) => room_in_directory(dir, plan.dataset_bytes())?,
         (Target::Device(dev), Some(claim)) => {
@@ -92,6 +99,34 @@ pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failu
         (Target::Device(_), None) => {}
     }
     Ok((target, claim))
+}
+
+/// What in `plan` needs a file system rather than a block device: tree filesets (file steps
+/// create and delete files) and client processes (each has a directory of its own).
+pub fn needs_file_system(plan: &Plan) -> Option<String> {
+    if let Some(f) = plan.filesets.iter().find(|f| f.tree.is_some()) {
+        return Some(format!(
+            "fileset '{}' (a directory tree for file steps)",
+            f.name
+        ));
+    }
+    (plan.clients > 0).then(|| {
+        format!(
+            "clients={} (each client's files in a directory)",
+            plan.clients
+        )
+    })
+}
+
+/// Refuses a stack that is a block device (`raw`) for a plan that needs a file system.
+pub fn file_system_for(plan: &Plan, spec: &StackSpec) -> Result<(), Failure> {
+    match needs_file_system(plan) {
+        Some(what) if spec.kind.name() == "raw" => Err(failure(
+            Code::Usage,
+            format!("{what} needs a file system, and a raw stack is a block device (use ext4, xfs, btrfs, zfs or tmpfs)"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What building `spec` and laying out `dataset` bytes on it needs from this machine: its

@@ -56,7 +56,11 @@ fn check(
         {
             continue;
         }
-        preflight::stack(&preflight::spec(&cell.stack)?, &opts, dataset)?;
+        let spec = preflight::spec(&cell.stack)?;
+        if let CellPlan::Io(p) = p {
+            preflight::file_system_for(p, &spec)?;
+        }
+        preflight::stack(&spec, &opts, dataset)?;
         if let Some(log) = &cell.log_stack {
             preflight::stack(&preflight::spec(log)?, &loop_only(&opts), 0)?;
         }
