@@ -274,8 +274,8 @@ pub const STEP_KEYS: &[KeyDoc] = &[
     doc(
         "file",
         "",
-        "a file operation on a tree fileset: create, delete, open, close, stat, setattr, \
-         readdir, rename, append, read_whole, write_whole, fsync, read, write",
+        "a file operation on a tree fileset (create, delete, open, stat, append, read_whole, \
+         ...: docs/workloads.md lists them)",
     ),
     doc("hog", "", "burn CPU: iterations of a memory-touching loop"),
     doc("post", "", "post to the gates of these roles"),
