@@ -1,15 +1,17 @@
 //! File serving through the command line: fileserver with four client processes on an ext4
 //! loop file system (every operation kind counted and timed, the merged counts the sum of the
-//! clients', the dataset laid out once and reused, no client left running), and every
-//! file-serving personality for 2 s on every stack type (the metadata operations on each file
-//! system, zfs-fuse's included).
+//! clients', the dataset laid out once and reused, no client left running); Ctrl-C and kill -9
+//! of the parent leave no client running; and every file-serving personality for 2 s on every
+//! stack type (the metadata operations on each file system, zfs-fuse's included).
 
 mod common;
 
 use bakeoff_testkit::loop_device::LoopFs;
-use bakeoff_testkit::privileged_turn;
-use common::{run_on, Scene};
+use bakeoff_testkit::{privileged_turn, serial};
+use common::Scene;
 use serde_json::Value;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// Small settings of each file-serving personality, for a 2 s run.
 const PERSONALITIES: [(&str, &str); 4] = [
@@ -53,7 +55,18 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
     };
     let fs = LoopFs::new(1 << 30, "ext4", "");
     let set = "clients=4,nfiles=200,nthreads=2,meanfilesize=16k,runtime=2s";
-    let first = run_on(&fs.target(), "fileserver", set);
+    let run = |set| {
+        common::run_json(&[
+            "run",
+            "fileserver",
+            "--warm",
+            "--target",
+            &fs.target(),
+            "--set",
+            set,
+        ])
+    };
+    let first = run(set);
     assert_eq!(first["status"], "completed", "{}", first["error"]);
     let kinds = [
         "create",
@@ -97,7 +110,7 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
     assert_eq!(first["dataset"]["reused"], false);
     assert!(first["dataset"]["written_bytes"].as_u64().unwrap() > 0);
 
-    let second = run_on(&fs.target(), "fileserver", set);
+    let second = run(set);
     assert_eq!(second["status"], "completed", "{}", second["error"]);
     assert_eq!(
         second["dataset"]["reused"], true,
@@ -116,7 +129,9 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
 fn personalities_on(scene: &Scene, stack: &str) {
     for (name, set) in PERSONALITIES {
         let set = format!("{set},runtime=2s");
-        let args = ["run", name, "--stack", stack, "--set", &set, "--size", "1g"];
+        let args = [
+            "run", name, "--warm", "--stack", stack, "--set", &set, "--size", "1g",
+        ];
         let r = scene.run_json(&args);
         assert_eq!(
             r["status"], "completed",
@@ -146,6 +161,50 @@ fn every_file_serving_personality_runs_on_zfs() {
         return;
     };
     personalities_on(&Scene::new(), "zfs");
+}
+
+/// Waits up to `secs` for `clients_running()` to be `n`.
+fn until_clients(n: usize, secs: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while clients_running() != n {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+#[test]
+fn ctrl_c_stops_every_client_and_a_killed_parent_leaves_none_running() {
+    let _turn = serial();
+    let dir = common::tmp();
+    let set = "clients=2,nfiles=60,nthreads=1,meanfilesize=8k,runtime=60s";
+    for (signal, code) in [("-INT", Some(130)), ("-KILL", None)] {
+        let mut run = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+            .args([
+                "run",
+                "fileserver",
+                "--warm",
+                "--quiet",
+                "--set",
+                set,
+                "--target",
+            ])
+            .arg(dir.path())
+            .spawn()
+            .unwrap();
+        assert!(until_clients(2, 30), "the clients started");
+        std::thread::sleep(Duration::from_millis(500));
+        let pid = run.id().to_string();
+        Command::new("kill").args([signal, &pid]).status().unwrap();
+        let status = run.wait().unwrap();
+        assert_eq!(status.code(), code, "kill {signal}: {status}");
+        assert!(
+            until_clients(0, 10),
+            "kill {signal}: a client is still running"
+        );
+    }
 }
 
 #[test]
