@@ -96,7 +96,7 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
     for (kind, total) in &merged {
         let sum: u64 = clients
             .iter()
-            .flat_map(|c| counts(c))
+            .flat_map(counts)
             .filter(|(k, _)| k == kind)
             .map(|(_, n)| n)
             .sum();

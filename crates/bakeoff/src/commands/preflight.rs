@@ -43,17 +43,33 @@ pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
     Ok((at.to_path_buf(), vfs.f_bavail.saturating_mul(vfs.f_frsize)))
 }
 
-/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files already there count as
-/// free, since the layout reuses or replaces them.
+/// Bytes of the files under `path` (itself, if a file), not following symbolic links.
+fn bytes_under(path: &Path) -> u64 {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| bytes_under(&e.path()))
+            .sum(),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files, trees and client
+/// copies already there count as free, since the layout reuses or replaces them.
 fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
     let (_, free) = free_bytes(dir)?;
     let ours: u64 = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("bakeoff-"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("bakeoff-") || name.starts_with("client-")
+        })
+        .map(|e| bytes_under(&e.path()))
         .sum();
     let available = free.saturating_add(ours);
     if needed > available {

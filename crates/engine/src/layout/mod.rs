@@ -4,20 +4,18 @@
 //! trees for file operations are laid out by [`tree`], each client's copy by [`clients`].
 
 mod clients;
+mod flat;
 mod tree;
 
 pub use clients::client_dir;
 pub use tree::{plan_trees, tree_root};
 
-use crate::buffers::{fill, AlignedBuf};
 use bakeoff_core::fileop::TreeSpec;
 use bakeoff_core::plan::Plan;
+use flat::write_all;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Bytes written per chunk.
@@ -67,6 +65,24 @@ pub struct Dataset {
     pub elapsed: Duration,
     /// With `clients=N`: each client's directory (its copy of the filesets), in client order.
     pub client_dirs: Vec<PathBuf>,
+}
+
+impl Dataset {
+    /// A layout of `filesets` on one target that wrote `written_bytes` since `start`.
+    fn one(
+        filesets: Vec<Vec<Region>>,
+        reused: bool,
+        written_bytes: u64,
+        start: Instant,
+    ) -> Dataset {
+        Dataset {
+            filesets,
+            reused,
+            written_bytes,
+            elapsed: start.elapsed(),
+            client_dirs: Vec::new(),
+        }
+    }
 }
 
 /// Why the layout failed.
@@ -236,13 +252,7 @@ fn lay_out_one(
     };
     if reusable(plan, dir, &flat) {
         let repaired = tree_job(0).repair()?;
-        return Ok(Dataset {
-            filesets,
-            reused: true,
-            written_bytes: repaired,
-            elapsed: start.elapsed(),
-            client_dirs: Vec::new(),
-        });
+        return Ok(Dataset::one(filesets, true, repaired, start));
     }
     remove_old(dir);
     check_space(dir, needed)?;
@@ -263,13 +273,7 @@ fn lay_out_one(
     let text = serde_json::to_string_pretty(&Manifest::of(plan)).expect("manifest serialises");
     let path = dir.join(MANIFEST);
     std::fs::write(&path, text).map_err(io_err("writing", &path))?;
-    Ok(Dataset {
-        filesets,
-        reused: false,
-        written_bytes: needed,
-        elapsed: start.elapsed(),
-        client_dirs: Vec::new(),
-    })
+    Ok(Dataset::one(filesets, false, needed, start))
 }
 
 /// Refuses a layout of `needed` bytes that `dir`'s file system has no room for.
@@ -307,25 +311,13 @@ fn lay_out_device(
     }
     let start = Instant::now();
     write_all(plan, &all, needed, progress)?;
-    Ok(Dataset {
-        filesets,
-        reused: false,
-        written_bytes: needed,
-        elapsed: start.elapsed(),
-        client_dirs: Vec::new(),
-    })
+    Ok(Dataset::one(filesets, false, needed, start))
 }
 
 /// The dataset of a layout that already exists (a client's, laid out by the parent): its
 /// regions, without touching the target.
 pub fn existing(plan: &Plan, target: &Target) -> Dataset {
-    Dataset {
-        filesets: regions(plan, target),
-        reused: true,
-        written_bytes: 0,
-        elapsed: Duration::ZERO,
-        client_dirs: Vec::new(),
-    }
+    Dataset::one(regions(plan, target), true, 0, Instant::now())
 }
 
 /// Removes the data files, trees and manifest bakeoff laid out in `dir` (those the manifest
@@ -381,199 +373,5 @@ fn device_size(path: &Path) -> Result<u64, LayoutError> {
         .map_err(io_err("sizing", path))
 }
 
-/// The seed of chunk `chunk` of region `region`: content depends only on the plan's seed.
-fn chunk_seed(seed: u64, region: usize, chunk: u64) -> u64 {
-    let mut x = seed
-        ^ (region as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ chunk.wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// Generator threads fill chunks with their seeded bytes while one writer writes them in
-/// order of arrival: generation overlaps writing, and no two threads contend for a file.
-fn write_all(
-    plan: &Plan,
-    all: &[&Region],
-    total: u64,
-    progress: &dyn Fn(u64, u64) -> bool,
-) -> Result<(), LayoutError> {
-    if all.is_empty() {
-        return Ok(());
-    }
-    let chunks: Vec<(usize, u64)> = all
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| (0..r.size.div_ceil(CHUNK)).map(move |c| (i, c)))
-        .collect();
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let generators = cpus.saturating_sub(1).clamp(1, 3);
-    let done = AtomicU64::new(0);
-    let abort = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let (full_tx, full_rx) = mpsc::sync_channel::<Filled>(2 * generators);
-        let mut returns = Vec::new();
-        for g in 0..generators {
-            let (ret_tx, ret_rx) = mpsc::channel::<AlignedBuf>();
-            for _ in 0..2 {
-                let _ = ret_tx.send(AlignedBuf::new(CHUNK as usize));
-            }
-            returns.push(ret_tx);
-            let (full_tx, mine) = (full_tx.clone(), &chunks);
-            s.spawn(move || generate(plan, all, mine, g, generators, &ret_rx, &full_tx));
-        }
-        drop(full_tx);
-        let (done, abort) = (&done, &abort);
-        let writer = s.spawn(move || write_chunks(all, full_rx, &returns, done, abort));
-        while !writer.is_finished() {
-            if !progress(done.load(Ordering::Relaxed), total) {
-                abort.store(true, Ordering::Relaxed);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        writer.join().expect("layout writer panicked")
-    })?;
-    progress(all.iter().map(|r| r.size).sum(), total);
-    sync_and_drop(all)
-}
-
-fn open_for_layout(path: &Path) -> Result<File, LayoutError> {
-    OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(io_err("creating", path))
-}
-
-/// A filled chunk: generator, region, chunk index, bytes.
-type Filled = (usize, usize, u64, AlignedBuf);
-
-fn generate(
-    plan: &Plan,
-    all: &[&Region],
-    chunks: &[(usize, u64)],
-    g: usize,
-    generators: usize,
-    empty: &mpsc::Receiver<AlignedBuf>,
-    full: &mpsc::SyncSender<Filled>,
-) {
-    for &(ri, c) in chunks.iter().skip(g).step_by(generators) {
-        let Ok(mut buf) = empty.recv() else { return };
-        let len = CHUNK.min(all[ri].size - c * CHUNK) as usize;
-        let mut rng = fastrand::Rng::with_seed(chunk_seed(plan.seed, ri, c));
-        fill(&mut buf.as_mut_slice()[..len], &mut rng, plan.compress_pct);
-        if full.send((g, ri, c, buf)).is_err() {
-            return; // the writer stopped
-        }
-    }
-}
-
-fn write_chunks(
-    all: &[&Region],
-    full: mpsc::Receiver<Filled>,
-    returns: &[mpsc::Sender<AlignedBuf>],
-    done: &AtomicU64,
-    abort: &AtomicBool,
-) -> Result<(), LayoutError> {
-    let mut files: Vec<Option<File>> = (0..all.len()).map(|_| None).collect();
-    for (g, ri, c, buf) in full {
-        if abort.load(Ordering::Relaxed) {
-            return Err(LayoutError::Interrupted);
-        }
-        let region = all[ri];
-        if files[ri].is_none() {
-            files[ri] = Some(open_for_layout(&region.path)?);
-        }
-        let file = files[ri].as_ref().expect("opened above");
-        let len = CHUNK.min(region.size - c * CHUNK) as usize;
-        file.write_all_at(&buf.as_slice()[..len], region.base + c * CHUNK)
-            .map_err(|e| {
-                if e.raw_os_error() == Some(libc::ENOSPC) {
-                    let needed = all.iter().map(|r| r.size).sum();
-                    let available = done.load(Ordering::Relaxed);
-                    LayoutError::NoSpace {
-                        path: region.path.clone(),
-                        needed,
-                        available,
-                    }
-                } else {
-                    io_err("writing", &region.path)(e)
-                }
-            })?;
-        done.fetch_add(len as u64, Ordering::Relaxed);
-        let _ = returns[g].send(buf);
-    }
-    Ok(())
-}
-
-/// Syncs every file and asks the kernel to drop its clean pages, so the run starts cold.
-fn sync_and_drop(all: &[&Region]) -> Result<(), LayoutError> {
-    let mut seen = std::collections::BTreeSet::new();
-    for r in all {
-        if !seen.insert(r.path.clone()) {
-            continue;
-        }
-        let f = File::options()
-            .write(true)
-            .open(&r.path)
-            .map_err(io_err("opening", &r.path))?;
-        f.sync_data().map_err(io_err("syncing", &r.path))?;
-        let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use bakeoff_core::settings::Settings;
-    use bakeoff_core::workload::builtin;
-
-    fn plan(set: &str) -> Plan {
-        builtin("randread")
-            .unwrap()
-            .plan(&Settings::parse_set(set).unwrap())
-            .unwrap()
-    }
-
-    #[test]
-    fn same_seed_same_bytes_and_reuse() {
-        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let p = plan("size=3m,nrfiles=2,seed=9");
-        let da = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| true).unwrap();
-        lay_out(&p, &Target::Directory(b.path().into()), &|_, _| true).unwrap();
-        assert!(!da.reused);
-        for i in 0..2 {
-            let name = format!("bakeoff-data.{i}");
-            let x = std::fs::read(a.path().join(&name)).unwrap();
-            assert_eq!(x.len(), 3 * 512 * 1024);
-            assert_eq!(x, std::fs::read(b.path().join(&name)).unwrap());
-        }
-        let again = lay_out(&p, &Target::Directory(a.path().into()), &|_, _| true).unwrap();
-        assert!(again.reused);
-        let other = lay_out(
-            &plan("size=2m,seed=9"),
-            &Target::Directory(a.path().into()),
-            &|_, _| true,
-        )
-        .unwrap();
-        assert!(!other.reused);
-        assert!(
-            !a.path().join("bakeoff-data.1").exists(),
-            "the old layout's files are removed"
-        );
-        remove_dataset(a.path());
-        assert_eq!(std::fs::read_dir(a.path()).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn no_space_is_reported_before_writing() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = plan("size=1000t");
-        let err = lay_out(&p, &Target::Directory(dir.path().into()), &|_, _| true).unwrap_err();
-        assert!(err.to_string().contains("not enough space"), "{err}");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    }
-}
+mod tests;
