@@ -67,7 +67,8 @@ fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
         .filter_map(Result::ok)
         .filter(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with("bakeoff-") || name.starts_with("client-")
+            let client = name.strip_prefix("client-").map(str::parse::<u32>);
+            name.starts_with("bakeoff-") || matches!(client, Some(Ok(_)))
         })
         .map(|e| bytes_under(&e.path()))
         .sum();
