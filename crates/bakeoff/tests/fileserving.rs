@@ -217,4 +217,21 @@ fn a_tree_needs_a_file_system() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("a raw stack is a block device"), "{err}");
+    let args = [
+        "run",
+        "slob",
+        "--stack",
+        "xfs",
+        "--log-stack",
+        "ext4",
+        "--dry-run",
+    ];
+    let out = scene
+        .cmd(&args)
+        .args(["--set", "clients=2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not supported with clients"), "{err}");
 }

@@ -135,8 +135,19 @@ pub fn needs_file_system(plan: &Plan) -> Option<String> {
     })
 }
 
-/// Refuses a stack that is a block device (`raw`) for a plan that needs a file system.
-pub fn file_system_for(plan: &Plan, spec: &StackSpec) -> Result<(), Failure> {
+/// Refuses a stack that is a block device (`raw`) for a plan that needs a file system, and a
+/// separate log stack for client processes (each keeps all its files in its own directory).
+pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result<(), Failure> {
+    if log_stack && plan.clients > 0 {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "clients={} puts all of each client's files in a directory of its own: a \
+                 separate log stack is not supported with clients (drop --log-stack or clients)",
+                plan.clients
+            ),
+        ));
+    }
     match needs_file_system(plan) {
         Some(what) if spec.kind.name() == "raw" => Err(failure(
             Code::Usage,

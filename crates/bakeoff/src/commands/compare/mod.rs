@@ -58,7 +58,7 @@ fn check(
         }
         let spec = preflight::spec(&cell.stack)?;
         if let CellPlan::Io(p) = p {
-            preflight::file_system_for(p, &spec)?;
+            preflight::file_system_for(p, &spec, cell.log_stack.is_some())?;
         }
         preflight::stack(&spec, &opts, dataset)?;
         if let Some(log) = &cell.log_stack {
