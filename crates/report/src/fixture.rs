@@ -1,8 +1,11 @@
 //! A fixed run record for snapshot tests of every exporter.
 
+use crate::comparison::{build, CellRuns, StudyReport};
+use crate::figures::figure;
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::*;
 use bakeoff_core::settings::Settings;
+use bakeoff_core::verdict::Method;
 use bakeoff_core::workload::builtin;
 
 fn lat(p50: u64) -> Latency {
@@ -182,4 +185,46 @@ pub fn record() -> RunRecord {
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);
     record
+}
+
+/// A comparison of three repetitions each of raw (the baseline), a ZFS stack at half the read
+/// IOPS with 16x read amplification, and ext4 within noise of raw, over `columns`.
+pub fn study(columns: &[&str]) -> StudyReport {
+    let base = record();
+    let runs = |iops: [f64; 3], amp: f64, cpu: f64| -> Vec<_> {
+        iops.iter()
+            .map(|&i| {
+                let mut r = base.clone();
+                r.summary.read_iops = Some(i);
+                r.summary.read_amplification = Some(amp);
+                r.summary.cpu_busy_pct = Some(cpu);
+                r
+            })
+            .collect()
+    };
+    let cell = |label: &str, stack: &str, runs| CellRuns {
+        label: label.into(),
+        stack: stack.into(),
+        runs,
+        baseline: Some(0),
+    };
+    let cells = vec![
+        cell(
+            "raw / slob",
+            "raw",
+            runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
+        ),
+        cell(
+            "zfs:recordsize=128k / slob",
+            "zfs:recordsize=128k",
+            runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0),
+        ),
+        cell(
+            "ext4 / slob",
+            "ext4",
+            runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
+        ),
+    ];
+    let columns: Vec<_> = columns.iter().map(|k| figure(k).unwrap()).collect();
+    build(&cells, &columns, &Method::default(), 3)
 }

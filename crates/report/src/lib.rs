@@ -4,6 +4,7 @@
 //! ([`comparison`], whose figures are the one table in [`figures`]) render through
 //! [`comparison_text`]. [`EXPORTERS`] lists the formats `run` and `compare` export to.
 
+pub mod charts;
 pub mod comparison;
 pub mod comparison_text;
 pub mod csv;
