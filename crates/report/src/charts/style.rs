@@ -92,14 +92,11 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
     }
 }
 
+/// A dashed line in pixels.
+pub type PixelDash = DashedPathElement<std::vec::IntoIter<(i32, i32)>, u32>;
+
 /// The legend sample of series `k`: its dash, 28 pixels wide from `at`, and its marker.
-pub fn legend_sample(
-    k: usize,
-    (x, y): (i32, i32),
-) -> (
-    DashedPathElement<std::vec::IntoIter<(i32, i32)>, u32>,
-    Marker<(i32, i32)>,
-) {
+pub fn legend_sample(k: usize, (x, y): (i32, i32)) -> (PixelDash, Marker<(i32, i32)>) {
     let (size, gap) = dash(k);
     let style = colour(k).stroke_width(2);
     let line = DashedPathElement::new(vec![(x, y), (x + 28, y)], size, gap, style);
