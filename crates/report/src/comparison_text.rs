@@ -38,7 +38,7 @@ pub(crate) fn verdict_mark(v: Verdict) -> &'static str {
 /// The text of one figure cell: `median [min–max]` and, against the baseline, `×ratio` with the
 /// verdict mark (diagnostic figures: no mark), or `+difference` for percentages and figures that
 /// are (near) zero on a side.
-fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
+pub(crate) fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
     let decimals = def.map_or(1, |d| d.decimals);
     let Some(m) = f.median else { return "-".into() };
     let mut s = number(m, decimals);

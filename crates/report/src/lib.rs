@@ -9,6 +9,7 @@ pub mod comparison;
 pub mod comparison_text;
 pub mod csv;
 pub mod figures;
+pub mod html;
 pub mod json;
 pub mod terminal;
 mod terminal_db;
