@@ -20,6 +20,14 @@ pub struct Export {
     temp: Option<NamedTempFile>,
 }
 
+/// The directory a file is in (`.` for a bare file name).
+pub fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 fn is_stdout(path: &Path) -> bool {
     path == Path::new("-")
 }
@@ -93,10 +101,7 @@ impl Export {
                 format!("{flag} {shown} names no file: give a file name"),
             )
         })?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = directory_of(path);
         let dir_shown = clip(&dir.display().to_string());
         if !dir.is_dir() {
             return Err(failure(
