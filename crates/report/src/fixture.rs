@@ -187,44 +187,49 @@ pub fn record() -> RunRecord {
     record
 }
 
-/// A comparison of three repetitions each of raw (the baseline), a ZFS stack at half the read
-/// IOPS with 16x read amplification, and ext4 within noise of raw, over `columns`.
+/// One cell of a fixture comparison: stack, read IOPS of three repetitions, read
+/// amplification, machine busy %.
+pub type FixtureCell<'a> = (&'a str, [f64; 3], f64, f64);
+
+/// Three repetitions each of raw (the baseline), a ZFS stack at half the read IOPS with 16x
+/// read amplification, and ext4 within noise of raw.
+pub const THREE_STACKS: [FixtureCell; 3] = [
+    ("raw", [97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
+    (
+        "zfs:recordsize=128k",
+        [48_902.0, 47_800.0, 50_100.0],
+        16.0,
+        69.0,
+    ),
+    ("ext4", [97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
+];
+
+/// The comparison of [`THREE_STACKS`] running slob, over `columns`.
 pub fn study(columns: &[&str]) -> StudyReport {
+    study_of(&THREE_STACKS, columns)
+}
+
+/// The comparison of `cells` (each running slob, the first the baseline) over `columns`.
+pub fn study_of(cells: &[FixtureCell], columns: &[&str]) -> StudyReport {
     let base = record();
-    let runs = |iops: [f64; 3], amp: f64, cpu: f64| -> Vec<_> {
-        iops.iter()
-            .map(|&i| {
-                let mut r = base.clone();
-                r.summary.read_iops = Some(i);
-                r.summary.read_amplification = Some(amp);
-                r.summary.cpu_busy_pct = Some(cpu);
-                r
-            })
-            .collect()
-    };
-    let cell = |label: &str, stack: &str, runs| CellRuns {
-        label: label.into(),
-        stack: stack.into(),
-        runs,
-        baseline: Some(0),
-    };
-    let cells = vec![
-        cell(
-            "raw / slob",
-            "raw",
-            runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
-        ),
-        cell(
-            "zfs:recordsize=128k / slob",
-            "zfs:recordsize=128k",
-            runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0),
-        ),
-        cell(
-            "ext4 / slob",
-            "ext4",
-            runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
-        ),
-    ];
+    let cells: Vec<CellRuns> = cells
+        .iter()
+        .map(|(stack, iops, amp, cpu)| CellRuns {
+            label: format!("{stack} / slob"),
+            stack: stack.to_string(),
+            runs: iops
+                .iter()
+                .map(|&i| {
+                    let mut r = base.clone();
+                    r.summary.read_iops = Some(i);
+                    r.summary.read_amplification = Some(*amp);
+                    r.summary.cpu_busy_pct = Some(*cpu);
+                    r
+                })
+                .collect(),
+            baseline: Some(0),
+        })
+        .collect();
     let columns: Vec<_> = columns.iter().map(|k| figure(k).unwrap()).collect();
     build(&cells, &columns, &Method::default(), 3)
 }

@@ -158,14 +158,18 @@ fn bars_height(c: &Chart) -> u32 {
     110 + per_row * c.categories.len().max(1) as u32
 }
 
-/// A category label short enough for the label area.
+/// A category label short enough for the label area: the middle gives way, since a cell's
+/// label starts with the stack type and ends with what tells cells apart (a path's last
+/// part, the workload, the sweep values).
 fn shorten(label: &str) -> String {
-    const MAX: usize = 56;
-    if label.chars().count() <= MAX {
+    const MAX: usize = 40;
+    let chars: Vec<char> = label.chars().collect();
+    if chars.len() <= MAX {
         return label.to_string();
     }
-    let head: String = label.chars().take(MAX - 1).collect();
-    format!("{head}…")
+    let head: String = chars[..12].iter().collect();
+    let tail: String = chars[chars.len() - (MAX - 13)..].iter().collect();
+    format!("{head}…{tail}")
 }
 
 /// Bars across, one row per category (the first at the top), grouped by series.
@@ -336,6 +340,18 @@ fn draw_legend(area: &Area, c: &Chart) -> Drawn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_labels_keep_their_ends() {
+        assert_eq!(shorten("ext4 / slob"), "ext4 / slob");
+        let long = "dir=/work/target-html/tmp/.tmpp2x5NM/a / randread";
+        let short = shorten(long);
+        assert_eq!(short.chars().count(), 40);
+        assert!(
+            short.starts_with("dir=/work/ta") && short.ends_with("5NM/a / randread"),
+            "{short}"
+        );
+    }
 
     #[test]
     fn every_chart_of_the_fixtures_draws_with_its_parts() {

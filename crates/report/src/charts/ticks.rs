@@ -131,7 +131,8 @@ pub fn compact(v: f64) -> String {
         x if x >= 100.0 || x == 0.0 => 0,
         x if x >= 10.0 => 1,
         x if x >= 0.1 => 2,
-        _ => 4,
+        // Two significant digits however small.
+        x => (1.0 - x.log10().floor()) as usize,
     };
     let mut s = format!("{scaled:.decimals$}");
     if s.contains('.') {
@@ -171,6 +172,8 @@ mod tests {
         assert_eq!(compact(0.25), "0.25");
         assert_eq!(compact(0.0), "0");
         assert_eq!(compact(-12.5), "-12.5");
+        assert_eq!(compact(0.00005), "0.00005");
+        assert_eq!(compact(0.000125), "0.00013");
     }
 
     #[test]

@@ -204,4 +204,21 @@ mod tests {
         });
         assert!(render_run(&r).contains("<h2 id=\"database\">Database</h2>"));
     }
+
+    #[test]
+    fn an_hour_of_samples_stays_under_2_mb() {
+        let mut r = crate::fixture::record();
+        let first = r.samples[0].clone();
+        r.samples = (1..=3600)
+            .map(|t| bakeoff_core::record::Sample {
+                t_s: t as f64,
+                read_iops: 12_000.0 + (t % 17) as f64 * 100.0,
+                write_iops: 1_000.0 + (t % 13) as f64 * 10.0,
+                ..first.clone()
+            })
+            .collect();
+        let html = render_run(&r);
+        assert!(html.len() < 2 << 20, "{} bytes", html.len());
+        eprintln!("{} bytes", html.len());
+    }
 }

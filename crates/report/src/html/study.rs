@@ -167,4 +167,30 @@ mod tests {
             "a heading row and a row per cell"
         );
     }
+
+    #[test]
+    fn five_stacks_of_three_repetitions_with_every_figure_stay_under_2_mb() {
+        let mut cells = crate::fixture::THREE_STACKS.to_vec();
+        cells.push((
+            "xfs:mount=noatime",
+            [90_000.0, 91_000.0, 92_000.0],
+            1.0,
+            57.0,
+        ));
+        cells.push((
+            "btrfs:devices=4,profile=raid10",
+            [60_000.0, 65_000.0, 70_000.0],
+            2.0,
+            60.0,
+        ));
+        let every: Vec<&str> = crate::figures::FIGURES.iter().map(|f| f.key).collect();
+        let html = render_study(&crate::fixture::study_of(&cells, &every));
+        assert!(html.len() < 2 << 20, "{} bytes", html.len());
+        assert_eq!(html.matches("<tr>").count(), 1 + 5);
+        assert!(
+            html.matches("<svg").count() > 10,
+            "a chart per figure with values"
+        );
+        eprintln!("{} bytes", html.len());
+    }
 }
