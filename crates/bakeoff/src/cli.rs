@@ -56,27 +56,22 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
   bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
-  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-markdown r.md
-  bakeoff run slob --stack zfs --export-html run.html   # charts, provenance: open in a browser
+  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-html r.html
   bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
-  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-markdown cmp.md
-  bakeoff compare --stack raw --stack ext4 --workload slob --export-html cmp.html   # with charts
+  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-html cmp.html
   bakeoff compare --stack zfs --sweep zfs.recordsize=8k,128k --workload slob --out results/rs
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --dry-run
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --resume";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
-  bakeoff report results/seed000
-  bakeoff report results/seed000 --format markdown --columns read_iops,write_iops,cpu_busy_pct
-  bakeoff report results/last-month results/today --against raw
-  bakeoff report results/seed000 --format csv > seed000.csv
+  bakeoff report results/seed000 --columns read_iops,write_iops,cpu_busy_pct
   bakeoff report results/seed000 --format html --out seed000.html
-  bakeoff report results/seed004-fs --format svg --out charts/     # one SVG per chart
-  bakeoff report results/seed000 --format markdown --out seed000.md  # and seed000-*.svg";
+  bakeoff report results/seed004-fs --format svg --out charts/    # one SVG per chart
+  bakeoff report results/last-month results/today --against raw --format markdown --out cmp.md";
 
 const STACK_CREATE_EXAMPLES: &str = "\
 Examples:
