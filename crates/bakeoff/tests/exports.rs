@@ -147,18 +147,13 @@ fn compare_exports_the_comparison_in_each_format() {
     assert!(read(&f("c.md")).starts_with("| cell | runs |"));
     assert!(read(&f("c.csv")).starts_with("cell,stack,runs,baseline,figure,"));
     // The exports hold what `report` prints from the results directory.
-    bakeoff()
-        .arg("report")
-        .arg(f("r"))
-        .args(["--format", "csv"])
-        .assert()
-        .success()
-        .stdout(read(&f("c.csv")));
-    bakeoff()
-        .arg("report")
-        .arg(f("r"))
-        .args(["--format", "html"])
-        .assert()
-        .success()
-        .stdout(read(&f("c.html")));
+    for (format, export) in [("csv", "c.csv"), ("html", "c.html")] {
+        bakeoff()
+            .arg("report")
+            .arg(f("r"))
+            .args(["--format", format])
+            .assert()
+            .success()
+            .stdout(read(&f(export)));
+    }
 }

@@ -163,6 +163,14 @@ fn study(root: &Path) -> PathBuf {
     out
 }
 
+/// `bakeoff report RESULTS --format FORMAT --out OUT`, which prints nothing on success.
+fn report_to(format: &str, out: &Path, results: &Path) -> assert_cmd::assert::Assert {
+    bakeoff()
+        .args(["report", "--format", format, "--out"])
+        .args([out, results])
+        .assert()
+}
+
 /// Files in `dir`.
 fn count_files(dir: &Path) -> usize {
     std::fs::read_dir(dir).unwrap().count()
@@ -174,17 +182,8 @@ fn a_real_studys_report_renders_its_charts_in_a_browser_without_the_network() {
     let results = study(d.path());
     let page = d.path().join("report.html");
     let charts = d.path().join("charts");
-    bakeoff()
-        .args(["report", "--format", "html", "--out"])
-        .args([&page, &results])
-        .assert()
-        .success()
-        .stdout("");
-    bakeoff()
-        .args(["report", "--format", "svg", "--out"])
-        .args([&charts, &results])
-        .assert()
-        .success();
+    report_to("html", &page, &results).success().stdout("");
+    report_to("svg", &charts, &results).success().stdout("");
     let expected = count_files(&charts);
     assert!(
         charts.join("read_iops.svg").is_file() && charts.join("relative_read_iops.svg").is_file()
@@ -291,16 +290,10 @@ fn report_out_checks_its_path_before_reading_and_markdown_links_its_charts() {
     let d = tmp();
     let results = study(d.path());
     let missing = d.path().join("no/such/dir/r.html");
-    bakeoff()
-        .args(["report", "--format", "html", "--out"])
-        .args([&missing, &results])
-        .assert()
+    report_to("html", &missing, &results)
         .code(3)
         .stderr(predicate::str::contains("there is no directory"));
-    bakeoff()
-        .args(["report", "--format", "html", "--out"])
-        .args([d.path(), &results])
-        .assert()
+    report_to("html", d.path(), &results)
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
     bakeoff()
@@ -317,12 +310,7 @@ fn report_out_checks_its_path_before_reading_and_markdown_links_its_charts() {
         .assert()
         .success();
     assert!(!String::from_utf8_lossy(&printed.get_output().stdout).contains("!["));
-    bakeoff()
-        .args(["report", "--format", "markdown", "--out"])
-        .args([&md, &results])
-        .assert()
-        .success()
-        .stdout("");
+    report_to("markdown", &md, &results).success().stdout("");
     let text = std::fs::read_to_string(&md).unwrap();
     let links: Vec<&str> = text
         .lines()

@@ -3,7 +3,7 @@
 //! result figure (seed 004's Figure 5).
 
 use super::{categories_axis, compact, zero_based, Chart, ChartKind, Guide, Point, Series};
-use crate::comparison::{FigureCell, StudyReport};
+use crate::comparison::{CellRow, FigureCell, StudyReport};
 use crate::comparison_text::{verdict_mark, verdict_word};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::Better;
@@ -31,7 +31,7 @@ pub fn value_label(f: &Figure) -> String {
 
 /// Category labels: each cell, the baseline named as such.
 fn cell_labels(r: &StudyReport) -> Vec<String> {
-    let label = |row: &crate::comparison::CellRow| match row.is_baseline {
+    let label = |row: &CellRow| match row.is_baseline {
         true => format!("{} (baseline)", row.label),
         false => row.label.clone(),
     };
@@ -56,27 +56,36 @@ fn note(cell: &FigureCell, f: &Figure, is_baseline: bool) -> Option<String> {
     Some(format!("{sign}{}{unit}", compact(d.abs())))
 }
 
+/// A point per cell of column `i` (x: the cell's index), where `point` makes one.
+fn column_points(
+    r: &StudyReport,
+    i: usize,
+    point: impl Fn(&CellRow, &FigureCell) -> Option<Point>,
+) -> Vec<Point> {
+    let cells = r.rows.iter().enumerate();
+    cells
+        .filter_map(|(n, row)| {
+            let p = point(row, row.figures.get(i)?)?;
+            Some(Point { x: n as f64, ..p })
+        })
+        .collect()
+}
+
 /// The bar chart of column `i`: each cell's median with its range over repetitions; `None`
 /// when no cell has a value.
 pub fn figure_bars(r: &StudyReport, i: usize) -> Option<Chart> {
     let key = r.columns.get(i)?;
     let f = figure(key)?;
-    let points: Vec<Point> = r
-        .rows
-        .iter()
-        .enumerate()
-        .filter_map(|(n, row)| {
-            let cell = row.figures.get(i)?;
-            Some(Point {
-                x: n as f64,
-                y: cell.median?,
-                low: cell.min,
-                high: cell.max,
-                note: note(cell, f, row.is_baseline),
-                baseline: row.is_baseline,
-            })
+    let points = column_points(r, i, |row, cell| {
+        Some(Point {
+            y: cell.median?,
+            low: cell.min,
+            high: cell.max,
+            note: note(cell, f, row.is_baseline),
+            baseline: row.is_baseline,
+            ..Point::default()
         })
-        .collect();
+    });
     if points.is_empty() {
         return None;
     }
@@ -133,26 +142,20 @@ fn headline_column(r: &StudyReport) -> Option<usize> {
 pub fn relative_bars(r: &StudyReport) -> Option<Chart> {
     let i = headline_column(r)?;
     let f = figure(&r.columns[i])?;
-    let points: Vec<Point> = r
-        .rows
-        .iter()
-        .enumerate()
-        .filter_map(|(n, row)| {
-            let cell = row.figures.get(i)?;
-            let median = cell.median.filter(|m| *m > 0.0)?;
-            let ratio = if row.is_baseline { 1.0 } else { cell.ratio? };
-            // The baseline's median, recovered from the ratio the comparison computed.
-            let base = median / ratio;
-            Some(Point {
-                x: n as f64,
-                y: ratio,
-                low: cell.min.map(|v| v / base),
-                high: cell.max.map(|v| v / base),
-                note: note(cell, f, row.is_baseline),
-                baseline: row.is_baseline,
-            })
+    let points = column_points(r, i, |row, cell| {
+        let median = cell.median.filter(|m| *m > 0.0)?;
+        let ratio = if row.is_baseline { 1.0 } else { cell.ratio? };
+        // The baseline's median, recovered from the ratio the comparison computed.
+        let base = median / ratio;
+        Some(Point {
+            y: ratio,
+            low: cell.min.map(|v| v / base),
+            high: cell.max.map(|v| v / base),
+            note: note(cell, f, row.is_baseline),
+            baseline: row.is_baseline,
+            ..Point::default()
         })
-        .collect();
+    });
     if points.iter().all(|p| p.baseline) {
         return None;
     }
