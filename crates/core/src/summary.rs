@@ -268,6 +268,26 @@ impl Summary {
         self.device_writes_per_op = ratio(dw_ops, w_ops);
     }
 
+    /// Fills the figures `self` lacks (null) from `fresh`, a summary computed again from the
+    /// same record: records written by an earlier version gain the figures added since,
+    /// while every figure they carry stays as written.
+    pub fn fill_missing(&mut self, fresh: &Summary) {
+        let (Ok(serde_json::Value::Object(mut mine)), Ok(serde_json::Value::Object(theirs))) =
+            (serde_json::to_value(&*self), serde_json::to_value(fresh))
+        else {
+            return;
+        };
+        for (key, value) in theirs {
+            let slot = mine.entry(key).or_insert(serde_json::Value::Null);
+            if slot.is_null() {
+                *slot = value;
+            }
+        }
+        if let Ok(merged) = serde_json::from_value(serde_json::Value::Object(mine)) {
+            *self = merged;
+        }
+    }
+
     /// The busiest second of the window on the stack's devices (seed 004 reports device
     /// MB/s "at peak"): the highest of the measured one-second samples.
     fn add_peaks(&mut self, record: &RunRecord) {
@@ -418,6 +438,22 @@ mod tests {
         assert_eq!(s.device_read_mb_s_peak, Some(7.5));
         assert_eq!(s.device_write_mb_s_peak, None, "no samples of it: null");
         assert_eq!(s.log_device_write_mb_s, None, "no log stack");
+    }
+
+    #[test]
+    fn an_older_summary_gains_new_figures_and_keeps_its_own() {
+        let mut old = Summary {
+            read_iops: Some(1.0),
+            ..Summary::default()
+        };
+        let fresh = Summary {
+            read_iops: Some(2.0),
+            device_read_mb_s_peak: Some(7.5),
+            ..Summary::default()
+        };
+        old.fill_missing(&fresh);
+        assert_eq!(old.read_iops, Some(1.0), "as written");
+        assert_eq!(old.device_read_mb_s_peak, Some(7.5), "added");
     }
 
     #[test]
