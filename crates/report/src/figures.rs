@@ -249,6 +249,22 @@ pub const FIGURES: &[Figure] = &[
         0.01,
     ),
     fig(
+        "write_amplification_per_copy",
+        "write amp/copy",
+        Verdict(Lower),
+        |s| s.write_amplification_per_copy,
+        2,
+        0.01,
+    ),
+    fig(
+        "log_write_amplification",
+        "log write amp",
+        Verdict(Lower),
+        |s| s.log_write_amplification,
+        2,
+        0.01,
+    ),
+    fig(
         "device_reads_per_op",
         "dev reads/read",
         Verdict(Lower),
