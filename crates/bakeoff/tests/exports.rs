@@ -124,7 +124,7 @@ fn compare_exports_the_comparison_in_each_format() {
         "--export-csv",
         "/nonexistent/c.csv",
     ])
-    .code(3)
+    .code(2)
     .stderr(predicate::str::contains(
         "cannot create --export-csv /nonexistent/c.csv",
     ));

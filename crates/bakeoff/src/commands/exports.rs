@@ -104,8 +104,9 @@ impl Export {
         let dir = directory_of(path);
         let dir_shown = clip(&dir.display().to_string());
         if !dir.is_dir() {
+            // An output path the user wrote that cannot be created is a usage error (exit 2).
             return Err(failure(
-                Code::Environment,
+                Code::Usage,
                 format!("cannot create {flag} {shown}: there is no directory {dir_shown}"),
             ));
         }
@@ -119,7 +120,7 @@ impl Export {
                 // tempfile's message names the temporary file; the user knows only the path.
                 let e = std::io::Error::from(e.kind());
                 failure(
-                    Code::Environment,
+                    Code::Usage,
                     format!("cannot create {flag} {shown}: {e} (is {dir_shown} writable?)"),
                 )
             })?;
