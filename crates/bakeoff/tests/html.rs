@@ -291,7 +291,7 @@ fn report_out_checks_its_path_before_reading_and_markdown_links_its_charts() {
     let results = study(d.path());
     let missing = d.path().join("no/such/dir/r.html");
     report_to("html", &missing, &results)
-        .code(3)
+        .code(2)
         .stderr(predicate::str::contains("there is no directory"));
     report_to("html", d.path(), &results)
         .code(2)

@@ -189,7 +189,11 @@ mod tests {
         let err = open(&[req("--export-csv", Path::new("/nonexistent/x.csv"))])
             .err()
             .unwrap();
-        assert_eq!(err.code, Code::Environment);
+        assert_eq!(
+            err.code,
+            Code::Usage,
+            "an uncreatable output path is a usage error"
+        );
         assert!(err.error.to_string().contains("/nonexistent"));
         let dropped = open(&[req("--export-csv", &d.path().join("x.csv"))]);
         drop(dropped);

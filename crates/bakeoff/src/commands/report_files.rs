@@ -49,8 +49,9 @@ impl Out {
         }
         let dir = directory_of(path);
         if !dir.is_dir() {
+            // As for the exports: an output path that cannot be created is a usage error.
             return Err(failure(
-                Code::Environment,
+                Code::Usage,
                 format!(
                     "cannot write --out {shown}: there is no directory {}",
                     clip(&dir.display().to_string())
@@ -82,7 +83,7 @@ impl Out {
             Out::Charts(dir) => {
                 std::fs::create_dir_all(&dir).map_err(|e| {
                     let shown = clip(&dir.display().to_string());
-                    failure(Code::Environment, format!("cannot make --out {shown}: {e}"))
+                    failure(Code::Usage, format!("cannot make --out {shown}: {e}"))
                 })?;
                 let charts = charts(report);
                 for c in &charts {

@@ -18,7 +18,7 @@ pub fn charts(r: &StudyReport) -> Vec<Chart> {
 pub fn value_label(f: &Figure) -> String {
     let unit = match f.key {
         k if k.ends_with("_iops") => Some("ops/s"),
-        k if k.ends_with("_amplification") => Some("device bytes per application byte"),
+        k if k.contains("amplification") => Some("device bytes per application byte"),
         "nopm" => Some("New-Orders/min"),
         "checkpoints" => Some("count"),
         _ => None,
