@@ -52,17 +52,7 @@ fn tpch_runs_every_phase_on_a_server_in_the_runs_memory_cgroup() {
     // process joins the cgroup, it is charged where it was made.
     assert!(tpch::init_generator() >= 300 << 20);
     let images = images_dir();
-    let mut stack = tmpfs(images.path(), 512);
-    stack.limit_memory(256 << 20).unwrap();
-    let opts = options(&stack, 4);
-    let server = start(&mut stack, opts);
-    let cgroup = |pid: String| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
-    let ours = cgroup("self".into());
-    assert!(
-        ours.contains(&format!("bakeoff-{}", stack.name())),
-        "{ours}"
-    );
-    assert_eq!(cgroup(server.pid().to_string()), ours, "postmaster");
+    let (stack, server) = server_in_memory_cgroup(images.path(), 512, 256 << 20, 4);
 
     let db = server.database();
     let tpch = Tpch::new(&db, PLAN).unwrap();
