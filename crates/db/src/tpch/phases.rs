@@ -1,8 +1,9 @@
 //! The phases a CLI or recipe runs one by one, each on a connection of its own and each
 //! saying what it did.
 
+use super::keys::{self, FOREIGN_KEYS};
 use super::queries::{self, QueryReport, NAMES, QUERIES};
-use super::schema::{self, Table, FOREIGN_KEYS};
+use super::schema::{self, Table};
 use super::{database_error, load, Phase, PhaseReport, Step, TpchError, TpchPlan};
 use crate::backend::{Conn, Database, DbKind};
 use std::collections::BTreeMap;
@@ -63,9 +64,9 @@ impl<'a> Tpch<'a> {
         load::check_row_counts(conn.as_mut(), self.plan.sf)
     }
 
-    /// `tpch.indexes`: the secondary indexes ([`schema::INDEXES`]), one step each.
+    /// `tpch.indexes`: the secondary indexes ([`keys::INDEXES`]), one step each.
     pub fn create_indexes(&self) -> Result<PhaseReport, TpchError> {
-        let statements = schema::create_indexes()
+        let statements = keys::create_indexes()
             .into_iter()
             .map(|(name, sql)| (name.to_string(), sql))
             .collect();
@@ -75,11 +76,11 @@ impl<'a> Tpch<'a> {
     /// `tpch.keys`: every table's primary key, then the foreign keys of clause 1.4.2. In
     /// PostgreSQL each is a constraint the server validates; SQLite cannot add a constraint to
     /// a table it has, so a primary key is a unique index and each foreign key is validated
-    /// by the query a database runs for it ([`schema::count_orphans`]): a row that refers to
+    /// by the query a database runs for it ([`keys::count_orphans`]): a row that refers to
     /// nothing is a [`TpchError::Orphans`].
     pub fn create_keys(&self) -> Result<PhaseReport, TpchError> {
         let kind = self.db.kind();
-        let mut report = self.statements(Phase::Keys, schema::create_primary_keys(kind))?;
+        let mut report = self.statements(Phase::Keys, keys::create_primary_keys(kind))?;
         let start = Instant::now() - report.elapsed;
         let mut conn = self.connect(Phase::Keys)?;
         for key in &FOREIGN_KEYS {
@@ -87,10 +88,10 @@ impl<'a> Tpch<'a> {
             let what = || format!("adding foreign key {}", key.name);
             match kind {
                 DbKind::Postgres => conn
-                    .batch(&schema::add_foreign_key(key))
+                    .batch(&keys::add_foreign_key(key))
                     .map_err(database_error(what()))?,
                 DbKind::Sqlite => {
-                    let rows = (conn.query(&schema::count_orphans(key), &[]))
+                    let rows = (conn.query(&keys::count_orphans(key), &[]))
                         .map_err(database_error(what()))?;
                     let orphans = rows.first().and_then(|r| r.first()).and_then(|v| v.int());
                     if let Some(orphans @ 1..) = orphans {
