@@ -10,6 +10,7 @@ pub mod measure;
 pub mod on_stack;
 pub mod preflight;
 pub mod report;
+pub mod report_files;
 pub mod results;
 pub mod run;
 pub mod stack;

@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub(crate) use files::TreeInput;
+#[cfg(test)]
+pub(crate) use rules::IO_KINDS;
 
 /// Largest block size accepted.
 pub const MAX_BS: u64 = 256 << 20;
