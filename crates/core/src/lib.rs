@@ -8,6 +8,7 @@
 //! * [`plan`]: the validated, resolved plan a run executes.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`record`]: the run record written as JSON, and its flat summary.
+//! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 
 mod doc;
 pub mod findings;
@@ -16,6 +17,7 @@ pub mod op;
 pub mod personality;
 pub mod plan;
 mod planner;
+pub mod ramp;
 pub mod record;
 pub mod settings;
 pub mod study;

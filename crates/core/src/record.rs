@@ -439,4 +439,8 @@ pub struct RunRecord {
     /// The database of a database run (tpcc, pgbench).
     #[serde(default)]
     pub database: Option<crate::dbrecord::DatabaseRun>,
+    /// A load ramp's points, headline and why it stopped (`run --ramp`); the figures above
+    /// are then those of the headline point (see `docs/ramp.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::ramp::RampRecord>,
 }

@@ -218,6 +218,7 @@ fn record(
         samples: measured.samples,
         findings: Vec::new(),
         database: None,
+        ramp: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
