@@ -9,6 +9,7 @@ pub mod comparison_text;
 pub mod csv;
 pub mod figures;
 pub mod json;
+pub mod ramp;
 pub mod terminal;
 mod terminal_db;
 
@@ -16,6 +17,8 @@ mod fmt;
 
 #[cfg(test)]
 mod fixture;
+#[cfg(test)]
+mod ramp_fixture;
 
 use bakeoff_core::record::RunRecord;
 use comparison::StudyReport;
@@ -56,9 +59,9 @@ pub const EXPORTERS: &[Exporter] = &[
     Exporter {
         flag: "--export-csv",
         alias: None,
-        help: "Export as CSV: a run's headline figures in one row, or the comparison (a row per \
-               cell and figure)",
-        run: Some(csv::render_summary),
+        help: "Export as CSV: a run's headline figures in one row (a ramp's points, one row \
+               each), or the comparison (a row per cell and figure)",
+        run: Some(ramp::run_csv),
         comparison: Some(comparison_text::render_csv),
     },
     Exporter {

@@ -10,6 +10,9 @@ use std::fmt::Write;
 /// Renders the summary of one run.
 pub fn render(r: &RunRecord) -> String {
     let mut out = header(r);
+    if let Some(ramp) = &r.ramp {
+        out.push_str(&crate::ramp::render_table(ramp));
+    }
     out.push_str(&roles_table(r));
     out.push('\n');
     if let Some(db) = &r.database {
@@ -185,6 +188,9 @@ fn roles_table(r: &RunRecord) -> String {
 /// per-role table, then the system, device and memory lines and the findings as a list.
 pub fn render_markdown(r: &RunRecord) -> String {
     let mut out = header(r);
+    if let Some(ramp) = &r.ramp {
+        out.push_str(&crate::ramp::render_markdown(ramp));
+    }
     let (header, rows) = role_rows(r);
     let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();

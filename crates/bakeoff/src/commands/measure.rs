@@ -4,9 +4,10 @@ use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::{Measured, Sampler};
 use bakeoff_core::plan::Plan;
+use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
 use bakeoff_engine::{
-    execute, lay_out_placed, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
+    execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
 };
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,23 +38,25 @@ fn layout_failure(e: LayoutError) -> Failure {
 }
 
 /// Lays out the dataset on `target`, calls `before_run` (cache rule: drop caches, re-import a
-/// pool), runs `plan`, and returns the run record.
+/// pool), runs `plan` (or the ramp of points of `plan`), and returns the run record.
 pub fn measure(
     plan: &Plan,
+    ramp: Option<&RampSpec>,
     target: &Target,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
 ) -> Result<RunRecord, Failure> {
     let placement = Placement::single(target.clone());
-    measure_with_devices(
+    let prepared = prepare(
         plan,
         &placement,
         interrupt,
         quiet,
         before_run,
         Known::default(),
-    )
+    )?;
+    prepared.measure_or_ramp(plan, ramp, interrupt, quiet)
 }
 
 /// What a stack knows about itself that the probes cannot find from the target.
@@ -65,15 +68,38 @@ pub struct Known {
     pub daemons: Vec<u32>,
 }
 
+/// A dataset laid out and the cache rule applied: ready for one measured window, or several
+/// (a ramp's points) back to back.
+pub struct Prepared<'a> {
+    dataset: Dataset,
+    path: &'a std::path::Path,
+    devices: Vec<bakeoff_probe::DeviceInfo>,
+    daemons: Vec<u32>,
+}
+
 /// [`measure`] with the filesets placed on their targets and what the stack knows.
 pub fn measure_with_devices(
     plan: &Plan,
+    ramp: Option<&RampSpec>,
     placement: &Placement,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
     known: Known,
 ) -> Result<RunRecord, Failure> {
+    let prepared = prepare(plan, placement, interrupt, quiet, before_run, known)?;
+    prepared.measure_or_ramp(plan, ramp, interrupt, quiet)
+}
+
+/// Lays out `plan`'s dataset on its targets and calls `before_run` (the cache rule).
+fn prepare<'a>(
+    plan: &Plan,
+    placement: &'a Placement,
+    interrupt: &AtomicBool,
+    quiet: bool,
+    before_run: &mut dyn FnMut() -> Result<(), Failure>,
+    known: Known,
+) -> Result<Prepared<'a>, Failure> {
     let Known { devices, daemons } = known;
     let path = placement.data.path();
     let devices = devices.unwrap_or_else(|| {
@@ -100,14 +126,44 @@ pub fn measure_with_devices(
     .map_err(layout_failure)?;
     layout_bar.finish_and_clear();
     before_run()?;
-    let window = Window {
-        plan,
+    Ok(Prepared {
+        dataset,
         path,
         devices,
         daemons,
-        quiet,
-    };
-    window.run(&mut |on_tick| execute(plan, &dataset, interrupt, on_tick))
+    })
+}
+
+impl Prepared<'_> {
+    /// One measured window of `plan` (whose filesets must be the laid-out ones).
+    pub fn measure(
+        &self,
+        plan: &Plan,
+        interrupt: &AtomicBool,
+        quiet: bool,
+    ) -> Result<RunRecord, Failure> {
+        let window = Window {
+            plan,
+            path: self.path,
+            devices: self.devices.clone(),
+            daemons: self.daemons.clone(),
+            quiet,
+        };
+        window.run(&mut |on_tick| execute(plan, &self.dataset, interrupt, on_tick))
+    }
+
+    fn measure_or_ramp(
+        &self,
+        plan: &Plan,
+        ramp: Option<&RampSpec>,
+        interrupt: &AtomicBool,
+        quiet: bool,
+    ) -> Result<RunRecord, Failure> {
+        match ramp {
+            None => self.measure(plan, interrupt, quiet),
+            Some(spec) => super::ramp::measure_ramp(spec, plan, self, interrupt, quiet),
+        }
+    }
 }
 
 /// The measured run of any workload: what to describe and sample.

@@ -10,7 +10,7 @@ pub mod point;
 #[cfg(test)]
 mod tests;
 
-use crate::settings::echo;
+use crate::settings::{echo, SettingError, Settings};
 use crate::units::{format_nanos, parse_duration};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -195,22 +195,35 @@ impl RampSpec {
     }
 }
 
+/// Takes a study workload's `ramp` key out of `settings` (the workload itself does not know
+/// it) and parses it; errors point where it was written.
+pub fn take_from(settings: &mut Settings) -> Result<Option<RampSpec>, SettingError> {
+    let Some(setting) = settings.remove(RAMP_KEY) else {
+        return Ok(None);
+    };
+    RampSpec::parse(&setting.value)
+        .map(Some)
+        .map_err(|m| SettingError::new(setting.origin, RAMP_KEY, m))
+}
+
+/// The key of a ramp in a study file (a workload's, or the study's for every workload).
+pub const RAMP_KEY: &str = "ramp";
+
 /// An offered rate: operations per second, `1500` or `1.5k`.
 fn rate(text: &str) -> Result<f64, String> {
     let (num, mult) = match text.strip_suffix(['k', 'K']) {
         Some(n) => (n, 1e3),
         None => (text, 1.0),
     };
-    let v = num
-        .trim()
+    num.trim()
         .parse::<f64>()
         .ok()
         .map(|v| v * mult)
         .filter(|v| v.is_finite() && *v > 0.0 && *v <= MAX_RATE)
         .ok_or_else(|| {
-            format!("an offered rate is operations per second above 0 and at most 1e9 (e.g. 500 or 1.5k)")
-        })?;
-    Ok(v)
+            "an offered rate is operations per second above 0 and at most 1e9 (e.g. 500 or 1.5k)"
+                .to_string()
+        })
 }
 
 /// `x1.4` (or `*1.4`): multiply; `+500`: add.

@@ -5,7 +5,7 @@
 use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
-use super::on_stack::{loop_only, run_on_stack, StackRun};
+use super::on_stack::{loop_only, run_on_stack, run_on_stack_ramped, StackRun};
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -236,6 +236,10 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             CellPlan::Io(p) => {
                 let plan = bakeoff_core::study::for_repetition(p, slot.rep);
                 run_on_stack(&run, &plan, &interrupt)?
+            }
+            CellPlan::Ramp(p, ramp) => {
+                let plan = bakeoff_core::study::for_repetition(p, slot.rep);
+                run_on_stack_ramped(&run, &plan, Some(ramp), &interrupt)?
             }
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
         };
