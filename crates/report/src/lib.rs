@@ -10,6 +10,8 @@ pub mod csv;
 pub mod figures;
 pub mod json;
 pub mod ramp;
+pub mod ramp_comparison;
+pub mod ramp_comparison_text;
 pub mod terminal;
 mod terminal_db;
 

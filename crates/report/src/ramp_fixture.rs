@@ -87,8 +87,17 @@ pub fn ramp(cost: Cost, slow: f64) -> RampRecord {
         (Phase::Bisect, 2812.5, 4.0),
         (Phase::Bisect, 3093.75, 6.0),
     ];
+    let steps: Vec<_> = steps
+        .iter()
+        .map(|&(ph, r, p99)| (ph, r, p99 * slow))
+        .collect();
+    ramp_of(cost, &steps)
+}
+
+/// A ramp through `steps` (phase, offered rate, p99 ms), stopped at the limit.
+pub fn ramp_of(cost: Cost, steps: &[(Phase, f64, f64)]) -> RampRecord {
     let points = (steps.iter().zip(1..))
-        .map(|(&(phase, rate, p99), i)| point(i, phase, rate, p99 * slow, cost))
+        .map(|(&(phase, rate, p99), i)| point(i, phase, rate, p99, cost))
         .collect();
     RampRecord::finish(&spec(), points, Stop::Limit)
 }
