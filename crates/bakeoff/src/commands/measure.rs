@@ -3,7 +3,7 @@
 use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::{Measured, Sampler};
-use bakeoff_core::plan::Plan;
+use bakeoff_core::plan::{FilesetPlan, Plan};
 use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
 use bakeoff_engine::{
@@ -72,6 +72,9 @@ pub struct Known {
 /// (a ramp's points) back to back.
 pub struct Prepared<'a> {
     dataset: Dataset,
+    /// The filesets `dataset` holds.
+    filesets: Vec<FilesetPlan>,
+    placement: &'a Placement,
     path: &'a std::path::Path,
     devices: Vec<bakeoff_probe::DeviceInfo>,
     daemons: Vec<u32>,
@@ -111,6 +114,25 @@ fn prepare<'a>(
             Vec::new()
         })
     });
+    let dataset = lay_out(plan, placement, interrupt, quiet)?;
+    before_run()?;
+    Ok(Prepared {
+        dataset,
+        filesets: plan.filesets.clone(),
+        placement,
+        path,
+        devices,
+        daemons,
+    })
+}
+
+/// Lays out (or reuses) `plan`'s filesets on their targets, with a progress bar.
+fn lay_out(
+    plan: &Plan,
+    placement: &Placement,
+    interrupt: &AtomicBool,
+    quiet: bool,
+) -> Result<Dataset, Failure> {
     let layout_bar = bar(
         plan.dataset_bytes(),
         "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
@@ -125,16 +147,20 @@ fn prepare<'a>(
     })
     .map_err(layout_failure)?;
     layout_bar.finish_and_clear();
-    before_run()?;
-    Ok(Prepared {
-        dataset,
-        path,
-        devices,
-        daemons,
-    })
+    Ok(dataset)
 }
 
 impl Prepared<'_> {
+    /// Makes the laid-out dataset `plan`'s, if its filesets differ (a dataset sized by the
+    /// offered load grows with a ramp's points); caches are left as they are.
+    pub fn fit(&mut self, plan: &Plan, interrupt: &AtomicBool, quiet: bool) -> Result<(), Failure> {
+        if plan.filesets != self.filesets {
+            self.dataset = lay_out(plan, self.placement, interrupt, quiet)?;
+            self.filesets = plan.filesets.clone();
+        }
+        Ok(())
+    }
+
     /// One measured window of `plan` (whose filesets must be the laid-out ones).
     pub fn measure(
         &self,
@@ -153,7 +179,7 @@ impl Prepared<'_> {
     }
 
     fn measure_or_ramp(
-        &self,
+        mut self,
         plan: &Plan,
         ramp: Option<&RampSpec>,
         interrupt: &AtomicBool,
@@ -161,7 +187,7 @@ impl Prepared<'_> {
     ) -> Result<RunRecord, Failure> {
         match ramp {
             None => self.measure(plan, interrupt, quiet),
-            Some(spec) => super::ramp::measure_ramp(spec, plan, self, interrupt, quiet),
+            Some(spec) => super::ramp::measure_ramp(spec, plan, &mut self, interrupt, quiet),
         }
     }
 }

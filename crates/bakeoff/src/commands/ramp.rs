@@ -49,7 +49,7 @@ impl Kept {
 pub fn measure_ramp(
     spec: &RampSpec,
     plan: &Plan,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
     interrupt: &AtomicBool,
     quiet: bool,
 ) -> Result<RunRecord, Failure> {
@@ -77,7 +77,13 @@ pub fn measure_ramp(
                 spec.point.as_secs_f64()
             );
         }
-        let record = prepared.measure(&paced_plan(plan, rate, spec), interrupt, quiet)?;
+        let point_plan = paced_plan(plan, rate, spec);
+        // A dataset sized by the offered load is laid out again for a point that needs more.
+        match prepared.fit(&point_plan, interrupt, quiet) {
+            Err(f) if f.code == Code::Interrupted && !points.is_empty() => break Stop::Interrupted,
+            other => other?,
+        }
+        let record = prepared.measure(&point_plan, interrupt, quiet)?;
         match record.status {
             RunStatus::Completed => {}
             RunStatus::Interrupted => {

@@ -30,7 +30,9 @@ pub fn check_rampable(plan: &Plan) -> Result<(), String> {
 
 /// The plan of one point: `plan` with `offered_ops_s` split evenly over the threads of its
 /// paced roles (each thread an open loop at its share), measured for the spec's point length
-/// after the workload's own warm-up (`ramp_time`).
+/// after the workload's own warm-up (`ramp_time`). The filesets are the plan's: a dataset
+/// sized by the offered load is re-sized here once plans can (the runner lays out again
+/// whenever a point's filesets differ from those laid out).
 pub fn paced_plan(plan: &Plan, offered_ops_s: f64, spec: &RampSpec) -> Plan {
     let threads: u32 = plan
         .roles
