@@ -196,6 +196,47 @@ fn every_point_is_in_the_record_and_in_one_csv_row() {
 }
 
 #[test]
+fn compare_of_ramps_adds_each_stacks_maximum_and_its_costs_at_the_common_point() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let json = d.path().join("c.json");
+    let out = common::quick_compare(
+        &a,
+        &b,
+        1,
+        &[
+            "--out",
+            d.path().join("r").to_str().unwrap(),
+            "--ramp",
+            "start=50,step=x2,until=p99>2s,point=1s,max_points=2",
+            "--export-json",
+            json.to_str().unwrap(),
+        ],
+    )
+    .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        table.contains("ramps: the highest rate within p99 <= 2.00s")
+            && table.contains("common load point, 100 ops/s offered"),
+        "{table}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let group = &v["ramps"]["groups"][0];
+    assert_eq!(group["common_ops_s"], 100.0);
+    let rows = group["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let max = row["max_ops_s"]["median"].as_f64().unwrap();
+        assert!((90.0..110.0).contains(&max), "{row}");
+        assert_eq!(row["lower_bound_runs"], 1, "max_points within the limit");
+        let cpu = &row["at_common"][2];
+        assert!(cpu["median"].as_f64().unwrap() > 0.0, "cpu us/op {cpu}");
+    }
+}
+
+#[test]
 fn ctrl_c_ends_the_ramp_and_keeps_the_finished_points() {
     let run = Running::start(
         "randread",

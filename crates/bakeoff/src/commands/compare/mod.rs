@@ -307,9 +307,10 @@ fn report_progress(
 ) {
     let eta = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
     let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
-    let rate = match r.summary.tps {
-        Some(_) => format!("{} transactions/s", n(r.summary.tps)),
-        None => format!(
+    let rate = match (&r.ramp, r.summary.tps) {
+        (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
+        (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
+        (None, None) => format!(
             "read {}/s write {}/s",
             n(r.summary.read_iops),
             n(r.summary.write_iops)
