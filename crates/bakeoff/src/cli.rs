@@ -56,7 +56,6 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
   bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
-  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-markdown r.md
   bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing
   bakeoff run randread --stack ext4 --set bs=8k,direct=true,jobs=16 --ramp 'until=p99>5ms'";
 
