@@ -19,6 +19,11 @@ const fn doc(key: &'static str, default: &'static str, help: &'static str) -> Ke
     KeyDoc { key, default, help }
 }
 
+/// The I/O kinds `rw` and `io` take: the planner's table (`planner::IO_KINDS`), in words. A
+/// test keeps the two in step.
+pub(crate) const IO_KINDS_HELP: &str = "read, write, randread, randwrite, randrw, rw or readwrite \
+     (sequential mixed); update, randupdate (read a block, write it back)";
+
 const DESCRIPTION: KeyDoc = doc(
     "description",
     "",
@@ -77,12 +82,7 @@ pub const RUN_KEYS: &[KeyDoc] = &[
 /// Keys of a plain job (fio's meaning unless noted). A plain job is a personality with one
 /// fileset and one role; the keys they share are the same [`KeyDoc`]s.
 pub const JOB_KEYS: &[KeyDoc] = &[
-    doc(
-        "rw",
-        "randread",
-        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
-         (read a block, write it back)",
-    ),
+    doc("rw", "randread", IO_KINDS_HELP),
     RWMIXREAD,
     doc("bs", "4k", "bytes per I/O"),
     IODEPTH,
@@ -203,12 +203,7 @@ pub const GATE_KEYS: &[KeyDoc] = &[
 
 /// Keys of a step; each step has exactly one of the first six.
 pub const STEP_KEYS: &[KeyDoc] = &[
-    doc(
-        "io",
-        "",
-        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
-         (read a block, write it back)",
-    ),
+    doc("io", "", IO_KINDS_HELP),
     doc("hog", "", "burn CPU: iterations of a memory-touching loop"),
     doc("post", "", "post to the gates of these roles"),
     doc("wait", "", "true: block on this role's gate"),

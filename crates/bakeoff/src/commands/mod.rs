@@ -11,6 +11,7 @@ pub mod on_stack;
 pub mod preflight;
 pub mod ramp;
 pub mod report;
+pub mod report_files;
 pub mod results;
 pub mod run;
 pub mod stack;

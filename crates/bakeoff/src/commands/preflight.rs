@@ -248,8 +248,9 @@ fn creatable(path: &Path, what: &str, advice: &str) -> Result<(PathBuf, u64), Fa
         .prefix(".bakeoff-check-")
         .tempdir_in(&at)
         .map_err(|e| {
+            // An output the user named that cannot be created: usage (exit 2), like a bad key.
             failure(
-                Code::Environment,
+                Code::Usage,
                 format!(
                     "cannot create {what} {} in {}: {} ({advice})",
                     clip(&path.display().to_string()),

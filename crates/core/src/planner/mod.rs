@@ -362,7 +362,7 @@ fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
 
 /// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
 /// read share comes from `rwmixread`.
-const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
+pub(crate) const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
     ("read", IoMix::Read, Pattern::Sequential),
     ("write", IoMix::Write, Pattern::Sequential),
     ("randread", IoMix::Read, Pattern::Random),
