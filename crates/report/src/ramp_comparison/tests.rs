@@ -156,3 +156,18 @@ fn json_carries_the_ramps() {
     assert_eq!(g["rows"][1]["max_ops_s"]["vs_baseline"]["verdict"], "worse");
     assert_eq!(json["ramps"]["common_figures"][3], "device_read_kib_per_op");
 }
+
+#[test]
+fn the_comparison_charts_each_cells_highest_rate_within_the_limit() {
+    let r = report();
+    let charts = crate::charts::study::charts(&r);
+    let bars = charts.iter().find(|c| c.id == "ramp_max_ops_0").unwrap();
+    let points = &bars.series[0].points;
+    assert_eq!(
+        bars.categories,
+        ["ext4 / randread (baseline)", "zfs / randread"]
+    );
+    assert!(points[0].baseline && !points[1].baseline);
+    assert_eq!(points[1].note.as_deref(), Some("×0.67 - worse"));
+    insta::assert_snapshot!(bars.to_string());
+}
