@@ -6,7 +6,6 @@ use crate::fmt::{lat, pct, rate};
 use bakeoff_core::ramp::{Phase, RampPoint, RampRecord, RampStep, Stop};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::units::{format_bytes, format_nanos};
-use comfy_table::{presets::NOTHING, CellAlignment, Table};
 use std::fmt::Write;
 
 /// Eighths of a block, for bars and sparklines.
@@ -159,17 +158,7 @@ pub fn headline(r: &RampRecord) -> String {
 /// The terminal section of a ramp run: what it was, the curve, the headline.
 pub fn render_table(r: &RampRecord) -> String {
     let (heads, rows) = rows(r);
-    let mut t = Table::new();
-    t.load_preset(NOTHING);
-    t.set_header(heads);
-    for row in rows {
-        t.add_row(row);
-    }
-    for i in 1..12 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let t = crate::fmt::plain_table(heads, rows, 1..12);
     let stats: Vec<f64> = by_rate(r).iter().filter_map(|p| p.limit_stat_ns).collect();
     let shown = match &r.headline {
         Some(h) => format!("point {}, the headline", h.point),
