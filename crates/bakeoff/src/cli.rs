@@ -59,9 +59,9 @@ pub enum Command {
 const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
-  bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
   bakeoff run oltp --target /dev/loop3 --export-json r.json --export-html r.html
-  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
+  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing
+  bakeoff run randread --stack ext4 --set bs=8k,direct=true,jobs=16 --ramp 'until=p99>5ms'";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
@@ -247,6 +247,12 @@ pub struct RunArgs {
     /// Set workload keys: --set bs=8k,direct=true (repeatable; later wins).
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
+    /// A load ramp instead of one run: open-loop points at rising offered rates until the
+    /// latency limit is crossed or the stack saturates, then a bisection for the highest rate
+    /// within it: 'start=500,step=x1.4,until=mean>15ms,point=30s,max_points=20,bisect=3'
+    /// (only until is required; step=+D adds). See docs/ramp.md.
+    #[arg(long, value_name = "SPEC")]
+    pub ramp: Option<String>,
     #[command(flatten)]
     pub export: ExportOpts<true>,
     /// Remove the laid-out data files from a directory target after the run (default: keep
@@ -357,6 +363,10 @@ pub struct CompareArgs {
     /// A sweep: zfs.recordsize=8k,32k,128k (a stack key) or slob.block=8k,32k (a workload key).
     #[arg(long = "sweep", value_name = "SCOPE.KEY=V1,V2")]
     pub sweeps: Vec<String>,
+    /// A load ramp in every run instead of one window (see `run --ramp`); the comparison
+    /// adds each stack's highest rate within the limit and its costs at a common load point.
+    #[arg(long, value_name = "SPEC", conflicts_with = "study")]
+    pub ramp: Option<String>,
     /// Repetitions of every cell (interleaved across cells).
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,

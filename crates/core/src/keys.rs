@@ -392,6 +392,12 @@ pub const STUDY_KEYS: &[KeyDoc] = &[
         "",
         "memory limit of every run: a cgroup for bakeoff, a database server and their page cache",
     ),
+    doc(
+        "ramp",
+        "",
+        "a load ramp for every workload (a workload's own ramp key wins), e.g. \
+         \"start=500,step=x1.4,until=mean>15ms\" (docs/ramp.md)",
+    ),
 ];
 
 /// The default of `key` in a key table.

@@ -9,6 +9,7 @@
 //!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`record`]: the run record written as JSON, and its flat summary.
+//! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 
 mod doc;
 pub mod fileop;
@@ -18,6 +19,7 @@ pub mod op;
 pub mod personality;
 pub mod plan;
 mod planner;
+pub mod ramp;
 pub mod record;
 pub mod settings;
 pub mod study;

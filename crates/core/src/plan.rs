@@ -331,7 +331,7 @@ impl Plan {
     }
 }
 
-mod duration_ns {
+pub(crate) mod duration_ns {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 

@@ -445,6 +445,10 @@ pub struct RunRecord {
     /// With `clients=N`: each client process, whose counts add up to `ops` exactly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientResult>,
+    /// A load ramp's points, headline and why it stopped (`run --ramp`); the figures above
+    /// are then those of the headline point (see `docs/ramp.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::ramp::RampRecord>,
 }
 
 /// The dataset of a run.

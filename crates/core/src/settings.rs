@@ -128,6 +128,12 @@ impl Settings {
         }
     }
 
+    /// Takes `key` out, returning its setting (a key read before the others are planned,
+    /// such as a study workload's `ramp`).
+    pub fn remove(&mut self, key: &str) -> Option<Setting> {
+        self.map.remove(key)
+    }
+
     /// The setting for `key`, if any.
     pub fn get(&self, key: &str) -> Option<&Setting> {
         self.map.get(key)

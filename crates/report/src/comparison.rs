@@ -61,6 +61,10 @@ pub struct StudyReport {
     pub rows: Vec<CellRow>,
     /// Caveats (different machines or tool versions across results directories, ...).
     pub notes: Vec<String>,
+    /// Load ramps: each cell's highest rate within the limit and its costs at the common
+    /// load point; absent when no run has a ramp.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ramps: Option<crate::ramp_comparison::RampComparison>,
 }
 
 /// A cell's runs and the index of its baseline cell.
@@ -76,7 +80,12 @@ pub struct CellRuns {
 }
 
 /// Compares one figure of a cell (values `xs`) with its baseline's (`bs`).
-fn figure_cell(f: &Figure, xs: &[f64], bs: Option<&[f64]>, method: &Method) -> FigureCell {
+pub(crate) fn figure_cell(
+    f: &Figure,
+    xs: &[f64],
+    bs: Option<&[f64]>,
+    method: &Method,
+) -> FigureCell {
     let (min, max) = spread(xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
     let mut cell = FigureCell {
         median: median(xs),
@@ -140,6 +149,7 @@ pub fn build(
         min_effect: method.min_effect,
         rows,
         notes: provenance_notes(cells),
+        ramps: crate::ramp_comparison::build(cells, method),
     }
 }
 

@@ -124,7 +124,8 @@ pub fn render_table(r: &StudyReport) -> String {
         "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
         r.min_effect * 100.0
     );
-    format!("{t}\n{legend}\n{}", findings_text(r, "  - "))
+    let ramps = (r.ramps.as_ref()).map_or(String::new(), crate::ramp_comparison_text::render_table);
+    format!("{t}\n{legend}\n{ramps}{}", findings_text(r, "  - "))
 }
 
 /// A Markdown table, then the findings.
@@ -135,37 +136,58 @@ pub fn render_markdown(r: &StudyReport) -> String {
         let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
     }
     let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    if let Some(ramps) = &r.ramps {
+        s.push_str(&crate::ramp_comparison_text::render_markdown(ramps));
+    }
     s + &findings_text(r, "- ")
 }
 
-/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
-pub fn render_csv(r: &StudyReport) -> String {
-    let mut s = String::from(
-        "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n",
-    );
+/// The heading of the comparison CSV.
+pub(crate) const CSV_HEAD: &str =
+    "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n";
+
+/// One row of the comparison CSV: a figure of a cell, base units, empty where it does not apply.
+pub(crate) fn csv_row(
+    (label, stack, runs, is_baseline): (&str, &str, usize, bool),
+    key: &str,
+    f: &FigureCell,
+) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
     let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let c = f.vs_baseline.as_ref();
+    format!(
+        "{},{},{runs},{is_baseline},{key},{},{},{},{},{},{},{},{},{}\n",
+        quote(label),
+        quote(stack),
+        opt(f.median),
+        opt(f.min),
+        opt(f.max),
+        opt(f.ratio),
+        opt(f.difference),
+        opt(c.map(|c| c.ci_low)),
+        opt(c.map(|c| c.ci_high)),
+        opt(c.and_then(|c| c.p_value)),
+        c.map_or("", |c| verdict_word(c.verdict)),
+    )
+}
+
+/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply;
+/// a ramp's figures follow as `ramp.*` rows.
+pub fn render_csv(r: &StudyReport) -> String {
+    let mut s = String::from(CSV_HEAD);
     for row in &r.rows {
+        let cell = (
+            row.label.as_str(),
+            row.stack.as_str(),
+            row.runs,
+            row.is_baseline,
+        );
         for (k, f) in r.columns.iter().zip(&row.figures) {
-            let c = f.vs_baseline.as_ref();
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{k},{},{},{},{},{},{},{},{},{}",
-                quote(&row.label),
-                quote(&row.stack),
-                row.runs,
-                row.is_baseline,
-                opt(f.median),
-                opt(f.min),
-                opt(f.max),
-                opt(f.ratio),
-                opt(f.difference),
-                opt(c.map(|c| c.ci_low)),
-                opt(c.map(|c| c.ci_high)),
-                opt(c.and_then(|c| c.p_value)),
-                c.map_or("", |c| verdict_word(c.verdict)),
-            );
+            s.push_str(&csv_row(cell, k, f));
         }
+    }
+    if let Some(ramps) = &r.ramps {
+        s.push_str(&crate::ramp_comparison_text::csv_rows(ramps));
     }
     s
 }

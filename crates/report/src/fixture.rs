@@ -183,6 +183,7 @@ pub fn record() -> RunRecord {
         database: None,
         dataset: None,
         clients: Vec::new(),
+        ramp: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

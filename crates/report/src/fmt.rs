@@ -43,3 +43,23 @@ pub fn ratio(r: Option<f64>) -> String {
 pub fn pct(p: Option<f64>) -> String {
     p.map_or_else(|| "-".into(), |v| format!("{v:.1}%"))
 }
+
+/// A borderless table (the terminal summary's style) with columns `right` right-aligned.
+pub fn plain_table(
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    right: std::ops::Range<usize>,
+) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_header(header);
+    for row in rows {
+        t.add_row(row);
+    }
+    for i in right {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    t
+}

@@ -12,6 +12,9 @@ pub mod csv;
 pub mod figures;
 pub mod html;
 pub mod json;
+pub mod ramp;
+pub mod ramp_comparison;
+pub mod ramp_comparison_text;
 pub mod terminal;
 mod terminal_db;
 mod terminal_files;
@@ -20,6 +23,8 @@ mod fmt;
 
 #[cfg(test)]
 mod fixture;
+#[cfg(test)]
+mod ramp_fixture;
 
 use bakeoff_core::record::RunRecord;
 use comparison::StudyReport;
@@ -60,9 +65,9 @@ pub const EXPORTERS: &[Exporter] = &[
     Exporter {
         flag: "--export-csv",
         alias: None,
-        help: "Export as CSV: a run's headline figures in one row, or the comparison (a row per \
-               cell and figure)",
-        run: Some(csv::render_summary),
+        help: "Export as CSV: a run's headline figures in one row (a ramp's points, one row \
+               each), or the comparison (a row per cell and figure)",
+        run: Some(ramp::run_csv),
         comparison: Some(comparison_text::render_csv),
     },
     Exporter {

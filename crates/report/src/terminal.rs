@@ -4,12 +4,14 @@ use crate::fmt::{bytes, group, lat, pct, rate, rate as fmt_rate, ratio};
 use bakeoff_core::findings::Severity;
 use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
-use comfy_table::{presets::NOTHING, CellAlignment, Table};
 use std::fmt::Write;
 
 /// Renders the summary of one run.
 pub fn render(r: &RunRecord) -> String {
     let mut out = header(r);
+    if let Some(ramp) = &r.ramp {
+        out.push_str(&crate::ramp::render_table(ramp));
+    }
     out.push_str(&roles_table(r));
     out.push('\n');
     if let Some(db) = &r.database {
@@ -155,17 +157,7 @@ fn commit_lines(r: &RunRecord) -> Vec<String> {
 
 fn roles_table(r: &RunRecord) -> String {
     let (header, rows) = role_rows(r);
-    let mut t = Table::new();
-    t.load_preset(NOTHING);
-    t.set_header(header);
-    for row in rows {
-        t.add_row(row);
-    }
-    for i in 1..10 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    let t = crate::fmt::plain_table(header, rows, 1..10);
     let mut out = format!(
         "{}\n",
         t.to_string()
@@ -184,6 +176,9 @@ fn roles_table(r: &RunRecord) -> String {
 /// per-role table, then the system, device and memory lines and the findings as a list.
 pub fn render_markdown(r: &RunRecord) -> String {
     let mut out = header(r);
+    if let Some(ramp) = &r.ramp {
+        out.push_str(&crate::ramp::render_markdown(ramp));
+    }
     let (header, rows) = role_rows(r);
     let line = |cells: &[String]| {
         let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();

@@ -3,12 +3,13 @@
 use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::{Measured, Sampler};
-use bakeoff_core::plan::Plan;
+use bakeoff_core::plan::{FilesetPlan, Plan};
+use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{
     DatasetInfo, Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION,
 };
 use bakeoff_engine::{
-    execute, lay_out_placed, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
+    execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
 };
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,23 +41,25 @@ fn layout_failure(e: LayoutError) -> Failure {
 }
 
 /// Lays out the dataset on `target`, calls `before_run` (cache rule: drop caches, re-import a
-/// pool), runs `plan`, and returns the run record.
+/// pool), runs `plan` (or the ramp of points of `plan`), and returns the run record.
 pub fn measure(
     plan: &Plan,
+    ramp: Option<&RampSpec>,
     target: &Target,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
 ) -> Result<RunRecord, Failure> {
     let placement = Placement::single(target.clone());
-    measure_with_devices(
+    let prepared = prepare(
         plan,
         &placement,
         interrupt,
         quiet,
         before_run,
         Known::default(),
-    )
+    )?;
+    prepared.measure_or_ramp(plan, ramp, interrupt, quiet)
 }
 
 /// What a stack knows about itself that the probes cannot find from the target.
@@ -68,15 +71,41 @@ pub struct Known {
     pub daemons: Vec<u32>,
 }
 
+/// A dataset laid out and the cache rule applied: ready for one measured window, or several
+/// (a ramp's points) back to back.
+pub struct Prepared<'a> {
+    dataset: Dataset,
+    /// The filesets `dataset` holds.
+    filesets: Vec<FilesetPlan>,
+    placement: &'a Placement,
+    path: &'a std::path::Path,
+    devices: Vec<bakeoff_probe::DeviceInfo>,
+    daemons: Vec<u32>,
+}
+
 /// [`measure`] with the filesets placed on their targets and what the stack knows.
 pub fn measure_with_devices(
     plan: &Plan,
+    ramp: Option<&RampSpec>,
     placement: &Placement,
     interrupt: &AtomicBool,
     quiet: bool,
     before_run: &mut dyn FnMut() -> Result<(), Failure>,
     known: Known,
 ) -> Result<RunRecord, Failure> {
+    let prepared = prepare(plan, placement, interrupt, quiet, before_run, known)?;
+    prepared.measure_or_ramp(plan, ramp, interrupt, quiet)
+}
+
+/// Lays out `plan`'s dataset on its targets and calls `before_run` (the cache rule).
+fn prepare<'a>(
+    plan: &Plan,
+    placement: &'a Placement,
+    interrupt: &AtomicBool,
+    quiet: bool,
+    before_run: &mut dyn FnMut() -> Result<(), Failure>,
+    known: Known,
+) -> Result<Prepared<'a>, Failure> {
     let Known { devices, daemons } = known;
     let path = placement.data.path();
     let devices = devices.unwrap_or_else(|| {
@@ -88,6 +117,25 @@ pub fn measure_with_devices(
             Vec::new()
         })
     });
+    let dataset = lay_out(plan, placement, interrupt, quiet)?;
+    before_run()?;
+    Ok(Prepared {
+        dataset,
+        filesets: plan.filesets.clone(),
+        placement,
+        path,
+        devices,
+        daemons,
+    })
+}
+
+/// Lays out (or reuses) `plan`'s filesets on their targets, with a progress bar.
+fn lay_out(
+    plan: &Plan,
+    placement: &Placement,
+    interrupt: &AtomicBool,
+    quiet: bool,
+) -> Result<Dataset, Failure> {
     let layout_bar = bar(
         plan.dataset_bytes(),
         "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
@@ -102,22 +150,57 @@ pub fn measure_with_devices(
     })
     .map_err(layout_failure)?;
     layout_bar.finish_and_clear();
-    before_run()?;
-    let window = Window {
-        plan,
-        path,
-        devices,
-        daemons,
-        quiet,
-    };
-    let mut record = window.run(&mut |on_tick| execute(plan, &dataset, interrupt, on_tick))?;
-    record.dataset = Some(DatasetInfo {
-        planned_bytes: plan.dataset_bytes(),
-        written_bytes: dataset.written_bytes,
-        reused: dataset.reused,
-        layout_ms: dataset.elapsed.as_millis() as u64,
-    });
-    Ok(record)
+    Ok(dataset)
+}
+
+impl Prepared<'_> {
+    /// Makes the laid-out dataset `plan`'s, if its filesets differ (a dataset sized by the
+    /// offered load grows with a ramp's points); caches are left as they are.
+    pub fn fit(&mut self, plan: &Plan, interrupt: &AtomicBool, quiet: bool) -> Result<(), Failure> {
+        if plan.filesets != self.filesets {
+            self.dataset = lay_out(plan, self.placement, interrupt, quiet)?;
+            self.filesets = plan.filesets.clone();
+        }
+        Ok(())
+    }
+
+    /// One measured window of `plan` (whose filesets must be the laid-out ones).
+    pub fn measure(
+        &self,
+        plan: &Plan,
+        interrupt: &AtomicBool,
+        quiet: bool,
+    ) -> Result<RunRecord, Failure> {
+        let window = Window {
+            plan,
+            path: self.path,
+            devices: self.devices.clone(),
+            daemons: self.daemons.clone(),
+            quiet,
+        };
+        let mut record =
+            window.run(&mut |on_tick| execute(plan, &self.dataset, interrupt, on_tick))?;
+        record.dataset = Some(DatasetInfo {
+            planned_bytes: plan.dataset_bytes(),
+            written_bytes: self.dataset.written_bytes,
+            reused: self.dataset.reused,
+            layout_ms: self.dataset.elapsed.as_millis() as u64,
+        });
+        Ok(record)
+    }
+
+    fn measure_or_ramp(
+        mut self,
+        plan: &Plan,
+        ramp: Option<&RampSpec>,
+        interrupt: &AtomicBool,
+        quiet: bool,
+    ) -> Result<RunRecord, Failure> {
+        match ramp {
+            None => self.measure(plan, interrupt, quiet),
+            Some(spec) => super::ramp::measure_ramp(spec, plan, &mut self, interrupt, quiet),
+        }
+    }
 }
 
 /// The measured run of any workload: what to describe and sample.
@@ -239,6 +322,7 @@ fn record(
         database: None,
         dataset: None,
         clients,
+        ramp: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);

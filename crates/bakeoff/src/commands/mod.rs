@@ -9,6 +9,7 @@ pub mod exports;
 pub mod measure;
 pub mod on_stack;
 pub mod preflight;
+pub mod ramp;
 pub mod report;
 pub mod report_files;
 pub mod results;

@@ -4,6 +4,7 @@
 use super::measure::{measure_with_devices, Known};
 use crate::cli::StackOpts;
 use crate::exit::{stack_failure, Failure};
+use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::Plan;
 use bakeoff_engine::placement::log_filesets;
@@ -33,6 +34,16 @@ pub struct StackRun<'a> {
 pub fn run_on_stack(
     run: &StackRun,
     plan: &Plan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
+    run_on_stack_ramped(run, plan, None, interrupt)
+}
+
+/// [`run_on_stack`], with the measured window a load ramp's points if `ramp` is given.
+pub fn run_on_stack_ramped(
+    run: &StackRun,
+    plan: &Plan,
+    ramp: Option<&RampSpec>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None)?;
@@ -66,7 +77,15 @@ pub fn run_on_stack(
             }
             stack.prepare_run(run.warm).map_err(stack_failure)
         };
-        measure_with_devices(plan, &placement, interrupt, run.quiet, &mut prepare, known)
+        measure_with_devices(
+            plan,
+            ramp,
+            &placement,
+            interrupt,
+            run.quiet,
+            &mut prepare,
+            known,
+        )
     };
     let broken =
         || (stack.failure_cause()).or_else(|| log_stack.as_ref().and_then(|l| l.failure_cause()));

@@ -2,11 +2,12 @@
 
 use super::exports::{self, Export};
 use super::measure::{interrupt_flag, measure, status_code};
-use super::on_stack::{run_on_stack, StackRun};
+use super::on_stack::{run_on_stack_ramped, StackRun};
 use super::preflight;
 use crate::cli::RunArgs;
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::is_db_workload;
+use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::settings::Settings;
 use bakeoff_core::workload::{builtin, builtins, Workload};
@@ -50,6 +51,14 @@ pub fn parse_sets(sets: &[String]) -> Result<Settings, Failure> {
         all.merge(&Settings::parse_set(s).map_err(|e| failure(Code::Usage, e))?);
     }
     Ok(all)
+}
+
+/// The `--ramp` spec, parsed and checked against the plan before anything is touched.
+pub fn ramp_of(text: Option<&str>, plan: &Plan) -> Result<Option<RampSpec>, Failure> {
+    let Some(text) = text else { return Ok(None) };
+    let spec = RampSpec::parse(text).map_err(|m| failure(Code::Usage, format!("--ramp: {m}")))?;
+    super::ramp::check(plan)?;
+    Ok(Some(spec))
 }
 
 /// What the checks before a run established.
@@ -117,16 +126,32 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
     if let Some(name) = (args.workload.as_deref()).filter(|n| is_db_workload(n)) {
+        if args.ramp.is_some() {
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "--ramp paces I/O and file workloads; {name} has its own rate key (rate_tps)"
+                ),
+            ));
+        }
         return super::dbrun::command(&args, name);
     }
     let workload = load_workload(args.workload.as_deref(), args.job.as_deref())?;
     let plan = workload
         .plan(&parse_sets(&args.set)?)
         .map_err(|e| failure(Code::Usage, e))?;
+    let ramp = ramp_of(args.ramp.as_deref(), &plan)?;
     let checked = check(&args, &plan)?;
     if args.dry_run {
         println!("{}", bakeoff_report::json::render_plan(&plan));
         drop(checked);
+        if let Some(r) = &ramp {
+            eprintln!(
+                "ramp: {r}: at most {} points, up to {:.0} min",
+                r.max_points + r.bisect,
+                r.longest().as_secs_f64() / 60.0
+            );
+        }
         eprintln!("dry run: ok, the run would start");
         return Ok(Code::Ok);
     }
@@ -141,9 +166,9 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
                 mem_limit: checked.mem_limit,
                 quiet: args.quiet,
             };
-            run_on_stack(&run, &plan, &interrupt)?
+            run_on_stack_ramped(&run, &plan, ramp.as_ref(), &interrupt)?
         }
-        (None, Some(target)) => run_on_target(&args, target, &plan, &interrupt)?,
+        (None, Some(target)) => run_on_target(&args, target, &plan, ramp.as_ref(), &interrupt)?,
         (None, None) => unreachable!("check() requires --target or --stack"),
     };
     report(checked.exports, &record)?;
@@ -156,6 +181,7 @@ fn run_on_target(
     // The claim keeps the device exclusively ours (nobody can mount it) until the run ends.
     (target, _claim): (Target, Option<Claim>),
     plan: &Plan,
+    ramp: Option<&RampSpec>,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let cold = !args.warm && rustix::process::geteuid().is_root();
@@ -168,7 +194,7 @@ fn run_on_target(
         }
         Ok(())
     };
-    let mut record = measure(plan, &target, interrupt, args.quiet, &mut prepare);
+    let mut record = measure(plan, ramp, &target, interrupt, args.quiet, &mut prepare);
     if let Ok(r) = &mut record {
         r.cold = Some(cold);
         r.findings = bakeoff_core::findings::run_findings(r);

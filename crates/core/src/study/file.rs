@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use super::{parse_fraction, pick_baseline, StackDef, Study, StudyWorkload, Sweep, MAX_REPEAT};
 use crate::doc::{self, join_key, Entry, Node, Place, Table, Value};
 use crate::keys::{default_of, names, STUDY_KEYS};
+use crate::ramp::{RampSpec, RAMP_KEY};
 use crate::settings::{Origin, SettingError};
 
 /// Reads a study file: `stacks = [...]`, `[[workload]]` tables (`name`, other keys are the
 /// workload's settings, checked when the workload is planned), `sweep = ["zfs.recordsize=8k,128k"]`,
 /// `repeat`, `baseline` (a stack, or the start of one), `min_effect` ("5%"), `size`,
-/// `mem_limit`, `[[stack]]` tables.
+/// `mem_limit`, `ramp` (every workload's, unless it has its own), `[[stack]]` tables.
 pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
     let place = Place::file(path);
     let doc = doc::parse(text, &place)?;
@@ -47,10 +48,12 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
             Some(picked)
         }
     };
+    let mut workloads = workloads(&doc, &place)?;
+    study_ramp(&doc, &place, &mut workloads)?;
     Ok(Study {
         stacks,
         stack_defs,
-        workloads: workloads(&doc, &place)?,
+        workloads,
         sweeps,
         repeat: repeat(&doc, &place)?,
         baseline,
@@ -143,6 +146,26 @@ fn workloads(doc: &Table, place: &Place) -> Result<Vec<StudyWorkload>, SettingEr
         out.push(StudyWorkload { name, set, origins });
     }
     Ok(out)
+}
+
+/// The study's `ramp`, checked at its line, given to every workload without its own.
+fn study_ramp(
+    doc: &Table,
+    place: &Place,
+    workloads: &mut [StudyWorkload],
+) -> Result<(), SettingError> {
+    let Some(e) = doc.get(RAMP_KEY) else {
+        return Ok(());
+    };
+    let text = e.string(place, RAMP_KEY)?;
+    RampSpec::parse(&text).map_err(|m| e.error(place, RAMP_KEY, m))?;
+    for w in workloads.iter_mut() {
+        if !w.set.iter().any(|(k, _)| k == RAMP_KEY) {
+            w.set.push((RAMP_KEY.to_string(), text.clone()));
+            w.origins.push(place.at(e.line));
+        }
+    }
+    Ok(())
 }
 
 fn repeat(doc: &Table, place: &Place) -> Result<u32, SettingError> {

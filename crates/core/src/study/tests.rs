@@ -110,7 +110,7 @@ fn study_files_refuse_unknown_keys_and_wrong_types_at_their_line() {
     );
     assert!(
         e.message
-            .contains("unknown key (allowed: baseline, mem_limit, min_effect, repeat"),
+            .contains("unknown key (allowed: baseline, mem_limit, min_effect, ramp, repeat"),
         "{e}"
     );
     let e = parse(&format!("stacks = [\"ext4\"]\nrepeat = \"5\"\n{WORKLOAD}")).unwrap_err();
@@ -329,4 +329,36 @@ fn stack_tables_name_a_spec_a_log_stack_and_settings_of_their_own() {
         (e.origin.to_string(), e.key.as_str()),
         ("s.toml:4".into(), "stack.logs")
     );
+}
+
+#[test]
+fn a_study_ramp_goes_to_every_workload_without_its_own_and_is_checked_at_its_line() {
+    let text = "stacks = [\"ext4\"]\nramp = \"until=mean>15ms\"\n\
+                [[workload]]\nname = \"randread\"\n\
+                [[workload]]\nname = \"randrw\"\nramp = \"until=p99>5ms\"\n";
+    let s = parse(text).unwrap();
+    let ramp_of = |w: &StudyWorkload| {
+        let i = w.set.iter().position(|(k, _)| k == "ramp").unwrap();
+        (w.set[i].1.clone(), w.origin_of(i).to_string())
+    };
+    assert_eq!(
+        ramp_of(&s.workloads[0]),
+        ("until=mean>15ms".into(), "s.toml:2".into())
+    );
+    assert_eq!(
+        ramp_of(&s.workloads[1]),
+        ("until=p99>5ms".into(), "s.toml:7".into())
+    );
+    let mut settings = s.expand().unwrap().cells[1].settings();
+    let ramp = crate::ramp::take_from(&mut settings).unwrap().unwrap();
+    assert_eq!(ramp.limit.max_ns, 5_000_000);
+    assert!(settings.get("ramp").is_none(), "the workload never sees it");
+    let e =
+        parse("stacks = [\"ext4\"]\n\nramp = \"until=p95>1ms\"\n[[workload]]\nname = \"slob\"\n")
+            .unwrap_err();
+    assert_eq!(
+        (e.origin.to_string(), e.key.as_str()),
+        ("s.toml:3".into(), "ramp")
+    );
+    assert!(e.message.contains("'p95' is not a statistic"), "{e}");
 }

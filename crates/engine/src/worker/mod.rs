@@ -145,8 +145,12 @@ impl<E: Engine> Worker<E> {
 
     /// Runs until the run ends or an I/O fails.
     pub fn run(mut self) -> ThreadStats {
-        // The open-loop schedule starts when the run does, not when this worker was set up.
-        self.next_sched_ns = self.shared.now_ns();
+        // The open-loop schedule starts when the run does, not when this worker was set up;
+        // the role's threads start a fraction of an interval apart, so their arrivals are
+        // spread evenly instead of all due at the same instant.
+        let threads = u64::from(self.role.threads.max(1));
+        let phase = self.interval_ns / threads * (self.thread as u64 % threads);
+        self.next_sched_ns = self.shared.now_ns() + phase;
         let outcome = if self.role.log_writer {
             self.run_log_writer()
         } else if self.role.db_writer {

@@ -5,10 +5,11 @@
 //! `--format svg` and the Markdown report's images.
 //!
 //! A new kind of result is a new builder returning [`Chart`]s of the existing kinds: a load
-//! ramp's curves are [`ChartKind::Lines`] (x ops/s, y response time, one series per stack
-//! with its repetitions as the band, the limit as a [`Guide`]); a phase recipe's timings are
+//! ramp's curves ([`ramp`]) are [`ChartKind::Lines`] (x achieved ops/s; response time, CPU,
+//! device MB/s and memory; the limit as a [`Guide`]); a phase recipe's timings are
 //! [`ChartKind::BarsWithRange`] with one series per stack (grouped bars per phase).
 
+pub mod ramp;
 pub mod run;
 pub mod study;
 mod style;

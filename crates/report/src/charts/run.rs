@@ -8,9 +8,11 @@ use super::{
 };
 use bakeoff_core::record::{Latency, RunRecord, Sample};
 
-/// Every chart of a run that has data, in reading order.
+/// Every chart of a run that has data, in reading order: a ramp's curves first (the run's
+/// own are then its headline point's).
 pub fn charts(r: &RunRecord) -> Vec<Chart> {
-    [
+    let ramp = r.ramp.iter().flat_map(super::ramp::run_charts);
+    let run = [
         throughput(r),
         latency_percentiles(r),
         cpu_busy(r),
@@ -20,8 +22,8 @@ pub fn charts(r: &RunRecord) -> Vec<Chart> {
         dirty_memory(r),
     ]
     .into_iter()
-    .flatten()
-    .collect()
+    .flatten();
+    ramp.chain(run).collect()
 }
 
 /// A sampled quantity: its legend name and how to read it from a sample.

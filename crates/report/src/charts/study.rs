@@ -8,10 +8,12 @@ use crate::comparison_text::{verdict_mark, verdict_word};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::Better;
 
-/// Every chart of a comparison: one per column that has values, then the relative chart.
+/// Every chart of a comparison: one per column that has values, the relative chart, then
+/// the ramps' highest rates within their limit.
 pub fn charts(r: &StudyReport) -> Vec<Chart> {
     let bars = (0..r.columns.len()).filter_map(|i| figure_bars(r, i));
-    bars.chain(relative_bars(r)).collect()
+    let ramps = r.ramps.iter().flat_map(super::ramp::study_charts);
+    bars.chain(relative_bars(r)).chain(ramps).collect()
 }
 
 /// A figure's label on a value axis, with its unit where the column heading has none.
@@ -39,7 +41,7 @@ fn cell_labels(r: &StudyReport) -> Vec<String> {
 }
 
 /// What a bar says against its baseline: `×0.50 − worse`, `+41.0 pt`, or `baseline`.
-fn note(cell: &FigureCell, f: &Figure, is_baseline: bool) -> Option<String> {
+pub(crate) fn note(cell: &FigureCell, f: &Figure, is_baseline: bool) -> Option<String> {
     if is_baseline {
         return Some("baseline".into());
     }

@@ -7,7 +7,8 @@ use super::super::run::load_workload;
 use crate::cli::CompareArgs;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::dbplan::{is_db_workload, plan_db, Db, DbPlan};
-use bakeoff_core::settings::{echo, Settings};
+use bakeoff_core::ramp::{take_from, RampSpec, RAMP_KEY};
+use bakeoff_core::settings::{echo, Origin, Settings};
 use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
 use bakeoff_core::Plan;
 use bakeoff_db::postgres::PgServer;
@@ -21,6 +22,8 @@ use std::time::Duration;
 pub enum CellPlan {
     /// An I/O workload (slob, oltp, a workload file ...).
     Io(Plan),
+    /// A load ramp of an I/O workload.
+    Ramp(Plan, RampSpec),
     /// A real database (tpcc, pgbench).
     Db(Box<DbPlan>),
 }
@@ -29,7 +32,7 @@ impl CellPlan {
     /// Bytes the data takes on the stack, for the room checks.
     pub fn dataset_bytes(&self) -> u64 {
         match self {
-            CellPlan::Io(p) => p.dataset_bytes(),
+            CellPlan::Io(p) | CellPlan::Ramp(p, _) => p.dataset_bytes(),
             CellPlan::Db(p) => p.dataset_bytes(),
         }
     }
@@ -38,6 +41,8 @@ impl CellPlan {
     pub fn timed(&self) -> Duration {
         match self {
             CellPlan::Io(p) => p.ramp_time + p.runtime,
+            // The longest it can take: every point, each after the workload's warm-up.
+            CellPlan::Ramp(p, r) => r.longest() + p.ramp_time * (r.max_points + r.bisect),
             CellPlan::Db(p) => p.ramp_time + p.runtime,
         }
     }
@@ -46,7 +51,7 @@ impl CellPlan {
     /// down (a database's load is the larger part of its run).
     pub fn overhead_secs(&self) -> f64 {
         match self {
-            CellPlan::Io(_) => 8.0,
+            CellPlan::Io(_) | CellPlan::Ramp(..) => 8.0,
             CellPlan::Db(p) => 15.0 + p.dataset_bytes() as f64 / (4 << 20) as f64,
         }
     }
@@ -55,6 +60,9 @@ impl CellPlan {
 /// The study described by the flags or the study file.
 pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
     let usage = |m: String| failure(Code::Usage, m);
+    if let Some(text) = &args.ramp {
+        RampSpec::parse(text).map_err(|m| usage(format!("--ramp: {m}")))?;
+    }
     if let Some(path) = &args.study {
         let text = std::fs::read_to_string(path)
             .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
@@ -76,7 +84,14 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         workloads: args
             .workloads
             .iter()
-            .map(|w| StudyWorkload::from_flags(w, set.clone()))
+            .map(|w| {
+                let mut w = StudyWorkload::from_flags(w, set.clone());
+                if let Some(text) = &args.ramp {
+                    w.set.push((RAMP_KEY.into(), text.clone()));
+                    w.origins.push(Origin::Flag("--ramp".into()));
+                }
+                w
+            })
             .collect(),
         sweeps,
         repeat: args.repeat,
@@ -114,9 +129,15 @@ fn check_tools(spec: &str) -> Result<(), Failure> {
 
 fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
     let in_cell = |e: &dyn std::fmt::Display| format!("{}: {e}", cell.label);
+    let mut settings = cell.settings();
+    let ramp = take_from(&mut settings).map_err(|e| failure(Code::Usage, in_cell(&e)))?;
     if is_db_workload(&cell.workload) {
-        let plan = plan_db(&cell.workload, &cell.settings())
-            .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
+        if ramp.is_some() {
+            let message = "a ramp paces I/O and file workloads; a database has rate_tps";
+            return Err(failure(Code::Usage, in_cell(&message)));
+        }
+        let plan =
+            plan_db(&cell.workload, &settings).map_err(|e| failure(Code::Usage, in_cell(&e)))?;
         dbrun::check_log_stack(&plan, cell.log_stack.is_some())
             .map_err(|f| failure(f.code, in_cell(&f.error)))?;
         if plan.db == Db::Postgres {
@@ -136,12 +157,19 @@ fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
         Err(_) => load_workload(None, Some(Path::new(&cell.workload)))?,
     };
     let plan = workload
-        .plan(&cell.settings())
+        .plan(&settings)
         .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
     if cell.log_stack.is_some() && log_filesets(&plan).is_empty() {
         let message = "a log stack holds a database's WAL or a log writer's redo; \
                        this workload writes no log";
         return Err(failure(Code::Usage, in_cell(&message)));
     }
-    Ok(CellPlan::Io(plan))
+    match ramp {
+        Some(r) => {
+            bakeoff_core::ramp::point::check_rampable(&plan)
+                .map_err(|m| failure(Code::Usage, in_cell(&format!("ramp: {m}"))))?;
+            Ok(CellPlan::Ramp(plan, r))
+        }
+        None => Ok(CellPlan::Io(plan)),
+    }
 }

@@ -5,7 +5,7 @@
 use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
-use super::on_stack::{loop_only, run_on_stack, StackRun};
+use super::on_stack::{loop_only, run_on_stack, run_on_stack_ramped, StackRun};
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -242,6 +242,10 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
                 let plan = bakeoff_core::study::for_repetition(p, slot.rep);
                 run_on_stack(&run, &plan, &interrupt)?
             }
+            CellPlan::Ramp(p, ramp) => {
+                let plan = bakeoff_core::study::for_repetition(p, slot.rep);
+                run_on_stack_ramped(&run, &plan, Some(ramp), &interrupt)?
+            }
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
         };
         if bar.is_hidden() {
@@ -308,9 +312,10 @@ fn report_progress(
 ) {
     let eta = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
     let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
-    let rate = match r.summary.tps {
-        Some(_) => format!("{} transactions/s", n(r.summary.tps)),
-        None => format!(
+    let rate = match (&r.ramp, r.summary.tps) {
+        (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
+        (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
+        (None, None) => format!(
             "read {}/s write {}/s",
             n(r.summary.read_iops),
             n(r.summary.write_iops)

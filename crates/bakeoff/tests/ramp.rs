@@ -1,0 +1,357 @@
+//! Load ramps through the command line: the spec's errors, every point in the record and one
+//! CSV row each, Ctrl-C keeping the finished points, a stall that shows in its own point only,
+//! and (root, measuring) open and closed loop agreeing on what an ext4 loop stack carries.
+
+mod common;
+use bakeoff_testkit::command::KillOnDrop;
+use bakeoff_testkit::loop_device::LoopFs;
+use bakeoff_testkit::privileged_turn;
+use common::{bakeoff, fig, run_json, tmp};
+use serde_json::Value;
+use std::io::BufRead;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+/// A running `bakeoff run ... --ramp` whose stderr lines arrive on a channel.
+struct Running {
+    child: KillOnDrop,
+    lines: Receiver<String>,
+    json: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Running {
+    /// Starts `run WORKLOAD --warm --target DIR --set SET --ramp RAMP` with its JSON record.
+    fn start(workload: &str, set: &str, ramp: &str) -> Running {
+        let dir = tmp();
+        let json = dir.path().join("r.json");
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+            .args(["run", workload, "--warm", "--target"])
+            .arg(dir.path())
+            .args(["--set", set, "--ramp", ramp, "--json"])
+            .arg(&json)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = channel();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Running {
+            child: KillOnDrop(child),
+            lines,
+            json,
+            _dir: dir,
+        }
+    }
+
+    /// Waits for a stderr line starting with `prefix`.
+    fn wait_for(&self, prefix: &str) {
+        loop {
+            let line = (self.lines.recv_timeout(Duration::from_secs(120)))
+                .unwrap_or_else(|_| panic!("no line '{prefix}' from bakeoff"));
+            if line.starts_with(prefix) {
+                return;
+            }
+        }
+    }
+
+    /// Sends `signal` (`-STOP`, `-INT`) as a user would with kill(1).
+    fn signal(&self, signal: &str) {
+        let pid = self.child.0.id().to_string();
+        assert!(Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap()
+            .success());
+    }
+
+    /// Waits for the exit; the exit code and the JSON record.
+    fn finish(mut self) -> (Option<i32>, Value) {
+        let status = self.child.0.wait().unwrap();
+        let text = std::fs::read_to_string(&self.json).unwrap();
+        (status.code(), serde_json::from_str(&text).unwrap())
+    }
+}
+
+fn points(v: &Value) -> &Vec<Value> {
+    v["ramp"]["points"].as_array().expect("ramp.points")
+}
+
+fn ms(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("{v} is not a number")) / 1e6
+}
+
+#[test]
+fn ramp_spec_errors_are_usage_errors_before_anything_is_laid_out() {
+    let d = tmp();
+    let target = d.path().to_str().unwrap();
+    let cases = [
+        (
+            vec!["run", "randread", "--ramp", "until=p95>1ms"],
+            "--ramp: until=p95>1ms: 'p95' is not a statistic",
+        ),
+        (
+            vec!["run", "randread", "--ramp", "start=100"],
+            "--ramp: give the latency limit: until=mean>15ms",
+        ),
+        (
+            vec![
+                "run",
+                "randread",
+                "--set",
+                "rate_iops=10",
+                "--ramp",
+                "until=p99>1ms",
+            ],
+            "--ramp: the ramp sets every point's rate: remove rate_iops",
+        ),
+        (
+            vec!["run", "tpcc", "--ramp", "until=p99>1ms"],
+            "--ramp paces I/O and file workloads",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = bakeoff()
+            .args(&args)
+            .args(["--warm", "--target", target])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            stderr.starts_with("bakeoff: error: ") && stderr.contains(expected),
+            "{args:?}: {stderr}"
+        );
+        let laid_out = std::fs::read_dir(target).unwrap().count();
+        assert_eq!(laid_out, 0, "{args:?} touched the target");
+    }
+    let study = d.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "stacks = [\"tmpfs\"]\n[[workload]]\nname = \"randread\"\nramp = \"until=mean>1ms,step=y\"\n",
+    )
+    .unwrap();
+    let out = bakeoff()
+        .args(["compare", "--dry-run", "--study"])
+        .arg(&study)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("s.toml:4: ramp: step=y: expected xFACTOR"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn every_point_is_in_the_record_and_in_one_csv_row() {
+    let d = tmp();
+    let csv = d.path().join("points.csv");
+    let v = run_json(&[
+        "run",
+        "randread",
+        "--warm",
+        "--target",
+        d.path().to_str().unwrap(),
+        "--set",
+        "engine=null,size=4m,jobs=2",
+        "--ramp",
+        "start=100,step=x2,until=p99>2s,point=1s,max_points=3",
+        "--export-csv",
+        csv.to_str().unwrap(),
+    ]);
+    let ramp = &v["ramp"];
+    assert_eq!(ramp["stop"], "max_points");
+    let offered: Vec<f64> = points(&v)
+        .iter()
+        .map(|p| p["offered_ops_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(offered, [100.0, 200.0, 400.0]);
+    for p in points(&v) {
+        let (o, a) = (
+            p["offered_ops_s"].as_f64().unwrap(),
+            p["achieved_ops_s"].as_f64().unwrap(),
+        );
+        assert!((0.9..1.1).contains(&(a / o)), "achieved {a} of {o} offered");
+        assert!(p["cpu"]["busy_pct"].is_number() && p["page_cache_bytes"].is_number());
+        assert_eq!(p["kinds"][0]["kind"], "read");
+    }
+    let head = &ramp["headline"];
+    assert_eq!(
+        (head["point"].as_u64(), head["lower_bound"].as_bool()),
+        (Some(3), Some(true))
+    );
+    // The record's own figures are the headline point's.
+    assert_eq!(v["plan"]["roles"][0]["rate_iops"], 200.0);
+    let text = std::fs::read_to_string(csv).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    assert!(rows[0].starts_with("index,phase,offered_ops_s,achieved_ops_s"));
+    assert!(rows[3].starts_with("3,climb,400,"));
+}
+
+#[test]
+fn compare_of_ramps_adds_each_stacks_maximum_and_its_costs_at_the_common_point() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let json = d.path().join("c.json");
+    let out = common::quick_compare(
+        &a,
+        &b,
+        1,
+        &[
+            "--out",
+            d.path().join("r").to_str().unwrap(),
+            "--ramp",
+            "start=50,step=x2,until=p99>2s,point=1s,max_points=2",
+            "--export-json",
+            json.to_str().unwrap(),
+        ],
+    )
+    .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        table.contains("ramps: the highest rate within p99 <= 2.00s")
+            && table.contains("common load point, 100 ops/s offered"),
+        "{table}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let group = &v["ramps"]["groups"][0];
+    assert_eq!(group["common_ops_s"], 100.0);
+    let rows = group["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        let max = row["max_ops_s"]["median"].as_f64().unwrap();
+        assert!((90.0..110.0).contains(&max), "{row}");
+        assert_eq!(row["lower_bound_runs"], 1, "max_points within the limit");
+        let cpu = &row["at_common"][2];
+        assert!(cpu["median"].as_f64().unwrap() > 0.0, "cpu us/op {cpu}");
+    }
+}
+
+#[test]
+fn ctrl_c_ends_the_ramp_and_keeps_the_finished_points() {
+    let run = Running::start(
+        "randread",
+        "engine=null,size=4m",
+        "start=100,step=+100,until=p99>2s,point=1s,max_points=50",
+    );
+    run.wait_for("ramp: point 2: achieved");
+    run.signal("-INT");
+    let (code, v) = run.finish();
+    assert_eq!(code, Some(130));
+    assert_eq!(v["status"], "interrupted");
+    assert_eq!(v["ramp"]["stop"], "interrupted");
+    let n = points(&v).len();
+    assert!((2..=3).contains(&n), "{n} finished points kept");
+    assert!(v["ramp"]["headline"]["achieved_ops_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_one_second_stall_shows_in_its_points_p999_and_not_in_the_others() {
+    // Buffered reads of a small file: served from the page cache, so only the stall (and the
+    // machine's scheduling noise) can make an operation slow.
+    let run = Running::start(
+        "randread",
+        "bs=4k,size=8m,jobs=4",
+        "start=400,step=+400,until=p99.9>5s,point=4s,max_points=3,bisect=0",
+    );
+    run.wait_for("ramp: point 2 (climbing)");
+    std::thread::sleep(Duration::from_millis(1200));
+    run.signal("-STOP");
+    std::thread::sleep(Duration::from_secs(1));
+    run.signal("-CONT");
+    let (code, v) = run.finish();
+    assert_eq!(code, Some(0), "{v}");
+    let p999: Vec<f64> = points(&v).iter().map(|p| ms(&p["lat_p999_ns"])).collect();
+    assert_eq!(p999.len(), 3);
+    assert!(
+        p999[1] >= 500.0,
+        "the stalled point's p99.9 is {} ms",
+        p999[1]
+    );
+    for i in [0, 2] {
+        assert!(p999[i] < 250.0, "point {}'s p99.9 is {} ms", i + 1, p999[i]);
+    }
+    // The schedule did not move: the stalled operations were issued late and counted.
+    let stalled = &points(&v)[1];
+    let achieved = stalled["achieved_ops_s"].as_f64().unwrap();
+    assert!(achieved > 0.9 * 800.0, "achieved {achieved} of 800 offered");
+}
+
+/// Open and closed loop must agree where physics says they do: the highest rate an open loop
+/// carries within a latency limit is the capacity a saturating closed loop measures.
+///
+/// The limit: p99 at 4x the closed loop's median (its service time with 16 requests queued at
+/// the device), or twice the p99 of an open loop at a quarter of the capacity if that is
+/// higher (the tail the machine itself adds: scheduling delays of a busy machine count from
+/// the schedule, and they must not decide the answer). Below capacity the latency stays near
+/// those; past it the backlog grows with every operation offered, so a 3 s point's p99 crosses
+/// any such limit within the point: the limit finds the capacity, not its own value.
+#[test]
+fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let stack = LoopFs::new(1 << 30, "ext4", "noatime");
+    let mnt = stack.target();
+    let set = "bs=8k,direct=true,size=512m,jobs=16";
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "randread", "--warm", "--target", &mnt];
+        args.extend(extra);
+        run_json(&args)
+    };
+    let closed = run(&["--set", &format!("{set},runtime=5s")]);
+    // The premise: the device, not the CPU, is the limit. Pacing (sleeps and wake-ups) costs
+    // an open loop CPU a closed loop does not spend, so on a machine whose CPUs other work
+    // takes, the open loop saturates the CPU first and the two cannot agree.
+    let other = fig(&closed, "cpu_other_pct");
+    let free = format!("CPUs not taken by other processes (they used {other:.0}% of all CPU)");
+    if !bakeoff_testkit::require(other < 20.0, &free) {
+        return;
+    }
+    let capacity = fig(&closed, "read_iops");
+    let service_us = fig(&closed, "read_lat_p50_us");
+    let per_thread = capacity / 4.0 / 16.0;
+    let light = run(&["--set", &format!("{set},runtime=3s,rate_iops={per_thread}")]);
+    let limit_us = (4.0 * service_us).max(2.0 * fig(&light, "read_lat_p99_us"));
+    let spec = format!(
+        "start={:.0},step=x1.15,until=p99>{limit_us:.0}us,point=3s,bisect=3",
+        0.4 * capacity
+    );
+    let ramp = run(&["--set", set, "--ramp", &spec]);
+    let head = &ramp["ramp"]["headline"];
+    let max = head["achieved_ops_s"].as_f64().unwrap_or(0.0);
+    let curve: Vec<String> = points(&ramp)
+        .iter()
+        .map(|p| {
+            format!(
+                "{:.0}/s p99 {:.2}ms",
+                p["offered_ops_s"].as_f64().unwrap(),
+                ms(&p["lat_p99_ns"])
+            )
+        })
+        .collect();
+    let ratio = max / capacity;
+    assert!(
+        (0.8..=1.1).contains(&ratio),
+        "open loop {max:.0} ops/s within p99 {limit_us:.0}us vs closed loop {capacity:.0} IOPS \
+         (ratio {ratio:.2}); stop: {}; points: {curve:?}",
+        ramp["ramp"]["stop"]
+    );
+    // Every point was measured on the stack's device, one device read per operation.
+    for p in points(&ramp) {
+        let per_op = p["device_read_bytes"].as_f64().unwrap() / p["ops"].as_f64().unwrap();
+        assert!(
+            (7000.0..9500.0).contains(&per_op),
+            "{per_op} device bytes per read"
+        );
+    }
+}
