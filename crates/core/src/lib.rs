@@ -7,6 +7,7 @@
 //!   [`job`] and [`personality`] read them, and one planner resolves both.
 //! * [`plan`]: the validated, resolved plan a run executes.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
+//! * [`recipe`]: phases run in order on a stack (commands or built-in actions).
 //! * [`record`]: the run record written as JSON, and its flat summary.
 
 mod doc;
@@ -14,8 +15,11 @@ pub mod findings;
 pub mod keys;
 pub mod op;
 pub mod personality;
+pub mod phaserecord;
 pub mod plan;
 mod planner;
+pub mod recipe;
+mod recipe_parse;
 pub mod record;
 pub mod settings;
 pub mod study;

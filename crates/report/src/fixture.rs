@@ -178,6 +178,8 @@ pub fn record() -> RunRecord {
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
         findings: Vec::new(),
         database: None,
+        phases: Vec::new(),
+        space: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

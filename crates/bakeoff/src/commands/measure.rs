@@ -218,6 +218,8 @@ fn record(
         samples: measured.samples,
         findings: Vec::new(),
         database: None,
+        phases: Vec::new(),
+        space: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
