@@ -14,6 +14,7 @@ use crate::job::KeyDoc;
 use crate::settings::{SettingError, Settings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Component;
 use std::time::Duration;
 
 /// Built-in recipes: name and TOML text (`recipes/<name>.toml`).
@@ -300,6 +301,28 @@ pub(crate) fn scalars(
         out.push((e.key.clone(), e.scalar(place, &what)?));
     }
     Ok(out)
+}
+
+/// Refuses a working directory that is not a relative path under the mount (absolute, or
+/// with `..`): a phase's `cwd` and `bakeoff exec --cwd`.
+pub fn check_cwd(text: &str) -> Result<(), String> {
+    let inside = std::path::Path::new(text)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if text.is_empty() || !inside {
+        return Err(format!(
+            "\"{text}\" must be a relative directory under the stack's mount, without .."
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses a number of instances outside 1 to [`MAX_PARALLEL`].
+pub fn check_parallel(n: i64) -> Result<u32, String> {
+    u32::try_from(n)
+        .ok()
+        .filter(|n| (1..=MAX_PARALLEL).contains(n))
+        .ok_or_else(|| format!("{n} is out of range (1 to {MAX_PARALLEL})"))
 }
 
 /// `[A-Za-z_][A-Za-z0-9_]*`: what a shell exports.

@@ -2,9 +2,8 @@
 //! and the line it was written on, and a key that would be ignored is refused.
 
 use crate::doc::{join_key, Entry, Place, Table};
-use crate::recipe::{scalars, PhaseDef, PhaseWork, ACTIONS, MAX_PARALLEL, PHASE_KEYS};
+use crate::recipe::{scalars, PhaseDef, PhaseWork, ACTIONS, PHASE_KEYS};
 use crate::settings::SettingError;
-use std::path::{Component, Path};
 use std::time::Duration;
 
 /// Longest phase name: it heads a table column and a report row.
@@ -127,16 +126,7 @@ fn parallel(e: &Entry, place: &Place, label: &str) -> Result<u32, SettingError> 
     let crate::doc::Value::Int(n) = e.node.value else {
         return Err(e.wrong_kind(place, label, "a whole number (parallel = 2)"));
     };
-    u32::try_from(n)
-        .ok()
-        .filter(|n| (1..=MAX_PARALLEL).contains(n))
-        .ok_or_else(|| {
-            e.error(
-                place,
-                label,
-                format!("{n} is out of range (1 to {MAX_PARALLEL})"),
-            )
-        })
+    crate::recipe::check_parallel(n).map_err(|m| e.error(place, label, m))
 }
 
 fn duration(e: &Entry, place: &Place, label: &str) -> Result<Duration, SettingError> {
@@ -144,17 +134,9 @@ fn duration(e: &Entry, place: &Place, label: &str) -> Result<Duration, SettingEr
     crate::units::parse_duration(&text).map_err(|m| e.error(place, label, m))
 }
 
-/// A relative directory under the mount: no `..`, not absolute.
+/// A relative directory under the mount ([`crate::recipe::check_cwd`]).
 fn cwd(e: &Entry, place: &Place, label: &str) -> Result<String, SettingError> {
     let text = e.string(place, label)?;
-    let path = Path::new(&text);
-    let inside = path
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    if text.is_empty() || !inside {
-        let message =
-            format!("\"{text}\" must be a relative directory under the stack's mount, without ..");
-        return Err(e.error(place, label, message));
-    }
+    crate::recipe::check_cwd(&text).map_err(|m| e.error(place, label, m))?;
     Ok(text)
 }

@@ -11,6 +11,7 @@ pub mod figures;
 pub mod json;
 pub mod terminal;
 mod terminal_db;
+mod terminal_phases;
 
 mod fmt;
 

@@ -34,9 +34,21 @@ pub fn own_v2_cgroup() -> Option<PathBuf> {
 impl CommandGroup {
     /// The cgroup at `path`, which the caller has recorded in a ledger
     /// ([`crate::undo::Undo::KillCgroup`]) and which must not exist yet.
-    pub(crate) fn create(path: PathBuf) -> Result<CommandGroup, StackError> {
-        std::fs::create_dir(&path).map_err(StackError::io("creating cgroup", &path))?;
-        Ok(CommandGroup { path })
+    /// `None` where this process may not make cgroups (not root): the caller then measures
+    /// with `getrusage`.
+    pub(crate) fn create(path: PathBuf) -> Result<Option<CommandGroup>, StackError> {
+        match std::fs::create_dir(&path) {
+            Ok(()) => Ok(Some(CommandGroup { path })),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EACCES | libc::EPERM | libc::EROFS)
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(StackError::io("creating cgroup", &path)(e)),
+        }
     }
 
     /// Where it is.

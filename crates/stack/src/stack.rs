@@ -312,14 +312,14 @@ impl Stack {
     /// A cgroup v2 named `name` for a command tree run on the stack, below the cgroup this
     /// process is in (so a memory limit applies), its removal recorded in the ledger first so
     /// that teardown and `bakeoff cleanup` kill whatever still runs in it. `None` where there
-    /// is no cgroup v2 (the caller falls back to `getrusage`).
+    /// is no cgroup v2 or this process may not make one (the caller falls back to `getrusage`).
     pub fn command_group(&mut self, name: &str) -> Result<Option<CommandGroup>, StackError> {
         let Some(parent) = crate::command_group::own_v2_cgroup() else {
             return Ok(None);
         };
         let path = parent.join(format!("bakeoff-{}-{name}", self.info.name));
         self.record_undo(Undo::KillCgroup { path: path.clone() })?;
-        CommandGroup::create(path).map(Some)
+        CommandGroup::create(path)
     }
 
     /// The stack's space use and compression now, as its driver reads them back (`zfs get`,
