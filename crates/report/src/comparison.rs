@@ -61,6 +61,10 @@ pub struct StudyReport {
     pub rows: Vec<CellRow>,
     /// Caveats (different machines or tool versions across results directories, ...).
     pub notes: Vec<String>,
+    /// Cells that ran recipes, a table per recipe: phases as rows, stacks as columns (their
+    /// cells are not among `rows`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::comparison_phases::PhaseTable>,
 }
 
 /// A cell's runs and the index of its baseline cell.
@@ -76,7 +80,12 @@ pub struct CellRuns {
 }
 
 /// Compares one figure of a cell (values `xs`) with its baseline's (`bs`).
-fn figure_cell(f: &Figure, xs: &[f64], bs: Option<&[f64]>, method: &Method) -> FigureCell {
+pub(crate) fn figure_cell(
+    f: &Figure,
+    xs: &[f64],
+    bs: Option<&[f64]>,
+    method: &Method,
+) -> FigureCell {
     let (min, max) = spread(xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
     let mut cell = FigureCell {
         median: median(xs),
@@ -111,7 +120,7 @@ pub fn build(
         let all = c.runs.iter().filter_map(|r| (f.get)(&r.summary));
         all.filter(|x| x.is_finite()).collect()
     };
-    let rows = cells
+    let rows: Vec<CellRow> = cells
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -134,12 +143,21 @@ pub fn build(
             }
         })
         .collect();
+    // A recipe's cells are compared phase by phase instead.
+    let is_recipe = |c: &CellRuns| c.runs.iter().any(|r| !r.phases.is_empty());
+    let rows = rows
+        .into_iter()
+        .zip(cells)
+        .filter(|(_, c)| !is_recipe(c))
+        .map(|(row, _)| row)
+        .collect();
     StudyReport {
         schema_version: REPORT_SCHEMA_VERSION,
         columns: columns.iter().map(|f| f.key.to_string()).collect(),
         min_effect: method.min_effect,
         rows,
         notes: provenance_notes(cells),
+        phases: crate::comparison_phases::tables(cells, method),
     }
 }
 

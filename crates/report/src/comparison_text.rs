@@ -16,7 +16,7 @@ fn number(v: f64, decimals: usize) -> String {
     }
 }
 
-fn verdict_word(v: Verdict) -> &'static str {
+pub(crate) fn verdict_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Better => "better",
         Verdict::Worse => "worse",
@@ -38,7 +38,7 @@ fn verdict_mark(v: Verdict) -> &'static str {
 /// The text of one figure cell: `median [min–max]` and, against the baseline, `×ratio` with the
 /// verdict mark (diagnostic figures: no mark), or `+difference` for percentages and figures that
 /// are (near) zero on a side.
-fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
+pub(crate) fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
     let decimals = def.map_or(1, |d| d.decimals);
     let Some(m) = f.median else { return "-".into() };
     let mut s = number(m, decimals);
@@ -112,34 +112,56 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
     s
 }
 
-/// A terminal table, then the findings.
-pub fn render_table(r: &StudyReport) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(headings(r));
-    for row in &r.rows {
-        t.add_row(row_cells(r, row, true));
-    }
-    let legend = format!(
-        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
-        r.min_effect * 100.0
-    );
-    format!("{t}\n{legend}\n{}", findings_text(r, "  - "))
+/// True when the comparison has a table of headline figures to show: it has cells that are not
+/// recipes, or nothing else.
+fn has_figures(r: &StudyReport) -> bool {
+    !r.rows.is_empty() || r.phases.is_empty()
 }
 
-/// A Markdown table, then the findings.
-pub fn render_markdown(r: &StudyReport) -> String {
-    let h = headings(r);
-    let mut s = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
-    for row in &r.rows {
-        let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+/// A terminal table (and a phase table per recipe), then the findings.
+pub fn render_table(r: &StudyReport) -> String {
+    let mut s = String::new();
+    if has_figures(r) {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(headings(r));
+        for row in &r.rows {
+            t.add_row(row_cells(r, row, true));
+        }
+        let legend = format!(
+            "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
+            r.min_effect * 100.0
+        );
+        let _ = writeln!(s, "{t}\n{legend}");
     }
-    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    s += &crate::comparison_phases::render_table(&r.phases);
+    s + &findings_text(r, "  - ")
+}
+
+/// A Markdown table (and a phase table per recipe), then the findings.
+pub fn render_markdown(r: &StudyReport) -> String {
+    let mut s = String::new();
+    if has_figures(r) {
+        let h = headings(r);
+        let _ = write!(s, "| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
+        for row in &r.rows {
+            let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+        }
+        let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    }
+    if !r.phases.is_empty() {
+        s.push('\n');
+    }
+    s += &crate::comparison_phases::render_markdown(&r.phases);
     s + &findings_text(r, "- ")
 }
 
-/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply.
+/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply; a
+/// study of recipes: one row per recipe, phase and stack (`comparison_phases::render_csv`).
 pub fn render_csv(r: &StudyReport) -> String {
+    if !has_figures(r) {
+        return crate::comparison_phases::render_csv(&r.phases);
+    }
     let mut s = String::from(
         "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n",
     );

@@ -5,6 +5,7 @@
 //! [`comparison_text`]. [`EXPORTERS`] lists the formats `run` and `compare` export to.
 
 pub mod comparison;
+pub mod comparison_phases;
 pub mod comparison_text;
 pub mod csv;
 pub mod figures;

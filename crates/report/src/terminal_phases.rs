@@ -132,65 +132,8 @@ pub fn lines(r: &RunRecord) -> String {
 
 #[cfg(test)]
 mod tests {
-    use bakeoff_core::phaserecord::{CpuSource, InstanceRecord, PhaseRecord, SpaceRecord};
-    use bakeoff_core::record::RunStatus;
 
-    fn instance(index: u32, start: f64, exit_code: Option<i32>) -> InstanceRecord {
-        InstanceRecord {
-            index,
-            dir: format!("/mnt/par/inst-{index}"),
-            start_offset_s: start,
-            real_s: 12.5,
-            user_s: Some(20.0),
-            sys_s: Some(2.5),
-            exit_code,
-            signal: exit_code.is_none().then_some(9),
-            stderr_tail: Vec::new(),
-        }
-    }
-
-    /// A recipe run: a build of two instances 10 s apart, then an action.
-    pub fn record() -> bakeoff_core::record::RunRecord {
-        let mut r = crate::fixture::record();
-        r.plan.workload = "build".into();
-        (r.roles, r.ops, r.plan.roles) = (Vec::new(), Vec::new(), Vec::new());
-        r.summary = bakeoff_core::record::Summary::compute(&r);
-        let phase = |name: &str, instances: Vec<InstanceRecord>| PhaseRecord {
-            name: name.into(),
-            command: "cargo build".into(),
-            status: RunStatus::Completed,
-            error: None,
-            start_offset_s: 3.0,
-            real_s: 22.5,
-            user_s: Some(40.0),
-            sys_s: Some(5.0),
-            cpu_source: CpuSource::Cgroup,
-            instances,
-            device_read_bytes: Some(0),
-            device_write_bytes: Some(3 << 30),
-            device_flushes: Some(1234),
-            cpu: r.cpu.clone(),
-        };
-        r.phases = vec![
-            phase(
-                "build-2x",
-                vec![instance(1, 3.0, Some(0)), instance(2, 13.0, None)],
-            ),
-            PhaseRecord {
-                cpu_source: CpuSource::Bakeoff,
-                ..phase("flush", Vec::new())
-            },
-        ];
-        r.space = Some(SpaceRecord {
-            source: "zfs get".into(),
-            used_bytes: Some(300 << 20),
-            logical_bytes: Some(520 << 20),
-            compress_ratio: Some(1.73),
-            size_bytes: Some(2 << 30),
-            available_bytes: Some(1700 << 20),
-        });
-        r
-    }
+    use crate::fixture::recipe_record as record;
 
     #[test]
     fn phases_show_as_rows_with_their_instances_and_the_space_below() {
