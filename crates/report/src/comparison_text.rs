@@ -149,7 +149,7 @@ pub fn render_markdown(r: &StudyReport) -> String {
         }
         let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
     }
-    if !r.phases.is_empty() {
+    if has_figures(r) && !r.phases.is_empty() {
         s.push('\n');
     }
     s += &crate::comparison_phases::render_markdown(&r.phases);

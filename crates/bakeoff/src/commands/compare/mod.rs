@@ -6,6 +6,7 @@ use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
 use super::on_stack::{loop_only, run_on_stack, StackRun};
+use super::phases::run_recipe;
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -238,6 +239,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
                 run_on_stack(&run, &plan, &interrupt)?
             }
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
+            CellPlan::Recipe(p) => run_recipe(&run, p, &interrupt)?,
         };
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
@@ -305,6 +307,11 @@ fn report_progress(
     let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
     let rate = match r.summary.tps {
         Some(_) => format!("{} transactions/s", n(r.summary.tps)),
+        None if !r.phases.is_empty() => format!(
+            "{} phases in {:.0} s",
+            r.phases.len(),
+            r.measured_ns as f64 / 1e9
+        ),
         None => format!(
             "read {}/s write {}/s",
             n(r.summary.read_iops),
