@@ -115,7 +115,11 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
             bakeoff_core::units::format_bytes(plans[i].dataset_bytes())
         );
     }
-    println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
+    if plans.iter().any(|p| matches!(p, CellPlan::Recipe(_))) {
+        println!("estimated time: not known: a recipe's phases take what they take (docs/phases.md has the build recipe's times)");
+    } else {
+        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
+    }
     println!(
         "disk: up to {} of sparse images at a time under {}",
         bakeoff_core::units::format_bytes(disk),
