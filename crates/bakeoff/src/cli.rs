@@ -60,16 +60,14 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
   bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
-  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-markdown r.md
   bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing
-  bakeoff run build --stack ext4                        # a recipe: phases timed one by one
-  bakeoff run --recipe my-recipe.toml --stack xfs --set JOBS=2";
+  bakeoff run build --stack ext4 --size 8g             # a recipe (or --recipe FILE): phases timed";
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
   bakeoff exec --stack 'zfs:compression=on' -- make -j2
   bakeoff exec --stack xfs --parallel 2 --stagger 10s -- ./build.sh
-  bakeoff exec --stack ext4 --export-json r.json -- dd if=/dev/zero of=f bs=1M count=256 oflag=direct
+  bakeoff exec --stack ext4 --json r.json -- dd if=/dev/zero of=f bs=1M count=256
   bakeoff exec --target /srv/work --cwd src --timeout 30m -- make";
 
 const COMPARE_EXAMPLES: &str = "\
