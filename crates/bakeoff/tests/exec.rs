@@ -174,23 +174,30 @@ fn parallel_instances_start_a_stagger_apart_each_in_its_own_directory() {
     }
 }
 
-/// A recipe whose one phase runs two processes marked with `marker` (one in the background)
-/// for 5 minutes; the file's name does not contain the marker.
-fn sleeping_recipe(dir: &std::path::Path, marker: &str) -> std::path::PathBuf {
-    let path = dir.join("sleep.toml");
+/// A recipe run on an ext4 stack whose one phase runs two processes marked with `marker` (one
+/// in the background) for 5 minutes, once they run. The recipe file's name does not contain the
+/// marker, so bakeoff's own command line does not match.
+fn start_sleeping(scene: &Scene, marker: &str) -> std::process::Child {
+    let recipe = scene.state.path().join("sleep.toml");
     let run = format!("perl -e 'sleep 300' {marker}-bg & perl -e 'sleep 300' {marker}");
     let text = format!("[[phase]]\nname = \"sleep\"\nrun = \"\"\"\n{run}\n\"\"\"\n");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn start_recipe(scene: &Scene, recipe: &std::path::Path) -> std::process::Child {
+    std::fs::write(&recipe, text).unwrap();
     let mut cmd = scene.cmd(&["run", "--warm", "--quiet", "--stack", "ext4", "--recipe"]);
-    cmd.arg(recipe).arg("--images").arg(scene.images.path());
-    cmd.stdout(Stdio::null())
+    cmd.arg(&recipe).arg("--images").arg(scene.images.path());
+    let child = cmd
+        .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    wait_for_process(marker);
+    child
+}
+
+/// Nothing of the run is left: no process with `marker`, no loop device or mount.
+fn assert_gone(scene: &Scene, marker: &str) {
+    let left = processes_with(marker);
+    assert!(left.is_empty(), "{left:?}");
+    assert!(scene.leftovers().is_empty(), "{:?}", scene.leftovers());
 }
 
 #[test]
@@ -200,23 +207,14 @@ fn kill_9_in_a_phase_then_cleanup_leaves_no_process_mount_or_loop_device() {
     };
     let scene = Scene::new();
     let marker = format!("bakeoff-k9-{}", std::process::id());
-    let recipe = sleeping_recipe(scene.state.path(), &marker);
-    let mut child = start_recipe(&scene, &recipe);
-    wait_for_process(&marker);
+    let mut child = start_sleeping(&scene, &marker);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert!(
-        !processes_with(&marker).is_empty(),
-        "the commands outlive bakeoff"
-    );
+    let left = processes_with(&marker);
+    assert_eq!(left.len(), 2, "the commands outlive bakeoff: {left:?}");
     let out = scene.cmd(&["cleanup"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "{:?}",
-        processes_with(&marker)
-    );
-    assert!(scene.leftovers().is_empty(), "{:?}", scene.leftovers());
+    assert_gone(&scene, &marker);
 }
 
 #[test]
@@ -226,19 +224,12 @@ fn ctrl_c_in_a_phase_stops_the_tree_and_exits_130() {
     };
     let scene = Scene::new();
     let marker = format!("bakeoff-int-{}", std::process::id());
-    let recipe = sleeping_recipe(scene.state.path(), &marker);
-    let child = start_recipe(&scene, &recipe);
-    wait_for_process(&marker);
+    let child = start_sleeping(&scene, &marker);
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    assert!(
-        processes_with(&marker).is_empty(),
-        "{:?}",
-        processes_with(&marker)
-    );
-    assert!(scene.leftovers().is_empty(), "{:?}", scene.leftovers());
+    assert_gone(&scene, &marker);
 }
 
 #[test]

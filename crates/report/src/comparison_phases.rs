@@ -266,8 +266,7 @@ pub fn render_csv(tables: &[PhaseTable]) -> String {
     let mut s = String::from(
         "recipe,phase,figure,stack,runs,baseline,median,min,max,ratio,verdict,command_cpu_s,device_read_bytes,device_write_bytes\n",
     );
-    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
-    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let (opt, quote) = (crate::fmt::csv_number, crate::fmt::csv_text);
     for t in tables {
         for row in &t.rows {
             for (i, c) in row.cells.iter().enumerate() {

@@ -165,8 +165,7 @@ pub fn render_csv(r: &StudyReport) -> String {
     let mut s = String::from(
         "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n",
     );
-    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
-    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
+    let (opt, quote) = (crate::fmt::csv_number, crate::fmt::csv_text);
     for row in &r.rows {
         for (k, f) in r.columns.iter().zip(&row.figures) {
             let c = f.vs_baseline.as_ref();

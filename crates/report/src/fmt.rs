@@ -43,3 +43,13 @@ pub fn ratio(r: Option<f64>) -> String {
 pub fn pct(p: Option<f64>) -> String {
     p.map_or_else(|| "-".into(), |v| format!("{v:.1}%"))
 }
+
+/// A CSV field: a number as Rust prints it, empty for `None`.
+pub fn csv_number(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x}"))
+}
+
+/// A CSV field: text in quotes, quotes doubled.
+pub fn csv_text(t: &str) -> String {
+    format!("\"{}\"", t.replace('"', "\"\""))
+}
