@@ -211,7 +211,7 @@ fn kill_9_in_a_phase_then_cleanup_leaves_no_process_mount_or_loop_device() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let left = processes_with(&marker);
-    assert_eq!(left.len(), 2, "the commands outlive bakeoff: {left:?}");
+    assert!(left.len() >= 2, "the commands outlive bakeoff: {left:?}");
     let out = scene.cmd(&["cleanup"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_gone(&scene, &marker);
