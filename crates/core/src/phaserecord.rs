@@ -53,8 +53,11 @@ pub struct PhaseRecord {
     pub command: String,
     /// Completed, failed (an instance exited non-zero, was killed or timed out) or interrupted.
     pub status: RunStatus,
-    /// Why it failed: which instance, its exit, its stderr's last line.
+    /// Why it failed: which instance, its exit, its standard error's last lines.
     pub error: Option<String>,
+    /// The exit code of the first instance that failed, else 0; `None` for an action, or when a
+    /// signal ended the instance that failed.
+    pub exit_code: Option<i32>,
     /// When it started, seconds after the first phase started.
     pub start_offset_s: f64,
     /// Wall time from its first instance's start to its last instance's exit.

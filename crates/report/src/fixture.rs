@@ -213,6 +213,7 @@ pub fn recipe_record() -> RunRecord {
         command: "cargo build".into(),
         status: RunStatus::Completed,
         error: None,
+        exit_code: Some(0),
         start_offset_s: 3.0,
         real_s: 22.5,
         user_s: Some(40.0),

@@ -136,11 +136,18 @@ pub fn run(
             .then(|| stack_devices.iter().map(|d| f(d)).sum::<Option<u64>>())
             .flatten()
     };
+    let failed = outcome.instances.iter().find(|i| i.exit_code != Some(0));
+    let exit_code = match (&def.work, failed) {
+        (PhaseWork::Action { .. }, _) => None,
+        (_, Some(i)) => i.exit_code,
+        (_, None) => Some(0),
+    };
     PhaseRecord {
         name: def.name.clone(),
         command: def.work.describe(),
         status: outcome.status,
         error: outcome.error,
+        exit_code,
         start_offset_s: started.saturating_duration_since(ctx.origin).as_secs_f64(),
         real_s,
         user_s: measured.then(|| user_us as f64 / 1e6),
