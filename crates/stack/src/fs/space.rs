@@ -100,8 +100,8 @@ pub(crate) fn parse_btrfs_df(out: &str) -> Option<SpaceRecord> {
     })
 }
 
-/// `zfs get -Hp -o property,value used,logicalused,compressratio,available`: `compressratio`
-/// as `1.72x` or `1.72`, the rest in bytes.
+/// `zfs get -Hp -o property,value all`: `used`, `logicalused` (where the pool has it),
+/// `available` in bytes, `compressratio` as `1.72x` or `1.72`.
 pub(crate) fn parse_zfs(out: &str) -> Option<SpaceRecord> {
     let mut r = SpaceRecord {
         source: "zfs get".into(),
@@ -172,5 +172,8 @@ mod tests {
         assert_eq!(r.logical_bytes, Some(91_226_112));
         assert_eq!(r.size_bytes, Some(52_428_800 + 947_912_704));
         assert!(parse_zfs("cannot open 'p/data': dataset does not exist\n").is_none());
+        // zfs-fuse: no logicalused.
+        let fuse = parse_zfs("used\t1024\ncompressratio\t1.00x\navailable\t2048\n").unwrap();
+        assert_eq!((fuse.logical_bytes, fuse.compress_ratio), (None, Some(1.0)));
     }
 }

@@ -54,8 +54,9 @@ pub fn read_back(pool: &str, exec: &mut Exec) -> Result<(Props, Option<f64>), St
     Ok((props, redundancy(&status, pool)))
 }
 
-/// The dataset's `used`, `logicalused`, `available` and `compressratio` (`zfs get -Hp`), after
-/// a `sync` so that the last transaction group is on the devices and counted.
+/// The dataset's `used`, `logicalused` (OpenZFS; zfs-fuse has none), `available` and
+/// `compressratio` (`zfs get -Hp`), after a `sync` so that the last transaction group is on the
+/// devices and counted.
 pub fn space(
     info: &StackInfo,
     _: &Path,
@@ -66,8 +67,8 @@ pub fn space(
     })?;
     let ds = dataset(pool);
     rustix::fs::sync();
-    let props = "used,logicalused,compressratio,available";
-    let out = exec.run("zfs", &["get", "-Hp", "-o", "property,value", props, &ds])?;
+    // `all`: zfs-fuse's pools predate `logicalused`, and naming it would fail the query.
+    let out = exec.run("zfs", &["get", "-Hp", "-o", "property,value", "all", &ds])?;
     let read = crate::fs::space::parse_zfs(&out);
     Ok(Some(read.ok_or_else(|| {
         crate::fs::space::unreadable("zfs get", &ds, &out)
