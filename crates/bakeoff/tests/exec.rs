@@ -210,9 +210,13 @@ fn kill_9_in_a_phase_then_cleanup_leaves_no_process_mount_or_loop_device() {
     let mut child = start_sleeping(&scene, &marker);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    let left = processes_with(&marker);
-    assert!(left.len() >= 2, "the commands outlive bakeoff: {left:?}");
+    let outlived = processes_with(&marker);
+    // Cleanup first, so that a failed check below leaves nothing behind either.
     let out = scene.cmd(&["cleanup"]).output().unwrap();
+    assert!(
+        outlived.len() >= 2,
+        "the commands outlive bakeoff: {outlived:?}"
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_gone(&scene, &marker);
 }
