@@ -3,7 +3,14 @@
 # a user with sudo: only the package installation runs with sudo, and only when not root.
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
-packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux zfs-fuse jq postgresql git)
+packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk zfs-fuse jq postgresql git)
+# Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where
+# the archive has it (Debian 12), else the full browser.
+if apt-cache show chromium-headless-shell >/dev/null 2>&1; then
+    packages+=(chromium-headless-shell)
+else
+    packages+=(chromium)
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,14 +54,18 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// One client process of a `clients=N` run: its job on stdin, its results on stdout
+    /// (started by bakeoff itself).
+    #[command(name = "__client", hide = true)]
+    Client,
 }
 
 const RUN_EXAMPLES: &str = "\
 Examples:
   bakeoff run randread --target /mnt/x --set bs=8k,direct=true,jobs=4,runtime=30s
   bakeoff run slob --stack 'zfs:recordsize=8k,primarycache=metadata' --set readers=32,writers=8
-  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing
-  bakeoff run build --stack ext4 --size 8g             # a recipe (or --recipe FILE): phases timed";
+  bakeoff run oltp --target /dev/loop3 --export-json r.json --export-html r.html
+  bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing";
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
@@ -72,17 +76,17 @@ Examples:
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
-  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-markdown cmp.md
+  bakeoff compare --stack raw --stack ext4 --stack xfs --workload slob --export-html cmp.html
   bakeoff compare --stack zfs --sweep zfs.recordsize=8k,128k --workload slob --out results/rs
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --dry-run
   bakeoff compare --study studies/seed000-asm-zfs-ufs.toml --out results/seed000 --resume";
 
 const REPORT_EXAMPLES: &str = "\
 Examples:
-  bakeoff report results/seed000
-  bakeoff report results/seed000 --format markdown --columns read_iops,write_iops,cpu_busy_pct
-  bakeoff report results/last-month results/today --against raw
-  bakeoff report results/seed000 --format csv > seed000.csv";
+  bakeoff report results/seed000 --columns read_iops,write_iops,cpu_busy_pct
+  bakeoff report results/seed000 --format html --out seed000.html
+  bakeoff report results/seed004-fs --format svg --out charts/    # one SVG per chart
+  bakeoff report results/last-month results/today --against raw --format markdown --out cmp.md";
 
 const STACK_CREATE_EXAMPLES: &str = "\
 Examples:
@@ -367,12 +371,17 @@ mod tests {
 pub enum Format {
     /// A table for the terminal.
     Table,
-    /// A Markdown table.
+    /// A Markdown table and the findings; with `report --out FILE`, its charts as SVG files
+    /// beside FILE, linked (on stdout: no charts).
     Markdown,
     /// CSV, one row per cell and figure.
     Csv,
     /// JSON with schema_version.
     Json,
+    /// One self-contained HTML page: the table with verdict colours, findings and charts.
+    Html,
+    /// One SVG file per chart, into `report --out DIR`.
+    Svg,
 }
 
 /// How a comparison is shown.
@@ -453,4 +462,9 @@ pub struct ReportArgs {
     pub dirs: Vec<PathBuf>,
     #[command(flatten)]
     pub report: ReportOpts,
+    /// Write the report to FILE instead of stdout (Markdown: with its charts as SVG files
+    /// beside it, FILE's name then the chart's); with --format svg, the directory to write
+    /// one SVG per chart into (made if missing).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub out: Option<PathBuf>,
 }

@@ -27,6 +27,7 @@ fn main() -> std::process::ExitCode {
         cli::Command::Cleanup(args) => commands::cleanup::run(args),
         cli::Command::Completions { shell } => commands::completions::completions(shell),
         cli::Command::Man { out_dir } => commands::completions::man(out_dir.as_deref()),
+        cli::Command::Client => return client(),
     };
     match result {
         Ok(code) => code.into(),
@@ -35,6 +36,19 @@ fn main() -> std::process::ExitCode {
             code.into()
         }
     }
+}
+
+/// `bakeoff __client`: one client process of a `clients=N` run. Ctrl-C reaches it as well as
+/// the parent: it stops its run and reports, as the parent's `stop` makes it do.
+fn client() -> std::process::ExitCode {
+    let code = match commands::measure::interrupt_flag() {
+        Ok(flag) => bakeoff_engine::clients::serve(flag),
+        Err(Failure { error, .. }) => {
+            eprintln!("bakeoff: error: {error:#}");
+            2
+        }
+    };
+    std::process::ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// Help and version go to stdout as clap prints them; command-line errors get the one prefix

@@ -86,17 +86,18 @@ fn a_dry_run_fails_with_the_runs_exit_code_for_each_reason() {
             .code(2)
             .stderr(predicate::str::contains(message).and(no_ok()));
     }
-    // Environment (3): an output that cannot be created, a target without room.
+    // Usage (2): an output that cannot be created.
     dry_run(t, &["--json", "/nonexistent/dir/x.json"])
-        .code(3)
+        .code(2)
         .stderr(predicate::str::contains(
             "cannot create --export-json /nonexistent/dir/x.json: there is no directory /nonexistent/dir",
         ));
     dry_run(t, &["--timeseries", "/proc/x.csv"])
-        .code(3)
+        .code(2)
         .stderr(predicate::str::contains(
             "cannot create --export-timeseries /proc/x.csv",
         ));
+    // Environment (3): a target without room, a missing target.
     dry_run(t, &["--set", "size=100t"])
         .code(3)
         .stderr(predicate::str::contains("not enough space in"));
@@ -126,7 +127,7 @@ fn an_uncreatable_json_fails_before_any_io() {
         .args(["--set", "engine=null,size=4m,runtime=1s"])
         .args(["--json", "/nonexistent/dir/x.json"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(predicate::str::starts_with(
             "bakeoff: error: cannot create --export-json /nonexistent/dir/x.json",
         ))
@@ -171,6 +172,10 @@ fn compare_checks_the_report_options_and_sizes_before_the_first_run() {
         ),
         (&["--size", "bogus"], "--size: 'bogus' is not a size"),
         (&["--min-effect", "lots"], "'lots' is not a fraction"),
+        (
+            &["--mem-limit", "bogus"],
+            "--mem-limit: 'bogus' is not a size",
+        ),
     ] {
         compare(args)
             .code(2)
@@ -182,6 +187,22 @@ fn compare_checks_the_report_options_and_sizes_before_the_first_run() {
             .stderr(predicate::str::contains(message));
     }
     assert!(!out.exists(), "no results directory was made");
+    assert_eq!(entries(&data), 0, "nothing ran");
+    // A results directory that cannot be created is a usage error, found before any run.
+    for dry in [false, true] {
+        let mut cmd = bakeoff();
+        cmd.env("BAKEOFF_STATE_DIR", &state)
+            .args(["compare", "--stack"])
+            .arg(format!("dir={}", data.display()))
+            .args(["--workload", "randread", "--set", "engine=null,size=1m"])
+            .args(["--out", "/proc/no/results"]);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        cmd.assert().code(2).stderr(predicate::str::contains(
+            "cannot create the results directory /proc/no/results",
+        ));
+    }
     assert_eq!(entries(&data), 0, "nothing ran");
     compare(&["--dry-run"])
         .success()

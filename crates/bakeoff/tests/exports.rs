@@ -1,4 +1,4 @@
-//! One output convention for `run` and `compare`: `--export-json/-markdown/-csv FILE` (and
+//! One output convention for `run` and `compare`: `--export-json/-markdown/-csv/-html FILE` (and
 //! `--export-timeseries` for a run), `-` for stdout, `--json`/`--timeseries` as aliases.
 
 mod common;
@@ -39,6 +39,8 @@ fn a_run_exports_every_format_and_only_the_files() {
             f("r.csv").to_str().unwrap(),
             "--export-timeseries",
             f("t.csv").to_str().unwrap(),
+            "--export-html",
+            f("r.html").to_str().unwrap(),
         ],
     )
     .success()
@@ -62,6 +64,11 @@ fn a_run_exports_every_format_and_only_the_files() {
         "the CSV row holds the record's figures"
     );
     assert!(read(&f("t.csv")).starts_with("t_s,measured,read_iops"));
+    let html = read(&f("r.html"));
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains("<svg"),
+        "{html:.200}"
+    );
     let mut names: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -69,7 +76,7 @@ fn a_run_exports_every_format_and_only_the_files() {
     names.sort();
     assert_eq!(
         names,
-        ["r.csv", "r.json", "r.md", "t.csv"],
+        ["r.csv", "r.html", "r.json", "r.md", "t.csv"],
         "no temporary files left"
     );
 }
@@ -117,7 +124,7 @@ fn compare_exports_the_comparison_in_each_format() {
         "--export-csv",
         "/nonexistent/c.csv",
     ])
-    .code(3)
+    .code(2)
     .stderr(predicate::str::contains(
         "cannot create --export-csv /nonexistent/c.csv",
     ));
@@ -131,6 +138,8 @@ fn compare_exports_the_comparison_in_each_format() {
         f("c.md").to_str().unwrap(),
         "--export-csv",
         f("c.csv").to_str().unwrap(),
+        "--export-html",
+        f("c.html").to_str().unwrap(),
     ])
     .success();
     let v: serde_json::Value = serde_json::from_str(&read(&f("c.json"))).unwrap();
@@ -138,11 +147,13 @@ fn compare_exports_the_comparison_in_each_format() {
     assert!(read(&f("c.md")).starts_with("| cell | runs |"));
     assert!(read(&f("c.csv")).starts_with("cell,stack,runs,baseline,figure,"));
     // The exports hold what `report` prints from the results directory.
-    bakeoff()
-        .arg("report")
-        .arg(f("r"))
-        .args(["--format", "csv"])
-        .assert()
-        .success()
-        .stdout(read(&f("c.csv")));
+    for (format, export) in [("csv", "c.csv"), ("html", "c.html")] {
+        bakeoff()
+            .arg("report")
+            .arg(f("r"))
+            .args(["--format", format])
+            .assert()
+            .success()
+            .stdout(read(&f(export)));
+    }
 }

@@ -125,6 +125,20 @@ fn doubled_reads_with_matching_records_are_misaligned() {
 }
 
 #[test]
+fn doubled_reads_with_matching_records_and_aligned_offsets_are_not_misaligned() {
+    // recordsize = bs at offset 0: the extra read is ZFS's cold indirect blocks, not alignment:
+    // two 8 KiB device reads (the record and a block of pointers) per 8 KiB read.
+    let mut r = run("zfs", &[("recordsize_bytes", "8192")], 2.0);
+    r.devices[0].read_ops *= 2;
+    recompute(&mut r);
+    let f = get(&r, "read_amplification");
+    let words = format!("{} {} {}", f.title, f.evidence, f.suggestion);
+    assert!(!words.contains("misaligned"), "{f:?}");
+    assert!(words.contains("indirect"), "{f:?}");
+    assert!(!has(&r, "prefetch_inflation"), "{:?}", ids(&r));
+}
+
+#[test]
 fn large_device_reads_are_prefetch() {
     let r = run(
         "zfs",

@@ -24,6 +24,7 @@ pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SettingE
         name: "data".into(),
         nrfiles: g("nrfiles"),
         size: FileSize::Total(g("size")),
+        tree: None,
     };
     let rw = g("rw");
     let role = RoleInput {
@@ -45,7 +46,9 @@ pub(crate) fn plan_job(name: &str, settings: &Settings) -> Result<Plan, SettingE
         engine: fixed("engine", ""),
         dirty_limit: None,
         gate: None,
+        mix: fixed("mix", "false"),
         steps: vec![StepInput {
+            weight: None,
             at: rw.clone(),
             kind: StepKind::Io {
                 io: rw,

@@ -19,6 +19,11 @@ const fn doc(key: &'static str, default: &'static str, help: &'static str) -> Ke
     KeyDoc { key, default, help }
 }
 
+/// The I/O kinds `rw` and `io` take: the planner's table (`planner::IO_KINDS`), in words. A
+/// test keeps the two in step.
+pub(crate) const IO_KINDS_HELP: &str = "read, write, randread, randwrite, randrw, rw or readwrite \
+     (sequential mixed); update, randupdate (read a block, write it back)";
+
 const DESCRIPTION: KeyDoc = doc(
     "description",
     "",
@@ -72,17 +77,18 @@ pub const RUN_KEYS: &[KeyDoc] = &[
         "0",
         "share of each data buffer that compresses (0 = incompressible)",
     ),
+    doc(
+        "clients",
+        "0",
+        "client processes, each running every role on its own copy of the filesets in its own \
+         directory (0 = threads in bakeoff itself)",
+    ),
 ];
 
 /// Keys of a plain job (fio's meaning unless noted). A plain job is a personality with one
 /// fileset and one role; the keys they share are the same [`KeyDoc`]s.
 pub const JOB_KEYS: &[KeyDoc] = &[
-    doc(
-        "rw",
-        "randread",
-        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
-         (read a block, write it back)",
-    ),
+    doc("rw", "randread", IO_KINDS_HELP),
     RWMIXREAD,
     doc("bs", "4k", "bytes per I/O"),
     IODEPTH,
@@ -142,8 +148,58 @@ pub const FILESET_KEYS: &[KeyDoc] = &[
         "",
         "total bytes of the files (give size or filesize)",
     ),
-    doc("filesize", "", "bytes per file (give size or filesize)"),
+    doc(
+        "filesize",
+        "",
+        "bytes per file (give size or filesize); a tree's mean file size",
+    ),
     NRFILES,
+    doc(
+        "entries",
+        "",
+        "files of a directory tree that file steps create, delete, read and write (filebench \
+         entries); makes the fileset a tree",
+    ),
+    doc(
+        "data_per_ops",
+        "",
+        "a tree sized by offered load: dataset bytes per op/s (SPECsfs: 10m), over the rate_iops \
+         x threads of its roles, else rate_hint; instead of entries",
+    ),
+    doc(
+        "rate_hint",
+        "",
+        "tree with data_per_ops: the op/s it is sized for when its roles have no rate_iops",
+    ),
+    doc(
+        "dirwidth",
+        "20",
+        "tree: entries per directory (files per leaf directory, subdirectories per inner one)",
+    ),
+    doc(
+        "prealloc",
+        "100",
+        "tree: share of the files that exist before the run, %; the rest are names to create",
+    ),
+    doc(
+        "size_dist",
+        "gamma",
+        "tree: file sizes around filesize: gamma (shape 1.5, as filebench's filesets) or fixed",
+    ),
+    doc(
+        "working_set",
+        "100",
+        "tree: share of the files the run touches, % (SPECsfs touches 10 %)",
+    ),
+];
+
+/// The keys of a `[[fileset]]` that only a tree (`entries` or `data_per_ops`) takes.
+pub(crate) const TREE_ONLY_KEYS: &[&str] = &[
+    "rate_hint",
+    "dirwidth",
+    "prealloc",
+    "size_dist",
+    "working_set",
 ];
 
 /// Keys of a `[[role]]` table.
@@ -180,6 +236,12 @@ pub const ROLE_KEYS: &[KeyDoc] = &[
     FDATASYNC,
     doc("log", "false", "its writes are log writes"),
     doc(
+        "mix",
+        "false",
+        "true: each pass of the loop runs one step, drawn by the steps' weights (an operation \
+         mix such as SPECsfs's); file steps only",
+    ),
+    doc(
         "gate",
         "",
         "{ value, highwater }: wait steps block until `value` posts arrived",
@@ -187,7 +249,7 @@ pub const ROLE_KEYS: &[KeyDoc] = &[
     doc(
         "steps",
         "",
-        "the loop: a list of { io | hog | post | wait | commit | sync | aiowait | dirty }",
+        "the loop: a list of { io | file | hog | post | wait | commit | sync | aiowait | dirty }",
     ),
 ];
 
@@ -201,13 +263,14 @@ pub const GATE_KEYS: &[KeyDoc] = &[
     ),
 ];
 
-/// Keys of a step; each step has exactly one of the first six.
+/// Keys of a step; each step has exactly one of the first nine (see [`STEP_KINDS`]).
 pub const STEP_KEYS: &[KeyDoc] = &[
+    doc("io", "", IO_KINDS_HELP),
     doc(
-        "io",
+        "file",
         "",
-        "read, write, randread, randwrite, randrw, rw (sequential mixed); update, randupdate \
-         (read a block, write it back)",
+        "a file operation on a tree fileset (create, delete, open, stat, append, read_whole, \
+         ...: docs/workloads.md lists them)",
     ),
     doc("hog", "", "burn CPU: iterations of a memory-touching loop"),
     doc("post", "", "post to the gates of these roles"),
@@ -228,7 +291,11 @@ pub const STEP_KEYS: &[KeyDoc] = &[
         "",
         "the dbwriter role to queue the block the last read step read for (an update)",
     ),
-    doc("bs", "8k", "bytes per I/O of an io step"),
+    doc(
+        "bs",
+        "8k",
+        "bytes per I/O of an io step; per read or write call of a file step",
+    ),
     RWMIXREAD,
     COUNT,
     doc(
@@ -246,20 +313,36 @@ pub const STEP_KEYS: &[KeyDoc] = &[
         "100",
         "dirty step: the share of iterations that dirty their block (an update), %",
     ),
+    doc(
+        "fileset",
+        "",
+        "file step: the tree fileset it works on (default: the role's)",
+    ),
+    doc(
+        "random",
+        "false",
+        "append step: append 1 to bs bytes at random (filebench appendfilerand), not bs",
+    ),
+    doc(
+        "weight",
+        "1",
+        "step of a mix = true role: its relative share of the passes",
+    ),
 ];
 
 /// The kinds of step, in the order [`STEP_KEYS`] lists them.
-pub(crate) const STEP_KINDS: [&str; 8] = [
-    "io", "hog", "post", "wait", "commit", "sync", "aiowait", "dirty",
+pub(crate) const STEP_KINDS: [&str; 9] = [
+    "io", "file", "hog", "post", "wait", "commit", "sync", "aiowait", "dirty",
 ];
 
 /// Keys a step of `kind` takes besides `kind` itself.
 pub(crate) fn step_companions(kind: &str) -> &'static [&'static str] {
     match kind {
-        "io" => &["bs", "rwmixread", "count", "async"],
-        "commit" => &["log"],
-        "dirty" => &["pct"],
-        _ => &[],
+        "io" => &["bs", "rwmixread", "count", "async", "weight"],
+        "file" => &["bs", "fileset", "random", "weight"],
+        "commit" => &["log", "weight"],
+        "dirty" => &["pct", "weight"],
+        _ => &["weight"],
     }
 }
 

@@ -5,12 +5,14 @@
 //! * [`keys`]: every key a workload or study file accepts, documented once.
 //! * [`workload`]: workload definitions (plain fio-like jobs and personalities) as data;
 //!   [`job`] and [`personality`] read them, and one planner resolves both.
-//! * [`plan`]: the validated, resolved plan a run executes.
+//! * [`plan`]: the validated, resolved plan a run executes; [`fileop`] its file operations and
+//!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`recipe`]: phases run in order on a stack (commands or built-in actions).
 //! * [`record`]: the run record written as JSON, and its flat summary.
 
 mod doc;
+pub mod fileop;
 pub mod findings;
 pub mod keys;
 pub mod op;

@@ -50,6 +50,8 @@ pub enum OpKind {
     ReadFile,
     /// Write a whole file.
     WriteFile,
+    /// Change a file's attributes (its times: NFS `SETATTR`).
+    Setattr,
 }
 
 /// What an operation kind counts as.
@@ -65,7 +67,7 @@ pub enum OpClass {
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 21] = [
+    pub const ALL: [OpKind; 22] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::LogWrite,
@@ -87,6 +89,7 @@ impl OpKind {
         OpKind::Append,
         OpKind::ReadFile,
         OpKind::WriteFile,
+        OpKind::Setattr,
     ];
 
     /// Index into per-kind arrays.
@@ -118,6 +121,7 @@ impl OpKind {
             OpKind::Append => "append",
             OpKind::ReadFile => "read_file",
             OpKind::WriteFile => "write_file",
+            OpKind::Setattr => "setattr",
         }
     }
 

@@ -108,6 +108,8 @@ pub enum Step {
     Io(IoStep),
     /// Burn CPU: this many iterations of a memory-touching loop (filebench `hog`).
     Hog(u64),
+    /// A file operation (create, delete, open, ..., whole-file read and write) on a tree fileset.
+    File(FileStep),
     /// Post one unit to the gate of every thread of these roles (filebench `sempost ... blocking`).
     Post(Vec<usize>),
     /// Block on this role's gate until enough posts arrived (filebench `semblock`).
@@ -124,6 +126,8 @@ pub enum Step {
     /// back in place. In a role with a dirty step, commit steps commit only dirtying iterations.
     Dirty { dbwriter: usize, pct: u8 },
 }
+
+pub use crate::fileop::{FileOp, FileStep, SizeDist, TreeSpec};
 
 /// The semaphore that couples roles (a role's `gate` key): a waiter needs `value` posts per
 /// pass; posters may run at most `highwater` posts ahead of what the waiter has asked for
@@ -198,17 +202,32 @@ pub struct RolePlan {
     /// The engine of this role, where it differs from the run's.
     #[serde(default)]
     pub engine: Option<EngineKind>,
+    /// A mix (`mix = true`): each pass of the loop runs one step, drawn with probability
+    /// weight / sum of weights (SPECsfs's operation mix); empty: every step in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<u32>,
+}
+
+impl RolePlan {
+    /// The role does file operations (its steps are file steps), not block I/O.
+    pub fn does_file_ops(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Step::File(_)))
+    }
 }
 
 /// A set of data files (or device regions) that roles do I/O on.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FilesetPlan {
     /// Name, used in file names (`bakeoff-<name>.<i>`).
     pub name: String,
     /// Number of files.
     pub nrfiles: u32,
-    /// Bytes per file.
+    /// Bytes per file (the mean size of a tree's files).
     pub file_size: u64,
+    /// A directory tree that file operations change (`entries`, `dirwidth`, `prealloc`);
+    /// `None`: `nrfiles` flat files (or device regions) that block I/O reads and writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeSpec>,
 }
 
 /// The validated plan of one run.
@@ -238,6 +257,10 @@ pub struct Plan {
     pub roles: Vec<RolePlan>,
     /// Every resolved setting as text, for the run record.
     pub settings: std::collections::BTreeMap<String, String>,
+    /// Client processes (`clients=N`): each runs every role on its own copy of the filesets;
+    /// 0 runs the threads in bakeoff itself.
+    #[serde(default)]
+    pub clients: u32,
 }
 
 fn first_repetition() -> u32 {
@@ -245,12 +268,59 @@ fn first_repetition() -> u32 {
 }
 
 impl Plan {
-    /// Total bytes of all filesets (saturating: a planned dataset is far smaller).
+    /// Total bytes of all filesets, every client's copy (saturating: a planned dataset is far
+    /// smaller). A tree counts every entry at its mean size: what it holds when every file
+    /// exists.
     pub fn dataset_bytes(&self) -> u64 {
         self.filesets
             .iter()
             .map(|f| f.file_size.saturating_mul(u64::from(f.nrfiles)))
             .fold(0, u64::saturating_add)
+            .saturating_mul(u64::from(self.clients.max(1)))
+    }
+
+    /// The plan client `index` of a `clients=N` run executes: every role on its own files, with
+    /// its own seed (so no two clients hold the same bytes), in the client's own process.
+    pub fn client_plan(&self, index: u32) -> Plan {
+        Plan {
+            seed: self.seed ^ u64::from(index + 1).wrapping_mul(0xA24B_AED4_963E_E407),
+            clients: 0,
+            ..self.clone()
+        }
+    }
+
+    /// Offered operations per second of the roles that use fileset `fileset` (threads x
+    /// `rate_iops`), if every one of them has a rate.
+    pub fn offered_ops_per_s(&self, fileset: usize) -> Option<f64> {
+        let users = self.roles.iter().filter(|r| {
+            r.threads > 0
+                && (r.fileset == fileset
+                    || r.steps
+                        .iter()
+                        .any(|s| matches!(s, Step::File(f) if f.fileset == fileset)))
+        });
+        users
+            .map(|r| r.rate_iops.map(|rate| rate * f64::from(r.threads)))
+            .sum::<Option<f64>>()
+    }
+
+    /// Re-sizes the trees sized by offered load (`data_per_ops`) to the roles' current rates:
+    /// call it after changing `rate_iops` (a load ramp's point). Returns true if a size changed.
+    pub fn fit_datasets_to_rate(&mut self) -> bool {
+        let mut changed = false;
+        for i in 0..self.filesets.len() {
+            let offered = self.offered_ops_per_s(i);
+            let f = &mut self.filesets[i];
+            if let Some(entries) = f
+                .tree
+                .as_ref()
+                .and_then(|t| t.entries_for(f.file_size, offered))
+            {
+                changed |= f.nrfiles != entries;
+                f.nrfiles = entries;
+            }
+        }
+        changed
     }
 
     /// Total worker threads.

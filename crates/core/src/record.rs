@@ -445,4 +445,57 @@ pub struct RunRecord {
     /// The stack's space use and compression after the last phase of a recipe run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<crate::phaserecord::SpaceRecord>,
+    /// The dataset the run used: laid out now or reused (I/O and file-serving runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<DatasetInfo>,
+    /// With `clients=N`: each client process, whose counts add up to `ops` exactly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<ClientResult>,
+}
+
+/// The dataset of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DatasetInfo {
+    /// Bytes the plan's filesets hold (every client's copy; a tree at its mean file size with
+    /// every file present).
+    pub planned_bytes: u64,
+    /// Bytes written before this run: all of it for a new layout; for a reused one, what had to
+    /// be rewritten (tree files a previous run deleted, appended to or created).
+    pub written_bytes: u64,
+    /// An identical layout was already there and was reused.
+    pub reused: bool,
+    /// Time laying out (or checking and repairing) took.
+    pub layout_ms: u64,
+}
+
+/// One client process of a `clients=N` run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// Client number, from 0.
+    pub index: u32,
+    /// Its process id.
+    pub pid: u32,
+    /// The directory holding its files.
+    pub dir: String,
+    /// Its measured window.
+    pub measured_ns: u64,
+    /// Operations and bytes per kind in its window (kinds that occurred).
+    pub ops: Vec<ClientOps>,
+    /// User CPU it used in its window (getrusage in the client).
+    pub cpu_user_us: u64,
+    /// System CPU it used in its window.
+    pub cpu_system_us: u64,
+    /// Its peak resident set.
+    pub max_rss_bytes: u64,
+}
+
+/// One client's count of one operation kind.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClientOps {
+    /// Operation kind.
+    pub kind: OpKind,
+    /// Operations completed in the client's window.
+    pub ops: u64,
+    /// Bytes moved.
+    pub bytes: u64,
 }

@@ -1,7 +1,7 @@
 //! Headline figures of a run, flat, for tables and comparisons: a pure function of the run
 //! record. `None` where a figure does not apply (no writes, no devices), never 0.
 
-use crate::op::OpKind;
+use crate::op::{OpClass, OpKind};
 use crate::record::{DeviceStats, OpStats, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -33,9 +33,14 @@ pub struct Summary {
     pub commit_lat_p99_us: Option<f64>,
     /// Whole-machine busy % (everything that ran, including other processes).
     pub cpu_busy_pct: Option<f64>,
-    /// CPU µs the work cost per application read or write: bakeoff, the stack's daemons and
-    /// kernel threads (see [`crate::record::CpuSplit`]); other processes and steal excluded.
+    /// CPU µs the work cost per application read, write or file operation: bakeoff, the
+    /// stack's daemons and kernel threads (see [`crate::record::CpuSplit`]); other processes
+    /// and steal excluded.
     pub cpu_us_per_op: Option<f64>,
+    /// Operations per second of a run with file operations: every operation of every kind
+    /// (creates, stats, whole-file reads, ... and the reads and writes of file steps).
+    #[serde(default)]
+    pub file_ops_per_s: Option<f64>,
     /// Share of all CPU time used by other processes, %.
     #[serde(default)]
     pub cpu_other_pct: Option<f64>,
@@ -46,6 +51,21 @@ pub struct Summary {
     pub device_read_iops: Option<f64>,
     /// Stack devices: writes per second.
     pub device_write_iops: Option<f64>,
+    /// Stack devices: MB/s read over the window (10^6 bytes).
+    #[serde(default)]
+    pub device_read_mb_s: Option<f64>,
+    /// Stack devices: MB/s written over the window.
+    #[serde(default)]
+    pub device_write_mb_s: Option<f64>,
+    /// Stack devices: the highest one-second read MB/s of the window (its samples).
+    #[serde(default)]
+    pub device_read_mb_s_peak: Option<f64>,
+    /// Stack devices: the highest one-second write MB/s of the window.
+    #[serde(default)]
+    pub device_write_mb_s_peak: Option<f64>,
+    /// With a separate log stack: its devices' MB/s written over the window.
+    #[serde(default)]
+    pub log_device_write_mb_s: Option<f64>,
     /// Stack device bytes read per application read.
     pub device_read_bytes_per_op: Option<f64>,
     /// Stack device bytes written per application write.
@@ -165,6 +185,8 @@ impl Summary {
         // Transactions are not I/O: per-operation device and CPU figures count I/O only.
         let (w_ops, w_bytes) = total(ops, |k| matches!(k, OpKind::Write | OpKind::LogWrite));
         let (commits, _) = total(ops, |k| k == OpKind::Commit);
+        let (file_ops, _) = total(ops, |k| k.class() == OpClass::File);
+        let (every_op, _) = total(ops, |_| true);
         let per_sec = |n: u64| (n > 0 && secs > 0.0).then(|| n as f64 / secs);
         let cpu = record.cpu.as_ref();
         let split = cpu.and_then(|c| c.split.as_ref());
@@ -186,7 +208,9 @@ impl Summary {
             commit_lat_p50_us: percentile_us(ops, OpKind::Commit, 50.0),
             commit_lat_p99_us: percentile_us(ops, OpKind::Commit, 99.0),
             cpu_busy_pct: cpu.map(|c| c.busy_pct),
-            cpu_us_per_op: split.and_then(|x| ratio(x.work_us(), (r_ops + w_ops) as f64)),
+            cpu_us_per_op: split
+                .and_then(|x| ratio(x.work_us(), (r_ops + w_ops + file_ops) as f64)),
+            file_ops_per_s: (file_ops > 0).then(|| per_sec(every_op)).flatten(),
             cpu_other_pct: split.map(|x| x.other_pct),
             cpu_steal_pct: cpu.map(|c| c.steal_pct),
             arc_hit_pct: arc,
@@ -207,8 +231,10 @@ impl Summary {
             let (_, app_log) = total(ops, |k| k == OpKind::LogWrite);
             s.log_write_amplification = ratio(log_bytes as f64, app_log as f64);
             s.log_device_write_iops = ratio(log_ops as f64, secs);
+            s.log_device_write_mb_s = ratio(log_bytes as f64 / 1e6, secs);
         }
         s.add_devices(&record.devices, (r_ops, r_bytes), data_writes, secs);
+        s.add_peaks(record);
         s.add_transactions(record, secs);
         s.redundancy = record.stack.as_ref().and_then(|st| st.redundancy);
         s.write_amplification_per_copy = s
@@ -237,6 +263,8 @@ impl Summary {
             (r_ops as f64, r_bytes as f64, w_ops as f64, w_bytes as f64);
         self.device_read_iops = ratio(dr_ops, secs);
         self.device_write_iops = ratio(dw_ops, secs);
+        self.device_read_mb_s = ratio(dr_bytes / 1e6, secs);
+        self.device_write_mb_s = ratio(dw_bytes / 1e6, secs);
         self.device_read_bytes_per_op = ratio(dr_bytes, r_ops);
         self.device_write_bytes_per_op = ratio(dw_bytes, w_ops);
         self.read_amplification = ratio(dr_bytes, r_bytes);
@@ -247,6 +275,37 @@ impl Summary {
             ratio(dr_bytes, r_bytes).map(|a| (100.0 * (1.0 - a)).clamp(0.0, 100.0));
         self.device_reads_per_op = ratio(dr_ops, r_ops);
         self.device_writes_per_op = ratio(dw_ops, w_ops);
+    }
+
+    /// Fills the figures `self` lacks (null) from `fresh`, a summary computed again from the
+    /// same record: records written by an earlier version gain the figures added since,
+    /// while every figure they carry stays as written.
+    pub fn fill_missing(&mut self, fresh: &Summary) {
+        let (Ok(serde_json::Value::Object(mut mine)), Ok(serde_json::Value::Object(theirs))) =
+            (serde_json::to_value(&*self), serde_json::to_value(fresh))
+        else {
+            return;
+        };
+        for (key, value) in theirs {
+            let slot = mine.entry(key).or_insert(serde_json::Value::Null);
+            if slot.is_null() {
+                *slot = value;
+            }
+        }
+        if let Ok(merged) = serde_json::from_value(serde_json::Value::Object(mine)) {
+            *self = merged;
+        }
+    }
+
+    /// The busiest second of the window on the stack's devices (seed 004 reports device
+    /// MB/s "at peak"): the highest of the measured one-second samples.
+    fn add_peaks(&mut self, record: &RunRecord) {
+        let peak = |f: fn(&crate::record::Sample) -> Option<f64>| {
+            let measured = record.samples.iter().filter(|x| x.measured);
+            measured.filter_map(f).reduce(f64::max)
+        };
+        self.device_read_mb_s_peak = peak(|x| x.device_read_mb_s);
+        self.device_write_mb_s_peak = peak(|x| x.device_write_mb_s);
     }
 }
 
@@ -360,6 +419,79 @@ mod tests {
         let s = Summary::compute(&r);
         assert_eq!(s.write_amplification, Some(3.0));
         assert_eq!(s.write_amplification_per_copy, Some(1.5));
+    }
+
+    #[test]
+    fn file_operations_count_as_operations() {
+        let ops = vec![
+            op(OpKind::Create, 100, 0, 50_000),
+            op(OpKind::Read, 50, 8192 * 50, 90_000),
+        ];
+        let mut r = record(ops, vec![]);
+        r.cpu = Some(crate::record::CpuStats {
+            cpus: 2,
+            busy_pct: 1.0,
+            user_pct: 0.0,
+            system_pct: 0.0,
+            iowait_pct: 0.0,
+            irq_pct: 0.0,
+            softirq_pct: 0.0,
+            steal_pct: 0.0,
+            busy_us: 1500.0,
+            split: Some(crate::record::CpuSplit {
+                tool_us: 1500.0,
+                ..Default::default()
+            }),
+        });
+        let s = Summary::compute(&r);
+        assert_eq!(s.file_ops_per_s, Some(15.0), "creates and reads, over 10 s");
+        assert_eq!(s.cpu_us_per_op, Some(10.0), "1500 µs over 150 operations");
+        let s = Summary::compute(&record(vec![op(OpKind::Read, 5, 5, 5)], vec![]));
+        assert_eq!(s.file_ops_per_s, None, "no file operations: null");
+    }
+
+    #[test]
+    fn device_mb_s_is_the_window_average_and_the_peak_its_busiest_measured_second() {
+        let reads = vec![op(OpKind::Read, 1000, 8192 * 1000, 100_000)];
+        let mut r = record(reads, vec![device(1000, 50_000_000)]);
+        let sample = |measured, mb: f64| crate::record::Sample {
+            t_s: 1.0,
+            measured,
+            read_iops: 0.0,
+            write_iops: 0.0,
+            read_mb_s: 0.0,
+            write_mb_s: 0.0,
+            cpu_busy_pct: None,
+            device_read_iops: None,
+            device_write_iops: None,
+            device_read_mb_s: Some(mb),
+            device_write_mb_s: None,
+            dirty_bytes: None,
+            cached_bytes: None,
+        };
+        // The warm-up's 99 MB/s second is not the window's.
+        r.samples = vec![sample(false, 99.0), sample(true, 3.0), sample(true, 7.5)];
+        let s = Summary::compute(&r);
+        assert_eq!(s.device_read_mb_s, Some(5.0), "50 MB over 10 s");
+        assert_eq!(s.device_read_mb_s_peak, Some(7.5));
+        assert_eq!(s.device_write_mb_s_peak, None, "no samples of it: null");
+        assert_eq!(s.log_device_write_mb_s, None, "no log stack");
+    }
+
+    #[test]
+    fn an_older_summary_gains_new_figures_and_keeps_its_own() {
+        let mut old = Summary {
+            read_iops: Some(1.0),
+            ..Summary::default()
+        };
+        let fresh = Summary {
+            read_iops: Some(2.0),
+            device_read_mb_s_peak: Some(7.5),
+            ..Summary::default()
+        };
+        old.fill_missing(&fresh);
+        assert_eq!(old.read_iops, Some(1.0), "as written");
+        assert_eq!(old.device_read_mb_s_peak, Some(7.5), "added");
     }
 
     #[test]

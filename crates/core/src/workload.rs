@@ -24,6 +24,19 @@ const BUILTINS: &[(&str, &str)] = &[
     ("write", include_str!("../../../personalities/write.toml")),
     ("slob", include_str!("../../../personalities/slob.toml")),
     ("oltp", include_str!("../../../personalities/oltp.toml")),
+    (
+        "fileserver",
+        include_str!("../../../personalities/fileserver.toml"),
+    ),
+    (
+        "varmail",
+        include_str!("../../../personalities/varmail.toml"),
+    ),
+    (
+        "webserver",
+        include_str!("../../../personalities/webserver.toml"),
+    ),
+    ("nfsmix", include_str!("../../../personalities/nfsmix.toml")),
 ];
 
 /// The body of a workload.

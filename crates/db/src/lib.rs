@@ -7,13 +7,17 @@
 //!   the stack's daemons and ledger, read-back of `SHOW ALL` and statistics.
 //! * [`tpcc`]: TPC-C as the specification and HammerDB run it: schema, population, the five
 //!   transactions, terminals under the engine's run harness, consistency checks.
+//! * [`tpch`]: TPC-H as seed 002 stood it up, phase by phase: schema, a load streamed from the
+//!   `tpchgen` generator, indexes, keys, statistics, the 22 queries.
 //! * [`pgbench`]: the real `pgbench` against a managed server, its per-transaction log parsed
 //!   into bakeoff's histograms.
 
 pub mod backend;
+mod parallel;
 pub mod pgbench;
 pub mod postgres;
 pub mod sqlite;
 pub mod tpcc;
+pub mod tpch;
 
 pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};

@@ -198,21 +198,7 @@ fn a_server_started_under_a_memory_limit_runs_in_the_runs_cgroup() {
     }
     let _turn = serial();
     let images = images_dir();
-    let mut stack = tmpfs(images.path(), 128);
-    stack.limit_memory(2 << 30).unwrap();
-    let opts = options(&stack, 2);
-    let server = start(&mut stack, opts);
-    let cgroup = |pid: String| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
-    let ours = cgroup("self".into());
-    assert!(
-        ours.contains(&format!("bakeoff-{}", stack.name())),
-        "{ours}"
-    );
-    assert_eq!(
-        cgroup(server.pid().to_string()),
-        ours,
-        "the postmaster is in the run's cgroup"
-    );
+    let (stack, server) = server_in_memory_cgroup(images.path(), 128, 2 << 30, 2);
     assert_eq!(
         server.show_all()["shared_buffers"],
         "512MB",

@@ -4,11 +4,11 @@
 //! at the window's start, every second and at the end; Ctrl-C or the first error ends the run;
 //! the threads' counts and latency histograms are merged per role and per operation kind.
 
-use crate::results::{merge_kinds, role_result};
+use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
 use crate::stats::{Counters, ThreadStats, Totals};
 use bakeoff_core::plan::OpKind;
-use bakeoff_core::record::{OpStats, RoleResult};
+use bakeoff_core::record::{ClientResult, OpStats, RoleResult};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -51,6 +51,11 @@ pub struct RunOutput {
     pub interrupted: bool,
     /// The error that stopped it, if any; its figures are not results.
     pub error: Option<RunError>,
+    /// What each role recorded, exactly (what `roles` and `ops` summarise): a client process
+    /// hands these to the parent, which adds them.
+    pub counts: Vec<RoleCounts>,
+    /// With client processes: what each client did and the CPU it used.
+    pub clients: Vec<ClientResult>,
 }
 
 /// A group of threads as the results name it.
@@ -165,45 +170,50 @@ pub fn run(
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<RunOutput, RunError> {
+    let mut open = || Ok(());
+    run_gated(shared, timing, roles, specs, interrupt, on_tick, &mut open)
+}
+
+/// [`run`], with `gate` called once every thread is set up and before the schedule starts (a
+/// client process reports ready and waits for the parent's go); an error from it stops the
+/// threads and returns.
+pub fn run_gated(
+    shared: &Arc<Shared>,
+    timing: Timing,
+    roles: &[RoleDesc],
+    specs: &mut dyn Iterator<Item = Result<ThreadSpec, RunError>>,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+    gate: &mut dyn FnMut() -> Result<(), RunError>,
+) -> Result<RunOutput, RunError> {
     let tick = |kind, totals| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
     on_tick(&tick(TickKind::Start, Totals::default()));
-    let mut spawned = Vec::new();
-    let mut started = Ok(());
-    for spec in specs {
-        let spawn_one = spec.and_then(|spec| {
-            let (role, name) = (spec.role, spec.name.clone());
-            spawn(spec, shared).map_err(|source| RunError::Setup {
-                engine: "thread",
-                role: format!("{} ({name})", roles.get(role).map_or("?", |r| &r.name)),
-                source,
-            })
-        });
-        match spawn_one {
-            Ok(s) => spawned.push(s),
-            Err(e) => {
-                started = Err(e);
-                break;
-            }
-        }
-    }
-    if let Err(e) = started {
+    let spawned = spawn_all(shared, roles, specs)?;
+    // The schedule starts once every thread has set up: nothing before is measured.
+    shared.start.wait_ready(spawned.len());
+    if let Err(e) = gate() {
         shared.stop_now();
         shared.start.open();
         spawned.into_iter().for_each(|s| drop(s.handle.join()));
         return Err(e);
     }
-    // The schedule starts once every thread has set up: nothing before is measured.
-    shared.start.wait_ready(spawned.len());
     let ramp_ns = shared.now_ns() + timing.ramp.as_nanos() as u64;
     shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
     let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
     shared.end_ns.fetch_min(end, Ordering::Relaxed);
+    // Without a ramp the window starts as the threads are let go: nothing done is missed.
+    let window = timing.ramp.is_zero().then(|| {
+        let t = tick(TickKind::MeasureStart, Totals::default());
+        on_tick(&t);
+        (t.elapsed, vec![Totals::default(); roles.len()])
+    });
     shared.start.open();
-    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, ramp_ns);
+    let edges = (window, ramp_ns);
+    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, edges);
     let end_tick = tick(TickKind::End, totals(&spawned, None));
     let end_roles = per_role(roles.len(), &spawned);
     on_tick(&end_tick);
@@ -218,21 +228,15 @@ pub fn run(
     let measured = window
         .as_ref()
         .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
-    let deltas: Vec<Totals> = (0..roles.len())
+    let counts: Vec<RoleCounts> = (0..roles.len())
         .map(|ri| {
-            window.as_ref().map_or(Totals::default(), |(_, start)| {
+            let delta = window.as_ref().map_or(Totals::default(), |(_, start)| {
                 end_roles[ri].since(&start[ri])
-            })
+            });
+            RoleCounts::of_threads(&merged[ri], delta)
         })
         .collect();
-    let results = roles
-        .iter()
-        .enumerate()
-        .map(|(ri, role)| role_result(role, &merged[ri], &deltas[ri], measured))
-        .collect();
-    let all: Vec<&ThreadStats> = merged.iter().flatten().collect();
-    let mut delta = Totals::default();
-    deltas.iter().for_each(|d| delta.add(d));
+    let (results, ops) = summarize(roles, &counts, measured);
     let error = shared
         .error
         .lock()
@@ -240,28 +244,60 @@ pub fn run(
         .take();
     Ok(RunOutput {
         roles: results,
-        ops: merge_kinds(&all, &delta, measured),
+        ops,
         measured,
         interrupted,
         error,
+        counts,
+        clients: Vec::new(),
     })
 }
 
-/// Ticks until the run ends (on time, on interrupt, or on the first error).
+/// Starts every thread of `specs`; on the first that cannot start, stops and joins those
+/// started and returns the error.
+fn spawn_all(
+    shared: &Arc<Shared>,
+    roles: &[RoleDesc],
+    specs: &mut dyn Iterator<Item = Result<ThreadSpec, RunError>>,
+) -> Result<Vec<Spawned>, RunError> {
+    let mut spawned = Vec::new();
+    for spec in specs {
+        let spawn_one = spec.and_then(|spec| {
+            let (role, name) = (spec.role, spec.name.clone());
+            spawn(spec, shared).map_err(|source| RunError::Setup {
+                engine: "thread",
+                role: format!("{} ({name})", roles.get(role).map_or("?", |r| &r.name)),
+                source,
+            })
+        });
+        match spawn_one {
+            Ok(s) => spawned.push(s),
+            Err(e) => {
+                shared.stop_now();
+                shared.start.open();
+                spawned.into_iter().for_each(|s| drop(s.handle.join()));
+                return Err(e);
+            }
+        }
+    }
+    Ok(spawned)
+}
+
+/// Ticks until the run ends (on time, on interrupt, or on the first error); `window` is the
+/// window's start if it already started.
 fn drive(
     roles: usize,
     shared: &Shared,
     spawned: &[Spawned],
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
-    ramp_ns: u64,
+    (mut window, ramp_ns): (Window, u64),
 ) -> (Window, bool) {
     let tick = |kind, totals| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
         totals,
     };
-    let mut window: Window = None;
     let mut interrupted = false;
     let mut next_second = Duration::from_secs(1);
     loop {
@@ -283,6 +319,11 @@ fn drive(
             on_tick(&tick(TickKind::Second, totals(spawned, None)));
             next_second += Duration::from_secs(1);
         }
-        std::thread::sleep(Duration::from_millis(10));
+        // Wake at the window's start rather than up to 10 ms after it.
+        let to_window = match window {
+            None => ramp_ns.saturating_sub(shared.now_ns()),
+            Some(_) => u64::MAX,
+        };
+        std::thread::sleep(Duration::from_nanos(to_window.clamp(1, 10_000_000)));
     }
 }

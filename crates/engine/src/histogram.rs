@@ -36,10 +36,38 @@ fn value_at(index: usize) -> u64 {
     sub_bucket << bucket
 }
 
-/// Counters for latencies of one kind in one thread.
-#[derive(Clone)]
+/// Counters for latencies of one kind in one thread. As JSON (a client process's results)
+/// only the counters that are not zero are written, as `[index, count]` pairs: exact.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "Sparse", try_from = "Sparse")]
 pub struct LatencyCounts {
     counts: Box<[u64]>,
+}
+
+/// The counters that are not zero, by index.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Sparse(Vec<(u32, u64)>);
+
+impl From<LatencyCounts> for Sparse {
+    fn from(c: LatencyCounts) -> Sparse {
+        let nonzero = c.counts.iter().enumerate().filter(|(_, n)| **n > 0);
+        Sparse(nonzero.map(|(i, n)| (i as u32, *n)).collect())
+    }
+}
+
+impl TryFrom<Sparse> for LatencyCounts {
+    type Error = String;
+
+    fn try_from(s: Sparse) -> Result<LatencyCounts, String> {
+        let mut c = LatencyCounts::default();
+        let len = c.counts.len();
+        for (i, n) in s.0 {
+            *c.counts
+                .get_mut(i as usize)
+                .ok_or_else(|| format!("latency counter {i} is beyond the last ({len})"))? += n;
+        }
+        Ok(c)
+    }
 }
 
 impl Default for LatencyCounts {

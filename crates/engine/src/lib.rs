@@ -1,9 +1,10 @@
 //! bakeoff's engine: the per-I/O hot path. Engines (`psync`, `io_uring`, `null`), the dataset
 //! layout, worker threads running a role's steps, rate pacing, the couplings between roles
 //! (semaphores, group commit, dirty-block queue), and the per-thread counters and latency
-//! histograms a run is measured with.
+//! histograms a run is measured with; file operations on directory trees; client processes.
 
 pub mod buffers;
+pub mod clients;
 pub mod clock;
 pub mod coupling;
 pub mod engines;
@@ -19,7 +20,7 @@ pub mod worker;
 
 pub use layout::{lay_out, Dataset, LayoutError, Target};
 pub use placement::{lay_out_placed, Placement};
-pub use run::{execute, RunOutput, Tick, TickKind};
+pub use run::{execute, execute_gated, RunOutput, Tick, TickKind};
 pub use shared::RunError;
 pub use stats::Totals;
 pub use worker::hog;

@@ -61,6 +61,14 @@ pub fn lay_out_placed(
     let Some(log) = &placement.log else {
         return lay_out(plan, &placement.data, progress);
     };
+    if plan.clients > 0 {
+        return Err(LayoutError::Unsupported(format!(
+            "clients={} puts all of each client's files in a directory of its own: a separate log \
+             stack ({}) is not supported with clients",
+            plan.clients,
+            log.path().display()
+        )));
+    }
     let logs = log_filesets(plan);
     let (data_plan, data_pos) = part(plan, &|i| !logs.contains(&i));
     let (log_plan, log_pos) = part(plan, &|i| logs.contains(&i));
@@ -82,6 +90,7 @@ pub fn lay_out_placed(
         reused: data.reused && logged.reused,
         written_bytes: data.written_bytes + logged.written_bytes,
         elapsed: data.elapsed + logged.elapsed,
+        client_dirs: Vec::new(),
     })
 }
 

@@ -4,10 +4,10 @@
 use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::engines::{with_engine, Engine, WithEngine};
 use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
-use crate::layout::{Dataset, Region};
+use crate::layout::{plan_trees, Dataset, Region};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
-use crate::worker::Worker;
+use crate::worker::{FileTree, FileWorker, FileWorkerSpec, Worker};
 use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
@@ -77,6 +77,7 @@ fn role_kinds(role: &RolePlan) -> Vec<OpKind> {
                 IoMix::Update | IoMix::Mixed { .. } => kinds.extend([OpKind::Read, write]),
             },
             Step::Sync(_) => kinds.push(OpKind::Sync),
+            Step::File(f) => kinds.push(f.op.kind()),
             Step::Commit { .. } => kinds.push(OpKind::Commit),
             // With no db writer threads the session writes its dirty block itself.
             Step::Dirty { .. } => kinds.push(write),
@@ -129,9 +130,44 @@ fn worker_specs(
     dataset: &Dataset,
     shared: &Arc<Shared>,
 ) -> Result<Vec<ThreadSpec>, RunError> {
+    let trees = file_trees(plan, dataset);
+    // How many threads use each tree, and how many were given their share so far.
+    let users: Vec<u32> = (0..plan.filesets.len())
+        .map(|i| file_roles(plan, i).map(|r| r.threads).sum())
+        .collect();
+    let mut dealt = vec![0u32; plan.filesets.len()];
     let mut specs = Vec::new();
     for (ri, role) in plan.roles.iter().enumerate() {
         if role.threads == 0 {
+            continue;
+        }
+        if role.does_file_ops() {
+            let mine: Vec<usize> = (0..plan.filesets.len())
+                .filter(|&i| file_roles(plan, i).any(|r| std::ptr::eq(r, role)))
+                .collect();
+            let role = Arc::new(role.clone());
+            for t in 0..role.threads as usize {
+                let share = mine.iter().filter_map(|&i| {
+                    let k = dealt[i];
+                    dealt[i] += 1;
+                    Some((i, trees[i].clone()?, k, users[i]))
+                });
+                let spec = FileWorkerSpec {
+                    role: role.clone(),
+                    shared: shared.clone(),
+                    stats: ThreadStats::new(Arc::new(Counters::default()), &[], false),
+                    seed: worker_seed(plan, ri, t),
+                    compress_pct: plan.compress_pct,
+                    trees: share.collect(),
+                };
+                specs.push(ThreadSpec {
+                    role: ri,
+                    name: format!("{}-{t}", role.name),
+                    open_loop: role.rate_iops.is_some(),
+                    kinds: role_kinds(&role),
+                    body: file_body(spec),
+                });
+            }
             continue;
         }
         let files = Arc::new(open_role_files(role, &dataset.filesets[role.fileset])?);
@@ -141,6 +177,45 @@ fn worker_specs(
         }
     }
     Ok(specs)
+}
+
+/// The roles with threads whose file steps use fileset `i`.
+fn file_roles(plan: &Plan, i: usize) -> impl Iterator<Item = &RolePlan> {
+    plan.roles.iter().filter(move |r| {
+        r.threads > 0
+            && r.steps
+                .iter()
+                .any(|s| matches!(s, Step::File(f) if f.fileset == i))
+    })
+}
+
+/// The trees file steps use, with their paths, per fileset (`None` where no file step works).
+fn file_trees(plan: &Plan, dataset: &Dataset) -> Vec<Option<Arc<FileTree>>> {
+    plan_trees(plan)
+        .into_iter()
+        .enumerate()
+        .map(|(i, tree)| {
+            let tree = tree?;
+            let mut users = file_roles(plan, i).peekable();
+            users.peek()?;
+            let partitioned = users.any(|r| {
+                r.steps
+                    .iter()
+                    .any(|s| matches!(s, Step::File(f) if f.fileset == i && f.op.changes_names()))
+            });
+            let root = dataset.filesets[i].first()?.path.clone();
+            Some(Arc::new(FileTree::new(root, tree, partitioned)))
+        })
+        .collect()
+}
+
+/// The body of a file-operation thread.
+fn file_body(spec: FileWorkerSpec) -> Body {
+    Box::new(move |_, stats, mut ready| {
+        let worker = FileWorker::new(FileWorkerSpec { stats, ..spec });
+        ready.go();
+        worker.run()
+    })
 }
 
 fn worker_spec(
@@ -228,28 +303,51 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
 }
 
 /// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
-/// at the start of the measured window, every second and at the end.
+/// at the start of the measured window, every second and at the end. With `clients=N` the
+/// roles run in N client processes (see [`crate::clients`]), each on its copy of the dataset.
 pub fn execute(
     plan: &Plan,
     dataset: &Dataset,
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<RunOutput, RunError> {
+    if plan.clients > 0 {
+        return crate::clients::run_clients(plan, dataset, interrupt, on_tick);
+    }
+    let mut open = || Ok(());
+    execute_gated(plan, dataset, interrupt, on_tick, &mut open)
+}
+
+/// [`execute`] in this process, with `gate` called once every thread is set up and before
+/// the schedule starts (a client reports ready and waits for the parent's go).
+pub fn execute_gated(
+    plan: &Plan,
+    dataset: &Dataset,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+    gate: &mut dyn FnMut() -> Result<(), RunError>,
+) -> Result<RunOutput, RunError> {
     let shared = shared_state(plan);
-    let roles: Vec<RoleDesc> = plan
-        .roles
-        .iter()
-        .map(|r| RoleDesc {
-            name: r.name.clone(),
-            threads: r.threads,
-            log_writer: r.log_writer,
-        })
-        .collect();
     let timing = Timing {
         ramp: plan.ramp_time,
         runtime: plan.runtime,
     };
     let specs = worker_specs(plan, dataset, &shared)?;
     let mut specs = specs.into_iter().map(Ok);
-    harness::run(&shared, timing, &roles, &mut specs, interrupt, on_tick)
+    let roles = role_descs(plan, 1);
+    harness::run_gated(
+        &shared, timing, &roles, &mut specs, interrupt, on_tick, gate,
+    )
+}
+
+/// The roles of `plan` as results name them; `copies` runs of each (client processes).
+pub(crate) fn role_descs(plan: &Plan, copies: u32) -> Vec<RoleDesc> {
+    plan.roles
+        .iter()
+        .map(|r| RoleDesc {
+            name: r.name.clone(),
+            threads: r.threads * copies,
+            log_writer: r.log_writer,
+        })
+        .collect()
 }

@@ -20,6 +20,14 @@ pub enum RunError {
         len: u64,
         source: std::io::Error,
     },
+    /// A file operation failed.
+    #[error("{op} of {path} failed: {source}")]
+    File {
+        /// The operation (`create`, `rename to /x/f7`, ...).
+        op: String,
+        path: String,
+        source: std::io::Error,
+    },
     /// An I/O transferred fewer bytes than asked.
     #[error("short {op} at offset {offset} of {path}: {got} of {len} bytes")]
     Short {
@@ -44,6 +52,16 @@ pub enum RunError {
         /// The phase's name.
         phase: String,
         /// What happened, with the command's last lines of standard error.
+        message: String,
+    },
+    /// A client process failed, died or could not start.
+    #[error("client {index} (pid {pid}): {message}")]
+    Client {
+        /// Its number.
+        index: u32,
+        /// Its process id (0 if it never started).
+        pid: u32,
+        /// What happened.
         message: String,
     },
     /// A worker could not start.

@@ -24,7 +24,7 @@ pub struct Counters {
 }
 
 /// A copy of counters at one instant.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
     /// Operations per kind.
     pub ops: [u64; KINDS],

@@ -79,9 +79,41 @@ fn family(table: &[ProcStat], roots: &[u32]) -> HashSet<u32> {
     }
 }
 
+/// Ticks of a family's processes that ended during the window (a server's connections after
+/// the clients hung up, a client program that exited): gone from `/proc` by the end, their
+/// time is in their parents' `cutime`/`cstime` once waited for. That growth, less what the
+/// ended processes had used before the window began.
+fn ended_in_window(
+    start: &[ProcStat],
+    end: &[ProcStat],
+    members: &HashSet<u32>,
+    members_at_start: &HashSet<u32>,
+) -> f64 {
+    let before: HashMap<u32, &ProcStat> = start.iter().map(|p| (p.pid, p)).collect();
+    let reaped: u64 = end
+        .iter()
+        .filter(|p| members.contains(&p.pid))
+        .map(|p| {
+            let base = before
+                .get(&p.pid)
+                .filter(|b| b.starttime == p.starttime)
+                .map_or(0, |b| b.children_ticks());
+            p.children_ticks().saturating_sub(base)
+        })
+        .sum();
+    let alive: HashSet<(u32, u64)> = end.iter().map(|p| (p.pid, p.starttime)).collect();
+    let used_before: u64 = start
+        .iter()
+        .filter(|p| members_at_start.contains(&p.pid) && !alive.contains(&(p.pid, p.starttime)))
+        .map(ProcStat::ticks)
+        .sum();
+    reaped.saturating_sub(used_before) as f64
+}
+
 /// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, I/O kernel
-/// threads plus interrupt time, steal, and the rest. Processes that exited inside the window
-/// are not in the end table: their CPU falls to `other`.
+/// threads plus interrupt time, steal, and the rest. A process of bakeoff's or a daemon's that
+/// ended inside the window counts through its parent's waited-for children's time; one that
+/// no member waited for falls to `other`.
 pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> CpuSplit {
     let (a, b) = inputs.machine;
     let d = |f: fn(&CpuTimes) -> u64| counter_delta(f(a), f(b)) as f64;
@@ -105,10 +137,16 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
         let ticks: u64 = end.iter().filter(|p| pred(p)).map(|p| used[&p.pid]).sum();
         us(ticks as f64)
     };
+    let tool_start = family(start, &[inputs.me]);
+    let daemons_start: HashSet<u32> = family(start, inputs.daemons)
+        .difference(&tool_start)
+        .copied()
+        .collect();
     let children_us = sum(&|p| tool.contains(&p.pid) && p.pid != inputs.me);
     let my_us = inputs.my_us.unwrap_or_else(|| sum(&|p| p.pid == inputs.me));
-    let tool_us = my_us + children_us;
-    let daemons_us = sum(&|p| daemons.contains(&p.pid));
+    let tool_us = my_us + children_us + us(ended_in_window(start, end, &tool, &tool_start));
+    let daemons_us = sum(&|p| daemons.contains(&p.pid))
+        + us(ended_in_window(start, end, &daemons, &daemons_start));
     let kernel_us = sum(&does_io) + us(d(|c| c.irq) + d(|c| c.softirq));
     let steal_us = us(d(|c| c.steal));
     let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
@@ -149,6 +187,8 @@ mod tests {
             kernel_thread: kthread,
             utime: ticks,
             stime: 0,
+            cutime: 0,
+            cstime: 0,
             starttime: 1,
         }
     }
@@ -206,6 +246,35 @@ mod tests {
         assert!((s.other_us - 80_000.0).abs() < 1e-6, "{}", s.other_us);
         assert!((s.tool_pct - 22.0).abs() < 1e-9, "{}", s.tool_pct);
         assert_eq!(s.work_us(), 890_000.0);
+    }
+
+    #[test]
+    fn processes_that_ended_in_the_window_count_through_their_parents_children_time() {
+        // A server 200 whose connection 201 used 5 ticks before the window and 25 in it, then
+        // ended and was waited for: 30 ticks land in 200's cutime/cstime.
+        let mut server_end = p(200, 1, false, 10);
+        (server_end.cutime, server_end.cstime) = (20, 10);
+        let start = [
+            p(100, 1, false, 0),
+            p(200, 1, false, 0),
+            p(201, 200, false, 5),
+        ];
+        let end = [p(100, 1, false, 0), server_end];
+        let a = times(0, 0, 0, 0, 0);
+        let b = times(40, 0, 60, 0, 0);
+        let inputs = SplitInputs {
+            machine: (&a, &b),
+            ticks_per_sec: 100.0,
+            me: 100,
+            my_us: None,
+            daemons: &[200],
+        };
+        let s = cpu_split(&start, &end, &inputs);
+        assert_eq!(
+            s.daemons_us, 350_000.0,
+            "10 of its own + 25 of the ended connection"
+        );
+        assert_eq!(s.other_us, 50_000.0);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(crate) fn verdict_word(v: Verdict) -> &'static str {
 }
 
 /// The compact mark used in tables: + better, - worse, = no significant difference, ? too few.
-fn verdict_mark(v: Verdict) -> &'static str {
+pub(crate) fn verdict_mark(v: Verdict) -> &'static str {
     match v {
         Verdict::Better => "+",
         Verdict::Worse => "-",
@@ -204,46 +204,8 @@ mod tests {
     use crate::comparison::{build, CellRuns};
     use bakeoff_core::verdict::Method;
 
-    /// Three repetitions of raw (baseline), a ZFS stack at half the read IOPS with 16x read
-    /// amplification, and ext4 within noise of raw.
     fn report() -> StudyReport {
-        let base = crate::fixture::record();
-        let runs = |iops: [f64; 3], amp: f64, cpu: f64| -> Vec<_> {
-            iops.iter()
-                .map(|&i| {
-                    let mut r = base.clone();
-                    r.summary.read_iops = Some(i);
-                    r.summary.read_amplification = Some(amp);
-                    r.summary.cpu_busy_pct = Some(cpu);
-                    r
-                })
-                .collect()
-        };
-        let cells = vec![
-            CellRuns {
-                label: "raw / slob".into(),
-                stack: "raw".into(),
-                runs: runs([97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
-                baseline: Some(0),
-            },
-            CellRuns {
-                label: "zfs:recordsize=128k / slob".into(),
-                stack: "zfs:recordsize=128k".into(),
-                runs: runs([48_902.0, 47_800.0, 50_100.0], 16.0, 69.0),
-                baseline: Some(0),
-            },
-            CellRuns {
-                label: "ext4 / slob".into(),
-                stack: "ext4".into(),
-                runs: runs([97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
-                baseline: Some(0),
-            },
-        ];
-        let columns: Vec<_> = ["read_iops", "cpu_busy_pct", "read_amplification"]
-            .iter()
-            .map(|k| figure(k).unwrap())
-            .collect();
-        build(&cells, &columns, &Method::default(), 3)
+        crate::fixture::study(&["read_iops", "cpu_busy_pct", "read_amplification"])
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! A fixed run record for snapshot tests of every exporter.
 
+use crate::comparison::{build, CellRuns, StudyReport};
+use crate::figures::figure;
 use bakeoff_core::phaserecord::{CpuSource, InstanceRecord, PhaseRecord, SpaceRecord};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::*;
 use bakeoff_core::settings::Settings;
+use bakeoff_core::verdict::Method;
 use bakeoff_core::workload::builtin;
 
 fn lat(p50: u64) -> Latency {
@@ -181,6 +184,8 @@ pub fn record() -> RunRecord {
         database: None,
         phases: Vec::new(),
         space: None,
+        dataset: None,
+        clients: Vec::new(),
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);
@@ -244,4 +249,51 @@ pub fn recipe_record() -> RunRecord {
         available_bytes: Some(1700 << 20),
     });
     r
+}
+
+/// One cell of a fixture comparison: stack, read IOPS of three repetitions, read
+/// amplification, machine busy %.
+pub type FixtureCell<'a> = (&'a str, [f64; 3], f64, f64);
+
+/// Three repetitions each of raw (the baseline), a ZFS stack at half the read IOPS with 16x
+/// read amplification, and ext4 within noise of raw.
+pub const THREE_STACKS: [FixtureCell; 3] = [
+    ("raw", [97_845.0, 96_500.0, 99_100.0], 1.0, 55.0),
+    (
+        "zfs:recordsize=128k",
+        [48_902.0, 47_800.0, 50_100.0],
+        16.0,
+        69.0,
+    ),
+    ("ext4", [97_000.0, 98_900.0, 96_800.0], 1.0, 56.0),
+];
+
+/// The comparison of [`THREE_STACKS`] running slob, over `columns`.
+pub fn study(columns: &[&str]) -> StudyReport {
+    study_of(&THREE_STACKS, columns)
+}
+
+/// The comparison of `cells` (each running slob, the first the baseline) over `columns`.
+pub fn study_of(cells: &[FixtureCell], columns: &[&str]) -> StudyReport {
+    let base = record();
+    let cells: Vec<CellRuns> = cells
+        .iter()
+        .map(|(stack, iops, amp, cpu)| CellRuns {
+            label: format!("{stack} / slob"),
+            stack: stack.to_string(),
+            runs: iops
+                .iter()
+                .map(|&i| {
+                    let mut r = base.clone();
+                    r.summary.read_iops = Some(i);
+                    r.summary.read_amplification = Some(*amp);
+                    r.summary.cpu_busy_pct = Some(*cpu);
+                    r
+                })
+                .collect(),
+            baseline: Some(0),
+        })
+        .collect();
+    let columns: Vec<_> = columns.iter().map(|k| figure(k).unwrap()).collect();
+    build(&cells, &columns, &Method::default(), 3)
 }

@@ -2,16 +2,20 @@
 //! [`terminal::render`] (what a DBA pastes into a post), [`json::render`] (the full run record),
 //! [`csv::render_timeseries`] (per-second samples); comparisons of several runs
 //! ([`comparison`], whose figures are the one table in [`figures`]) render through
-//! [`comparison_text`]. [`EXPORTERS`] lists the formats `run` and `compare` export to.
+//! [`comparison_text`]; [`charts`] are the charts of either, drawn as SVG, and [`html`] the
+//! page that holds them. [`EXPORTERS`] lists the formats `run` and `compare` export to.
 
+pub mod charts;
 pub mod comparison;
 pub mod comparison_phases;
 pub mod comparison_text;
 pub mod csv;
 pub mod figures;
+pub mod html;
 pub mod json;
 pub mod terminal;
 mod terminal_db;
+mod terminal_files;
 mod terminal_phases;
 
 mod fmt;
@@ -62,6 +66,15 @@ pub const EXPORTERS: &[Exporter] = &[
                cell and figure)",
         run: Some(csv::render_summary),
         comparison: Some(comparison_text::render_csv),
+    },
+    Exporter {
+        flag: "--export-html",
+        alias: None,
+        help: "Export as one self-contained HTML page with charts: a run's summary, time \
+               series, latency percentiles and provenance, or the comparison table, findings \
+               and charts",
+        run: Some(html::render_run),
+        comparison: Some(html::render_study),
     },
     Exporter {
         flag: "--export-timeseries",

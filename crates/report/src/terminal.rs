@@ -58,10 +58,9 @@ fn header(r: &RunRecord) -> String {
         Some(db) => crate::terminal_db::header_part(r, db),
         None if !r.phases.is_empty() => crate::terminal_phases::header_part(r),
         None => format!(
-            "engine {}, {}, dataset {}",
+            "engine {}, {}",
             r.plan.engine.name(),
-            count(r.plan.threads() as u64, "thread"),
-            format_bytes(r.plan.dataset_bytes())
+            crate::terminal_files::header_part(r)
         ),
     };
     let mut s = format!(
@@ -76,7 +75,7 @@ fn header(r: &RunRecord) -> String {
 }
 
 /// "1 thread", "7 threads".
-fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -352,6 +351,7 @@ fn latency_line(r: &RunRecord) -> String {
 
 fn system(r: &RunRecord) -> String {
     let mut s = latency_line(r);
+    s += &crate::terminal_files::lines(r);
     s += &cpu_lines(r);
     let sm = &r.summary;
     if r.devices.is_empty() {

@@ -56,6 +56,7 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
         filesets: Vec::new(),
         roles: Vec::new(),
         settings: plan.settings.clone(),
+        clients: 0,
     }
 }
 

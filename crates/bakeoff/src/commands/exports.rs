@@ -20,6 +20,14 @@ pub struct Export {
     temp: Option<NamedTempFile>,
 }
 
+/// The directory a file is in (`.` for a bare file name).
+pub fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 fn is_stdout(path: &Path) -> bool {
     path == Path::new("-")
 }
@@ -93,14 +101,12 @@ impl Export {
                 format!("{flag} {shown} names no file: give a file name"),
             )
         })?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = directory_of(path);
         let dir_shown = clip(&dir.display().to_string());
         if !dir.is_dir() {
+            // An output path the user wrote that cannot be created is a usage error (exit 2).
             return Err(failure(
-                Code::Environment,
+                Code::Usage,
                 format!("cannot create {flag} {shown}: there is no directory {dir_shown}"),
             ));
         }
@@ -114,7 +120,7 @@ impl Export {
                 // tempfile's message names the temporary file; the user knows only the path.
                 let e = std::io::Error::from(e.kind());
                 failure(
-                    Code::Environment,
+                    Code::Usage,
                     format!("cannot create {flag} {shown}: {e} (is {dir_shown} writable?)"),
                 )
             })?;
@@ -183,7 +189,11 @@ mod tests {
         let err = open(&[req("--export-csv", Path::new("/nonexistent/x.csv"))])
             .err()
             .unwrap();
-        assert_eq!(err.code, Code::Environment);
+        assert_eq!(
+            err.code,
+            Code::Usage,
+            "an uncreatable output path is a usage error"
+        );
         assert!(err.error.to_string().contains("/nonexistent"));
         let dropped = open(&[req("--export-csv", &d.path().join("x.csv"))]);
         drop(dropped);

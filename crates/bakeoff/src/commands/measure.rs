@@ -4,7 +4,9 @@ use crate::exit::{failure, Code, Failure};
 use crate::progress::bar;
 use crate::sampler::{Measured, Sampler};
 use bakeoff_core::plan::Plan;
-use bakeoff_core::record::{Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION};
+use bakeoff_core::record::{
+    DatasetInfo, Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION,
+};
 use bakeoff_engine::{
     execute, lay_out_placed, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
 };
@@ -31,6 +33,7 @@ fn layout_failure(e: LayoutError) -> Failure {
     let code = match e {
         LayoutError::Interrupted => Code::Interrupted,
         LayoutError::NoSpace { .. } | LayoutError::DeviceTooSmall { .. } => Code::Environment,
+        LayoutError::NeedsDirectory { .. } | LayoutError::Unsupported(_) => Code::Usage,
         LayoutError::Io { .. } => Code::Io,
     };
     failure(code, e)
@@ -107,7 +110,14 @@ pub fn measure_with_devices(
         daemons,
         quiet,
     };
-    window.run(&mut |on_tick| execute(plan, &dataset, interrupt, on_tick))
+    let mut record = window.run(&mut |on_tick| execute(plan, &dataset, interrupt, on_tick))?;
+    record.dataset = Some(DatasetInfo {
+        planned_bytes: plan.dataset_bytes(),
+        written_bytes: dataset.written_bytes,
+        reused: dataset.reused,
+        layout_ms: dataset.elapsed.as_millis() as u64,
+    });
+    Ok(record)
 }
 
 /// The measured run of any workload: what to describe and sample.
@@ -184,11 +194,20 @@ fn record(
         (None, false) => RunStatus::Completed,
     };
     // A failed run's figures are not results: keep the error, drop the numbers.
-    let (roles, ops) = if status == RunStatus::Failed {
-        (Vec::new(), Vec::new())
+    let (roles, ops, clients) = if status == RunStatus::Failed {
+        (Vec::new(), Vec::new(), Vec::new())
     } else {
-        (output.roles, output.ops)
+        (output.roles, output.ops, output.clients)
     };
+    let mut tool = measured.tool;
+    if !clients.is_empty() {
+        // The clients are bakeoff too: their window CPU, as each measured it, is the tool's.
+        tool.user_us += clients.iter().map(|c| c.cpu_user_us).sum::<u64>();
+        tool.system_us += clients.iter().map(|c| c.cpu_system_us).sum::<u64>();
+        let busy = measured.cpu.as_ref().map_or(0.0, |c| c.busy_us);
+        let used = (tool.user_us + tool.system_us) as f64;
+        tool.share_of_busy_pct = (busy > 0.0).then(|| (100.0 * used / busy).min(100.0));
+    }
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         status,
@@ -212,7 +231,7 @@ fn record(
         roles,
         ops,
         cpu: measured.cpu,
-        tool: measured.tool,
+        tool,
         devices: measured.devices,
         memory: measured.memory,
         samples: measured.samples,
@@ -220,6 +239,8 @@ fn record(
         database: None,
         phases: Vec::new(),
         space: None,
+        dataset: None,
+        clients,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);

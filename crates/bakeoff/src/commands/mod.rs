@@ -12,6 +12,7 @@ pub mod on_stack;
 pub mod phases;
 pub mod preflight;
 pub mod report;
+pub mod report_files;
 pub mod results;
 pub mod run;
 pub mod stack;

@@ -43,17 +43,34 @@ pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
     Ok((at.to_path_buf(), vfs.f_bavail.saturating_mul(vfs.f_frsize)))
 }
 
-/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files already there count as
-/// free, since the layout reuses or replaces them.
+/// Bytes of the files under `path` (itself, if a file), not following symbolic links.
+fn bytes_under(path: &Path) -> u64 {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| bytes_under(&e.path()))
+            .sum(),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files, trees and client
+/// copies already there count as free, since the layout reuses or replaces them.
 fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
     let (_, free) = free_bytes(dir)?;
     let ours: u64 = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("bakeoff-"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let client = name.strip_prefix("client-").map(str::parse::<u32>);
+            name.starts_with("bakeoff-") || matches!(client, Some(Ok(_)))
+        })
+        .map(|e| bytes_under(&e.path()))
         .sum();
     let available = free.saturating_add(ours);
     if needed > available {
@@ -71,6 +88,13 @@ fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
 /// that passes the safety gate and holds it. The claim on a device must be held for the run.
 pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failure> {
     let (target, claim) = crate::target_check::check(path)?;
+    if let (Target::Device(dev), Some(what)) = (&target, needs_file_system(plan)) {
+        let e = LayoutError::NeedsDirectory {
+            what,
+            path: dev.clone(),
+        };
+        return Err(failure(Code::Usage, e));
+    }
     match (&target, &claim) {
         (Target::Directory(dir), _) => room_in_directory(dir, plan.dataset_bytes())?,
         (Target::Device(dev), Some(claim)) => {
@@ -92,6 +116,45 @@ pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failu
         (Target::Device(_), None) => {}
     }
     Ok((target, claim))
+}
+
+/// What in `plan` needs a file system rather than a block device: tree filesets (file steps
+/// create and delete files) and client processes (each has a directory of its own).
+pub fn needs_file_system(plan: &Plan) -> Option<String> {
+    if let Some(f) = plan.filesets.iter().find(|f| f.tree.is_some()) {
+        return Some(format!(
+            "fileset '{}' (a directory tree for file steps)",
+            f.name
+        ));
+    }
+    (plan.clients > 0).then(|| {
+        format!(
+            "clients={} (each client's files in a directory)",
+            plan.clients
+        )
+    })
+}
+
+/// Refuses a stack that is a block device (`raw`) for a plan that needs a file system, and a
+/// separate log stack for client processes (each keeps all its files in its own directory).
+pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result<(), Failure> {
+    if log_stack && plan.clients > 0 {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "clients={} puts all of each client's files in a directory of its own: a \
+                 separate log stack is not supported with clients (drop --log-stack or clients)",
+                plan.clients
+            ),
+        ));
+    }
+    match needs_file_system(plan) {
+        Some(what) if spec.kind.name() == "raw" => Err(failure(
+            Code::Usage,
+            format!("{what} needs a file system, and a raw stack is a block device (use ext4, xfs, btrfs, zfs or tmpfs)"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What building `spec` and laying out `dataset` bytes on it needs from this machine: its
@@ -248,8 +311,9 @@ fn creatable(path: &Path, what: &str, advice: &str) -> Result<(PathBuf, u64), Fa
         .prefix(".bakeoff-check-")
         .tempdir_in(&at)
         .map_err(|e| {
+            // An output the user named that cannot be created: usage (exit 2), like a bad key.
             failure(
-                Code::Environment,
+                Code::Usage,
                 format!(
                     "cannot create {what} {} in {}: {} ({advice})",
                     clip(&path.display().to_string()),

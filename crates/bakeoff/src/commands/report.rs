@@ -183,7 +183,19 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     })
 }
 
-/// Renders in the requested format.
+/// Whether the format is one text that can be printed (SVG is a file per chart).
+pub fn check_printable(opts: &ReportOpts) -> Result<(), Failure> {
+    match opts.format {
+        Format::Svg => Err(failure(
+            Code::Usage,
+            "--format svg writes one file per chart: give the directory with `bakeoff report \
+             DIR --format svg --out CHARTS_DIR` (compare prints a table; see --export-html)",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Renders in the requested format, as one text.
 pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure> {
     use bakeoff_report::comparison_text as t;
     Ok(match opts.format {
@@ -191,12 +203,21 @@ pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure
         Format::Markdown => t::render_markdown(report),
         Format::Csv => t::render_csv(report),
         Format::Json => t::render_json(report),
+        Format::Html => bakeoff_report::html::render_study(report),
+        Format::Svg => return check_printable(opts).map(|()| String::new()),
     })
 }
 
 /// Runs the command.
 pub fn run(args: ReportArgs) -> Result<Code, Failure> {
+    let out = super::report_files::Out::check(args.out.as_deref(), args.report.format)?;
     let loaded = load(&args.dirs, &args.report)?;
-    print!("{}", render(&loaded.report, &args.report)?);
+    match out {
+        None => {
+            check_printable(&args.report)?;
+            print!("{}", render(&loaded.report, &args.report)?);
+        }
+        Some(out) => out.write(&loaded.report, &args.report)?,
+    }
     Ok(loaded.code())
 }

@@ -180,7 +180,12 @@ impl Reader {
             Ok((text, value)) => {
                 check_schema(path, &value, "run records", READABLE_SCHEMA_VERSIONS)?;
                 serde_json::from_value::<RunRecord>(value)
-                    .map(|r| (text, r))
+                    .map(|mut r| {
+                        // Figures added since the record was written are computed from it.
+                        let fresh = bakeoff_core::summary::Summary::compute(&r);
+                        r.summary.fill_missing(&fresh);
+                        (text, r)
+                    })
                     .map_err(|e| e.to_string())
             }
             Err(e) => Err(e),

@@ -91,6 +91,7 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
     let exports = exports::open(&args.export.requested)?;
     let target = match (&spec, &args.target) {
         (Some(spec), _) => {
+            preflight::file_system_for(plan, spec, args.log_stack.is_some())?;
             let logs = bakeoff_engine::placement::log_filesets(plan);
             let log_bytes: u64 = (logs.iter())
                 .map(|&i| plan.filesets[i].file_size * u64::from(plan.filesets[i].nrfiles))

@@ -2,9 +2,14 @@
 //! placeholders, and hands filesets and roles to the one planner.
 
 use super::{Field, Fields, FilesetDef, PersonalityDef, RoleDef, StepDef};
-use crate::keys::{check_known, default_of, names, GATE_KEYS, ROLE_KEYS, RUN_KEYS, STEP_KEYS};
+use crate::keys::{
+    check_known, default_of, names, FILESET_KEYS, GATE_KEYS, ROLE_KEYS, RUN_KEYS, STEP_KEYS,
+    TREE_ONLY_KEYS,
+};
 use crate::plan::Plan;
-use crate::planner::{build, run_values, FileSize, FilesetInput, RoleInput, StepInput, StepKind};
+use crate::planner::{
+    build, run_values, FileSize, FilesetInput, RoleInput, StepInput, StepKind, TreeInput,
+};
 use crate::settings::{Origin, SettingError, Settings};
 use crate::values::{Lookup, Val};
 
@@ -122,7 +127,43 @@ impl Expander<'_> {
             name: f.name.clone(),
             nrfiles: self.get(&f.fields, "nrfiles", "1")?,
             size,
+            tree: self.tree(f)?,
         })
+    }
+
+    /// The tree keys of a fileset: a tree if `entries` or `data_per_ops` is written; a flat
+    /// fileset refuses the keys only trees take, and a tree refuses `nrfiles`.
+    fn tree(&self, f: &FilesetDef) -> Result<Option<TreeInput>, SettingError> {
+        let fields = &f.fields;
+        let (entries, data_per_ops) = (
+            self.opt(fields, "entries")?,
+            self.opt(fields, "data_per_ops")?,
+        );
+        if entries.is_none() && data_per_ops.is_none() {
+            if let Some(key) = TREE_ONLY_KEYS.iter().find(|k| fields.get(k).is_some()) {
+                let v = self.get(fields, key, "")?;
+                return Err(v.invalid(
+                    "applies to a directory tree: give the fileset entries (or data_per_ops)",
+                ));
+            }
+            return Ok(None);
+        }
+        if let Some(n) = self.opt(fields, "nrfiles")? {
+            return Err(n.invalid(
+                "a tree counts its files in entries (or data_per_ops): nrfiles is for flat \
+                 filesets",
+            ));
+        }
+        let g = |key: &str| self.get(fields, key, default_of(FILESET_KEYS, key));
+        Ok(Some(TreeInput {
+            entries,
+            data_per_ops,
+            rate_hint: self.opt(fields, "rate_hint")?,
+            dirwidth: g("dirwidth")?,
+            prealloc: g("prealloc")?,
+            size_dist: g("size_dist")?,
+            working_set: g("working_set")?,
+        }))
     }
 
     fn role(&self, r: &RoleDef) -> Result<RoleInput, SettingError> {
@@ -135,13 +176,13 @@ impl Expander<'_> {
                 self.get(gate, "highwater", default_of(GATE_KEYS, "highwater"))?,
             )),
         };
+        let fileset = g("fileset")?;
         Ok(RoleInput {
             name: r.name.clone(),
             label: f.section.clone(),
             origin: f.origin.clone(),
             threads: g("threads")?,
             threads_via_param: f.get("threads").is_some_and(|t| t.param().is_some()),
-            fileset: g("fileset")?,
             kind: g("kind")?,
             direct: g("direct")?,
             sync: g("sync")?,
@@ -154,15 +195,18 @@ impl Expander<'_> {
             engine: g("engine")?,
             dirty_limit: self.opt(f, "dirty_limit")?,
             gate,
+            mix: g("mix")?,
             steps: r
                 .steps
                 .iter()
-                .map(|s| self.step(s))
+                .map(|s| self.step(s, &fileset))
                 .collect::<Result<_, _>>()?,
+            fileset,
         })
     }
 
-    fn step(&self, s: &StepDef) -> Result<StepInput, SettingError> {
+    /// One step; a file step works on `role_fileset` unless it names its own.
+    fn step(&self, s: &StepDef, role_fileset: &Val) -> Result<StepInput, SettingError> {
         let f = &s.fields;
         let g = |key: &str| self.get(f, key, default_of(STEP_KEYS, key));
         let at = match s.kind {
@@ -180,6 +224,14 @@ impl Expander<'_> {
                 rwmixread: g("rwmixread")?,
                 count: g("count")?,
                 async_io: g("async")?,
+            },
+            "file" => StepKind::File {
+                op: at.clone(),
+                fileset: self
+                    .opt(f, "fileset")?
+                    .unwrap_or_else(|| role_fileset.clone()),
+                bs: g("bs")?,
+                random: g("random")?,
             },
             "hog" => StepKind::Hog(at.clone()),
             "post" => StepKind::Post(
@@ -202,6 +254,10 @@ impl Expander<'_> {
             },
             _ => StepKind::Sync(at.clone()),
         };
-        Ok(StepInput { at, kind })
+        Ok(StepInput {
+            at,
+            kind,
+            weight: self.opt(f, "weight")?,
+        })
     }
 }

@@ -56,7 +56,7 @@ pub struct RoleDef {
 /// One step of a role's loop as written.
 #[derive(Clone, Debug)]
 pub(crate) struct StepDef {
-    /// The key that names its kind: `io`, `hog`, `post`, `wait`, `commit` or `sync`.
+    /// The key that names its kind: one of [`crate::keys::STEP_KINDS`].
     pub kind: &'static str,
     pub fields: Fields,
     /// The role names of a `post` step.
@@ -94,5 +94,7 @@ impl Field {
     }
 }
 
+#[cfg(test)]
+mod file_tests;
 #[cfg(test)]
 mod tests;

@@ -65,7 +65,7 @@ fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SettingError> {
                 place,
                 &label,
                 "a parameter cannot be named like a key every workload takes (engine, runtime, \
-                 ramp_time, seed, buffer_compress_percentage)",
+                 ramp_time, seed, buffer_compress_percentage, clients)",
             ));
         }
         let (default, help) = match &p.node.value {
@@ -262,7 +262,7 @@ fn step(
         return Err(SettingError::new(
             place.at(t.line),
             section,
-            "a step needs one of io, hog, post, wait, commit, sync, aiowait or dirty",
+            "a step needs one of io, file, hog, post, wait, commit, sync, aiowait or dirty",
         ));
     };
     if let Some((other, e)) = kinds.next() {

@@ -3,6 +3,7 @@
 //! [`Val`] (text, the key to name, where it was written), so the rules of a role are written
 //! once, in one wording, whichever kind of workload the role came from.
 
+mod files;
 mod rules;
 
 use crate::plan::*;
@@ -11,10 +12,14 @@ use crate::units::format_bytes;
 use crate::values::{Lookup, Val};
 use rules::{
     check_aligned, check_depth_fits_count, check_engine_depth, check_fit, check_links,
-    check_some_threads, optional_rate, sync_every, sync_mode,
+    check_some_threads, io_kind, optional_rate, role_engine, sync_every, sync_mode,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+pub(crate) use files::TreeInput;
+#[cfg(test)]
+pub(crate) use rules::IO_KINDS;
 
 /// Largest block size accepted.
 pub const MAX_BS: u64 = 256 << 20;
@@ -29,6 +34,9 @@ const DEFAULT_DIRTY_LIMIT: u64 = 10_000;
 /// Largest dataset bakeoff lays out (all filesets together): 1 PiB.
 const MAX_DATASET_BYTES: u64 = 1 << 50;
 
+/// Most client processes of a run.
+const MAX_CLIENTS: u64 = 1024;
+
 /// Run-wide values resolved from [`crate::keys::RUN_KEYS`].
 pub(crate) struct RunValues {
     pub engine: EngineKind,
@@ -36,6 +44,7 @@ pub(crate) struct RunValues {
     pub ramp_time: Duration,
     pub seed: u64,
     pub compress_pct: u8,
+    pub clients: u32,
 }
 
 pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
@@ -55,6 +64,7 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
         ramp_time: d("ramp_time").duration(Duration::ZERO, week)?,
         seed: d("seed").int(0, u64::MAX)?,
         compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
+        clients: d("clients").int(0, MAX_CLIENTS)? as u32,
     })
 }
 
@@ -63,6 +73,8 @@ pub(crate) struct FilesetInput {
     pub name: String,
     pub nrfiles: Val,
     pub size: FileSize,
+    /// A directory tree for file steps (`entries` or `data_per_ops` written).
+    pub tree: Option<TreeInput>,
 }
 
 /// How a fileset's size was given.
@@ -96,6 +108,8 @@ pub(crate) struct RoleInput {
     /// A dbwriter's dirty-block limit, where written.
     pub dirty_limit: Option<Val>,
     pub gate: Option<(Val, Val)>,
+    /// Each pass runs one step drawn by weight.
+    pub mix: Val,
     pub steps: Vec<StepInput>,
 }
 
@@ -103,6 +117,8 @@ pub(crate) struct RoleInput {
 pub(crate) struct StepInput {
     pub at: Val,
     pub kind: StepKind,
+    /// Its weight in a mix, where written.
+    pub weight: Option<Val>,
 }
 
 /// What a step does.
@@ -114,6 +130,13 @@ pub(crate) enum StepKind {
         rwmixread: Val,
         count: Val,
         async_io: Val,
+    },
+    File {
+        op: Val,
+        /// The tree it works on: the role's fileset unless the step names one.
+        fileset: Val,
+        bs: Val,
+        random: Val,
     },
     Hog(Val),
     Post(Vec<Val>),
@@ -140,13 +163,13 @@ impl RoleInput {
 pub(crate) fn build(
     workload: &str,
     run: RunValues,
-    filesets: &[FilesetInput],
+    inputs: &[FilesetInput],
     roles: &[RoleInput],
     settings: BTreeMap<String, String>,
 ) -> Result<Plan, SettingError> {
-    let mut planned_filesets = Vec::with_capacity(filesets.len());
+    let mut planned_filesets = Vec::with_capacity(inputs.len());
     let mut dataset = 0u64;
-    for f in filesets {
+    for f in inputs {
         let p = fileset(f)?;
         dataset = dataset.saturating_add(p.file_size.saturating_mul(u64::from(p.nrfiles)));
         if dataset > MAX_DATASET_BYTES {
@@ -169,7 +192,7 @@ pub(crate) fn build(
         .collect::<Result<Vec<_>, _>>()?;
     check_links(roles, &planned)?;
     check_some_threads(roles, &planned)?;
-    Ok(Plan {
+    let mut plan = Plan {
         workload: workload.to_string(),
         engine: run.engine,
         runtime: run.runtime,
@@ -180,10 +203,16 @@ pub(crate) fn build(
         filesets,
         roles: planned,
         settings,
-    })
+        clients: run.clients,
+    };
+    files::size_trees(&mut plan, inputs)?;
+    Ok(plan)
 }
 
 fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
+    if let Some(tree) = &f.tree {
+        return files::tree_fileset(f, tree);
+    }
     let nrfiles = f.nrfiles.int(1, 100_000)? as u32;
     let (size, file_size) = match &f.size {
         FileSize::PerFile(v) => (v, v.size(MIN_FILESET_BYTES, u64::MAX / 2)?),
@@ -207,6 +236,7 @@ fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
         name: f.name.clone(),
         nrfiles,
         file_size,
+        tree: None,
     })
 }
 
@@ -232,7 +262,14 @@ fn role(
     let direct = r.direct.boolean()?;
     let iodepth = r.iodepth.int(1, 4096)? as u32;
     let own_engine = role_engine(&r.engine)?;
-    check_engine_depth(own_engine.unwrap_or(engine), &r.iodepth, iodepth)?;
+    // A role of file steps has no engine: `files::check_role` says what applies to it.
+    if !r
+        .steps
+        .iter()
+        .any(|s| matches!(s.kind, StepKind::File { .. }))
+    {
+        check_engine_depth(own_engine.unwrap_or(engine), &r.iodepth, iodepth)?;
+    }
     let offset = r.offset.size(0, u64::MAX / 2)?;
     if direct {
         check_aligned(&r.offset, offset)?;
@@ -248,8 +285,12 @@ fn role(
     );
     let mut steps = Vec::with_capacity(r.steps.len());
     for s in &r.steps {
-        steps.push(step(s, names, direct, stream)?);
+        steps.push(match &s.kind {
+            StepKind::File { .. } => files::file_step(s, filesets)?,
+            _ => step(s, names, direct, stream)?,
+        });
     }
+    let weights = files::check_role(r, &steps, filesets, fileset)?;
     check_depth_fits_count(r, &steps, iodepth)?;
     check_fit(r, &steps, &filesets[fileset], offset)?;
     let gate = match &r.gate {
@@ -287,6 +328,7 @@ fn role(
         db_writer,
         dirty_limit,
         engine: own_engine,
+        weights,
     })
 }
 
@@ -343,56 +385,10 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
             dbwriter: role_ref(role)?,
             pct: pct.int(0, 100)? as u8,
         },
+        StepKind::File { .. } => {
+            return Err(s.at.invalid("a file step is planned with its fileset"))
+        }
     })
-}
-
-/// A role's own engine (`engine = "io_uring"`), or `None` to use the run's.
-fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
-    if v.text.trim().is_empty() {
-        return Ok(None);
-    }
-    EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
-        v.invalid(format!(
-            "{} is not an engine (allowed: {})",
-            v.shown(),
-            EngineKind::names()
-        ))
-    })
-}
-
-/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
-/// read share comes from `rwmixread`.
-const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
-    ("read", IoMix::Read, Pattern::Sequential),
-    ("write", IoMix::Write, Pattern::Sequential),
-    ("randread", IoMix::Read, Pattern::Random),
-    ("randwrite", IoMix::Write, Pattern::Random),
-    ("randrw", IoMix::Mixed { read_pct: 0 }, Pattern::Random),
-    ("rw", IoMix::Mixed { read_pct: 0 }, Pattern::Sequential),
-    (
-        "readwrite",
-        IoMix::Mixed { read_pct: 0 },
-        Pattern::Sequential,
-    ),
-    ("update", IoMix::Update, Pattern::Sequential),
-    ("randupdate", IoMix::Update, Pattern::Random),
-];
-
-fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SettingError> {
-    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
-    let name = io.choice(&names)?;
-    // Checked even where unused: a wrong value written is refused, never ignored.
-    let read_pct = rwmixread.int(0, 100)? as u8;
-    let (_, mix, pattern) = IO_KINDS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .copied()
-        .unwrap_or(IO_KINDS[0]);
-    let mix = match mix {
-        IoMix::Mixed { .. } => IoMix::Mixed { read_pct },
-        other => other,
-    };
-    Ok((mix, pattern))
 }
 
 #[cfg(test)]

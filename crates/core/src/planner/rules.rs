@@ -129,7 +129,7 @@ pub(super) fn sync_every(fsync: &Val, fdatasync: &Val) -> Result<Option<SyncEver
 }
 
 /// Posts must target roles with gates, waits need a gate, commits need a log writer, and a
-/// worker with threads needs an io step.
+/// worker with threads needs an io or file step.
 pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<(), SettingError> {
     for (input, r) in inputs.iter().zip(roles) {
         for (s, planned) in input.steps.iter().zip(&r.steps) {
@@ -165,8 +165,9 @@ pub(super) fn check_links(inputs: &[RoleInput], roles: &[RolePlan]) -> Result<()
         }
         check_async(input, r)?;
         let writer = r.log_writer || r.db_writer;
-        if !writer && r.threads > 0 && !r.steps.iter().any(|s| matches!(s, Step::Io(_))) {
-            return Err(input.err("has no io step"));
+        let works = |s: &Step| matches!(s, Step::Io(_) | Step::File(_));
+        if !writer && r.threads > 0 && !r.steps.iter().any(works) {
+            return Err(input.err("has no io or file step"));
         }
     }
     Ok(())
@@ -256,4 +257,53 @@ pub(super) fn check_some_threads(
         "every role that does I/O has 0 threads ({}): nothing would run (give one of them threads)",
         disabled.join(", ")
     )))
+}
+
+/// A role's own engine (`engine = "io_uring"`), or `None` to use the run's.
+pub(super) fn role_engine(v: &Val) -> Result<Option<EngineKind>, SettingError> {
+    if v.text.trim().is_empty() {
+        return Ok(None);
+    }
+    EngineKind::parse(v.text.trim()).map(Some).map_err(|_| {
+        v.invalid(format!(
+            "{} is not an engine (allowed: {})",
+            v.shown(),
+            EngineKind::names()
+        ))
+    })
+}
+
+/// The I/O kinds of `rw` (plain jobs) and `io` (steps): one table, one meaning. A mixed kind's
+/// read share comes from `rwmixread`.
+pub(crate) const IO_KINDS: &[(&str, IoMix, Pattern)] = &[
+    ("read", IoMix::Read, Pattern::Sequential),
+    ("write", IoMix::Write, Pattern::Sequential),
+    ("randread", IoMix::Read, Pattern::Random),
+    ("randwrite", IoMix::Write, Pattern::Random),
+    ("randrw", IoMix::Mixed { read_pct: 0 }, Pattern::Random),
+    ("rw", IoMix::Mixed { read_pct: 0 }, Pattern::Sequential),
+    (
+        "readwrite",
+        IoMix::Mixed { read_pct: 0 },
+        Pattern::Sequential,
+    ),
+    ("update", IoMix::Update, Pattern::Sequential),
+    ("randupdate", IoMix::Update, Pattern::Random),
+];
+
+pub(super) fn io_kind(io: &Val, rwmixread: &Val) -> Result<(IoMix, Pattern), SettingError> {
+    let names: Vec<&str> = IO_KINDS.iter().map(|(n, _, _)| *n).collect();
+    let name = io.choice(&names)?;
+    // Checked even where unused: a wrong value written is refused, never ignored.
+    let read_pct = rwmixread.int(0, 100)? as u8;
+    let (_, mix, pattern) = IO_KINDS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .copied()
+        .unwrap_or(IO_KINDS[0]);
+    let mix = match mix {
+        IoMix::Mixed { .. } => IoMix::Mixed { read_pct },
+        other => other,
+    };
+    Ok((mix, pattern))
 }

@@ -137,3 +137,15 @@ fn async_io_dirty_steps_and_db_writers_are_checked() {
     assert!(dbwr.db_writer && dbwr.dirty_limit == 10_000);
     assert_eq!(dbwr.engine, Some(EngineKind::IoUring));
 }
+
+#[test]
+fn the_help_of_rw_and_io_names_every_io_kind_the_planner_takes() {
+    let help = crate::keys::IO_KINDS_HELP;
+    let words: Vec<&str> = help
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (name, _, _) in super::IO_KINDS {
+        assert!(words.contains(name), "'{name}' missing from: {help}");
+    }
+}

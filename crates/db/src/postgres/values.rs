@@ -1,6 +1,7 @@
 //! bakeoff's [`Value`]s on PostgreSQL's wire: bound to whatever type the server inferred for a
 //! `$n` (an integer to `int4` or `numeric` as well as `bigint`), read from the binary types a
-//! query returns (`sum(bigint)` is `numeric`), and written as `COPY` text fields.
+//! query returns (`sum(bigint)` is `numeric`; a `date` is ISO-8601 text, as SQLite keeps
+//! dates), and written as `COPY` text fields.
 
 use crate::backend::Value;
 use bytes::{BufMut, BytesMut};
@@ -72,6 +73,7 @@ impl<'a> FromSql<'a> for Value {
             Type::FLOAT8 => Value::Float(f64::from_sql(ty, raw)?),
             Type::FLOAT4 => Value::Float(f32::from_sql(ty, raw)?.into()),
             Type::NUMERIC => numeric(raw)?,
+            Type::DATE => Value::Text(time::Date::from_sql(ty, raw)?.to_string()),
             _ if <&str as FromSql>::accepts(ty) => Value::Text(<&str>::from_sql(ty, raw)?.into()),
             _ => return Err(format!("bakeoff cannot read a column of type {ty}").into()),
         })
@@ -210,6 +212,15 @@ mod tests {
         );
         assert!(matches!(n(0, 0xC000, 0, &[]).unwrap(), Value::Float(f) if f.is_nan()));
         assert!(numeric(&[0, 2, 0, 0]).is_err(), "cut short");
+    }
+
+    #[test]
+    fn a_date_reads_as_iso_text() {
+        // PostgreSQL's binary date: days since 2000-01-01.
+        let days = |d: i32| Value::from_sql(&Type::DATE, &d.to_be_bytes()).unwrap();
+        assert_eq!(days(0), Value::Text("2000-01-01".into()));
+        assert_eq!(days(-2_556), Value::Text("1993-01-01".into()));
+        assert_eq!(days(-1_022), Value::Text("1997-03-15".into()));
     }
 
     #[test]

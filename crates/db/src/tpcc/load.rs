@@ -8,9 +8,9 @@ use super::procedures;
 use super::schema::{self, KeysAt, Table};
 use super::{TpccError, TpccPlan};
 use crate::backend::{Conn, Database};
+use crate::parallel::for_each_job;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How a load went.
@@ -107,7 +107,8 @@ pub fn load_with_keys(
     })
 }
 
-/// Runs the jobs (ITEM first, then each warehouse) on up to `load_threads` threads.
+/// Runs the jobs (ITEM first, then each warehouse) on up to `load_threads` threads, each
+/// with its own connection.
 fn load_rows(
     db: &dyn Database,
     population: &Population,
@@ -117,58 +118,35 @@ fn load_rows(
     let jobs: Vec<Job> = std::iter::once(Job::Items)
         .chain((1..=i64::from(plan.warehouses)).map(Job::Warehouse))
         .collect();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<TpccError>> = Mutex::new(None);
-    let threads = (plan.load_threads as usize).clamp(1, jobs.len());
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                let outcome = loader(db, population, &jobs, &next, &failed, stop);
-                if let Err(e) = outcome {
-                    failed.store(true, Ordering::Relaxed);
-                    first_error
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                }
-            });
-        }
-    });
-    match first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    for_each_job(
+        &jobs,
+        plan.load_threads as usize,
+        stop,
+        || db.connect().map_err(database_error("connecting to load")),
+        |conn, job| load_job(conn.as_mut(), population, *job, stop),
+    )
 }
 
-/// One loader thread: takes jobs until none are left or another loader failed.
-fn loader(
-    db: &dyn Database,
+/// Loads one job's tables.
+fn load_job(
+    conn: &mut dyn Conn,
     population: &Population,
-    jobs: &[Job],
-    next: &AtomicUsize,
-    failed: &AtomicBool,
+    job: Job,
     stop: &AtomicBool,
 ) -> Result<(), TpccError> {
-    let mut conn = db.connect().map_err(database_error("connecting to load"))?;
-    while !failed.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-        let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) else {
-            return Ok(());
-        };
-        let (tables, w_id): (&[Table], i64) = match *job {
-            Job::Items => (&[Table::Item], 0),
-            Job::Warehouse(w) => (&Table::ALL[1..], w),
-        };
-        for &table in tables {
-            let mut rows = population
-                .rows(table, w_id)
-                .take_while(|_| !stop.load(Ordering::Relaxed));
-            conn.bulk_load(table.name(), &table.columns(), &mut rows)
-                .map_err(database_error(format!(
-                    "loading {} of warehouse {w_id}",
-                    table.name()
-                )))?;
-        }
+    let (tables, w_id): (&[Table], i64) = match job {
+        Job::Items => (&[Table::Item], 0),
+        Job::Warehouse(w) => (&Table::ALL[1..], w),
+    };
+    for &table in tables {
+        let mut rows = population
+            .rows(table, w_id)
+            .take_while(|_| !stop.load(Ordering::Relaxed));
+        conn.bulk_load(table.name(), &table.columns(), &mut rows)
+            .map_err(database_error(format!(
+                "loading {} of warehouse {w_id}",
+                table.name()
+            )))?;
     }
     Ok(())
 }

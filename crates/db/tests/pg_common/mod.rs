@@ -62,6 +62,33 @@ pub fn tmpfs_server(size_mib: u64, clients: u32) -> (tempfile::TempDir, Stack, P
     (images, stack, server)
 }
 
+/// A server for `clients` on a new tmpfs stack of `size_mib` in `images`, under a memory
+/// limit of `limit` bytes: checks that this process and the postmaster are in the run's
+/// cgroup (the limit moves this whole process there).
+pub fn server_in_memory_cgroup(
+    images: &Path,
+    size_mib: u64,
+    limit: u64,
+    clients: u32,
+) -> (Stack, PgServer) {
+    let mut stack = tmpfs(images, size_mib);
+    stack.limit_memory(limit).unwrap();
+    let opts = options(&stack, clients);
+    let server = start(&mut stack, opts);
+    let cgroup = |pid: String| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+    let ours = cgroup("self".into());
+    assert!(
+        ours.contains(&format!("bakeoff-{}", stack.name())),
+        "{ours}"
+    );
+    assert_eq!(
+        cgroup(server.pid().to_string()),
+        ours,
+        "the postmaster is in the run's cgroup"
+    );
+    (stack, server)
+}
+
 /// True while `pid` runs.
 pub fn running(pid: i32) -> bool {
     bakeoff_stack::daemon::alive(pid)

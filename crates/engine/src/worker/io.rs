@@ -6,7 +6,6 @@ use crate::engines::{Completion, Engine, IoReq};
 use crate::shared::RunError;
 use bakeoff_core::plan::{IoMix, IoStep, OpKind, Pattern, SyncKind};
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 /// Closed loop: the scheduled start is the submission time, stamped in `submit_batch`.
 pub(super) const AT_SUBMIT: u64 = u64::MAX;
@@ -87,25 +86,10 @@ impl<E: Engine> Worker<E> {
             if !idle {
                 return None;
             }
-            self.sleep_until(sched);
+            super::sleep_until(&self.shared, sched);
         }
         self.next_sched_ns = sched + self.interval_ns;
         Some(sched)
-    }
-
-    fn sleep_until(&self, t_ns: u64) {
-        loop {
-            let now = self.shared.now_ns();
-            if now >= t_ns || self.stopped() {
-                return;
-            }
-            let left = t_ns - now;
-            if left > 100_000 {
-                std::thread::sleep(Duration::from_nanos((left - 50_000).min(20_000_000)));
-            } else {
-                std::hint::spin_loop();
-            }
-        }
     }
 
     pub(super) fn prepare(&mut self, slot: u32, io: &IoStep, sched: u64) {

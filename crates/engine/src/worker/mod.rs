@@ -3,9 +3,12 @@
 //! log writer.
 
 mod db;
+mod files;
 mod io;
 mod log;
 mod sync_path;
+
+pub use files::{FileTree, FileWorker, FileWorkerSpec};
 
 use crate::engines::{Completion, Engine, IoReq};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
@@ -183,6 +186,8 @@ impl<E: Engine> Worker<E> {
                     Step::Sync(kind) => self.sync(self.last_write_file, *kind)?,
                     Step::AioWait => self.drain()?,
                     Step::Dirty { dbwriter, pct } => self.dirty(*dbwriter, *pct)?,
+                    // The planner gives file steps roles of their own, run by `FileWorker`.
+                    Step::File(_) => {}
                 }
                 if self.stopped() {
                     break;
@@ -250,6 +255,25 @@ fn sync_name(kind: SyncKind) -> &'static str {
     match kind {
         SyncKind::Fsync => "fsync",
         SyncKind::Fdatasync => "fdatasync",
+    }
+}
+
+/// Sleeps until the run's clock reads `t_ns` (an open loop's next scheduled start), spinning
+/// the last 100 µs for precision; returns early when the run stops.
+fn sleep_until(shared: &Shared, t_ns: u64) {
+    loop {
+        let now = shared.now_ns();
+        if now >= t_ns || shared.stopped() {
+            return;
+        }
+        let left = t_ns - now;
+        if left > 100_000 {
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (left - 50_000).min(20_000_000),
+            ));
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 

@@ -24,6 +24,10 @@ pub struct ProcStat {
     pub utime: u64,
     /// Kernel-mode time.
     pub stime: u64,
+    /// User-mode time of its children that ended and were waited for.
+    pub cutime: u64,
+    /// Kernel-mode time of its children that ended and were waited for.
+    pub cstime: u64,
     /// Start time after boot, in ticks: tells a reused pid from the process that had it.
     pub starttime: u64,
 }
@@ -32,6 +36,11 @@ impl ProcStat {
     /// User plus kernel time.
     pub fn ticks(&self) -> u64 {
         self.utime.saturating_add(self.stime)
+    }
+
+    /// User plus kernel time of the children it waited for (a server's ended connections).
+    pub fn children_ticks(&self) -> u64 {
+        self.cutime.saturating_add(self.cstime)
     }
 }
 
@@ -62,6 +71,8 @@ pub fn parse_pid_stat(text: &str) -> Result<ProcStat, ProbeError> {
         kernel_thread: field(9, "flags")? & PF_KTHREAD != 0,
         utime: field(14, "utime")?,
         stime: field(15, "stime")?,
+        cutime: field(16, "cutime")?,
+        cstime: field(17, "cstime")?,
         starttime: field(22, "starttime")?,
     })
 }

@@ -42,6 +42,7 @@ fn check(
     preflight::size(&study_size, &plan.study.size)?;
     mem_limit(args, plan)?;
     super::report::columns(&args.report, Default::default())?;
+    super::report::check_printable(&args.report)?;
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
@@ -57,7 +58,11 @@ fn check(
         {
             continue;
         }
-        preflight::stack(&preflight::spec(&cell.stack)?, &opts, dataset)?;
+        let spec = preflight::spec(&cell.stack)?;
+        if let CellPlan::Io(p) = p {
+            preflight::file_system_for(p, &spec, cell.log_stack.is_some())?;
+        }
+        preflight::stack(&spec, &opts, dataset)?;
         if let Some(log) = &cell.log_stack {
             preflight::stack(&preflight::spec(log)?, &loop_only(&opts), 0)?;
         }
@@ -137,7 +142,7 @@ pub fn run_path(out: &Path, cell_id: &str, rep: u32) -> PathBuf {
 /// Writes `text` to `path` so that a crash leaves either the old file or the whole new one.
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
     let io = |e: std::io::Error| failure(Code::Io, format!("writing {}: {e}", path.display()));
-    let dir = path.parent().expect("results paths have a parent");
+    let dir = exports::directory_of(path);
     std::fs::create_dir_all(dir).map_err(io)?;
     let tmp = path.with_extension("tmp~");
     let mut f = std::fs::File::create(&tmp).map_err(io)?;

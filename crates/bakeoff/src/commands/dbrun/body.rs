@@ -134,6 +134,8 @@ pub fn body<'b, 'o: 'b>(
                     measured: elapsed,
                     interrupted: true,
                     error: None,
+                    counts: Vec::new(),
+                    clients: Vec::new(),
                 });
             };
             let op = report.op_stats();
@@ -160,6 +162,8 @@ pub fn body<'b, 'o: 'b>(
                 measured,
                 interrupted: false,
                 error: None,
+                counts: Vec::new(),
+                clients: Vec::new(),
             })
         }),
     }

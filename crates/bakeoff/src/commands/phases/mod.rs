@@ -14,7 +14,7 @@ use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::phaserecord::PhaseRecord;
 use bakeoff_core::plan::{EngineKind, Plan};
 use bakeoff_core::recipe::{PhaseWork, RecipePlan};
-use bakeoff_core::record::{CpuStats, RunRecord, RunStatus, Summary};
+use bakeoff_core::record::{RunRecord, RunStatus, Summary};
 use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
@@ -47,6 +47,7 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         filesets: Vec::new(),
         roles: Vec::new(),
         settings: plan.params.clone(),
+        clients: 0,
     }
 }
 
@@ -111,7 +112,6 @@ fn run_on(
         }
     }
     let mut record = measured?;
-    credit_commands(&mut record, &phases);
     record.phases = phases;
     record.space = ctx.stack.space().unwrap_or_else(|e| {
         eprintln!("bakeoff: warning: the space used on the stack was not read back: {e}");
@@ -183,6 +183,8 @@ fn run_phases(
         measured: ctx.origin.elapsed(),
         interrupted: ctx.interrupt.load(Ordering::Relaxed),
         error,
+        counts: Vec::new(),
+        clients: Vec::new(),
     }
 }
 
@@ -201,32 +203,4 @@ fn progress_line(p: &PhaseRecord) -> String {
         RunStatus::Failed => " (FAILED)".into(),
     };
     format!("{:.1} s real{cpu}{wrote}{status}", p.real_s)
-}
-
-/// The commands' CPU belongs to the tool in the window's split: they exited before its end, so
-/// the process table there cannot show them, and the split counted them as other processes'.
-fn credit_commands(record: &mut RunRecord, phases: &[PhaseRecord]) {
-    let commands_us: f64 = phases
-        .iter()
-        .filter(|p| p.cpu_source != bakeoff_core::phaserecord::CpuSource::Bakeoff)
-        .filter_map(PhaseRecord::command_cpu_s)
-        .sum::<f64>()
-        * 1e6;
-    let Some(CpuStats {
-        busy_us,
-        busy_pct,
-        split: Some(split),
-        ..
-    }) = record.cpu.as_mut()
-    else {
-        return;
-    };
-    let moved = commands_us.min(split.other_us);
-    split.tool_us += moved;
-    split.other_us -= moved;
-    if *busy_pct > 0.0 {
-        let all_us = *busy_us * 100.0 / *busy_pct;
-        split.tool_pct = 100.0 * split.tool_us / all_us;
-        split.other_pct = 100.0 * split.other_us / all_us;
-    }
 }

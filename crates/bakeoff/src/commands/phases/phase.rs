@@ -157,7 +157,7 @@ pub fn run(
         device_read_bytes: sum(|d| Some(d.read_bytes)),
         device_write_bytes: sum(|d| Some(d.write_bytes)),
         device_flushes: sum(|d| d.flush_ops),
-        cpu: phase_cpu(&start, &end, &ctx.daemons, (user_us + sys_us) as f64),
+        cpu: phase_cpu(&start, &end, &ctx.daemons),
     }
 }
 
@@ -165,10 +165,9 @@ fn delta(a: u64, b: u64) -> u64 {
     b.saturating_sub(a)
 }
 
-/// Whole-machine CPU over the phase, split by who used it: the tool is bakeoff plus the
-/// phase's command trees (`commands_us`: they have exited by the end, so the process table
-/// no longer shows them).
-fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32], commands_us: f64) -> Option<CpuStats> {
+/// Whole-machine CPU over the phase, split by who used it: the commands bakeoff waited for
+/// count as its own (through its children's time), as the split counts every run's.
+fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32]) -> Option<CpuStats> {
     let (a, b) = (start.snapshot.cpu.as_ref()?, end.snapshot.cpu.as_ref()?);
     let ticks_per_sec = ticks_per_second();
     let mut cpu = cpu_stats(a, b, ticks_per_sec);
@@ -177,7 +176,7 @@ fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32], commands_us: f64) -> Opt
         machine: (a, b),
         ticks_per_sec,
         me: std::process::id(),
-        my_us: Some(own_us + commands_us),
+        my_us: Some(own_us),
         daemons,
     };
     cpu.split =
