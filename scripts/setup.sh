@@ -3,7 +3,7 @@
 # a user with sudo: only the package installation runs with sudo, and only when not root.
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
-packages=(fio e2fsprogs xfsprogs btrfs-progs util-linux fdisk zfs-fuse jq postgresql)
+packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk zfs-fuse jq postgresql git)
 # Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where
 # the archive has it (Debian 12), else the full browser.
 if apt-cache show chromium-headless-shell >/dev/null 2>&1; then
@@ -31,4 +31,14 @@ if ((${#missing[@]})); then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (rustup) first" >&2; exit 1; }
+# The sources the built-in `build` recipe clones (once; offline afterwards): docs/phases.md.
+build_src=${BAKEOFF_BUILD_SRC:-/var/lib/bakeoff/build-src.git}
+parent=$(dirname "$build_src")
+if [ "$(id -u)" -eq 0 ] || [ -w "$parent" ] || { [ ! -e "$parent" ] && [ -w "$(dirname "$parent")" ]; }; then
+    bash "$(dirname "$0")/build-src.sh" "$build_src"
+else
+    echo "setup: $parent is not writable: run this as root to prepare $build_src for the build" \
+         "recipe (or set BAKEOFF_BUILD_SRC to a writable path, and run the recipe with" \
+         "--set BUILD_SRC=that-path)" >&2
+fi
 echo "setup: ok ($(fio --version), $(cargo --version))" >&2

@@ -23,6 +23,10 @@ pub enum Command {
     /// Run one workload on one target and report what it achieved and what every operation cost.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// Run a command on a stack, timed and accounted: real, user and system time of its whole
+    /// process tree, device I/O, whole-machine CPU.
+    #[command(after_help = EXEC_EXAMPLES)]
+    Exec(ExecArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
     Workloads(WorkloadsArgs),
     /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
@@ -62,6 +66,13 @@ Examples:
   bakeoff run oltp --target /dev/loop3 --export-json r.json --export-html r.html
   bakeoff run slob --stack xfs --size 4g --dry-run    # check everything, touch nothing
   bakeoff run randread --stack ext4 --set bs=8k,direct=true,jobs=16 --ramp 'until=p99>5ms'";
+
+const EXEC_EXAMPLES: &str = "\
+Examples:
+  bakeoff exec --stack 'zfs:compression=on' -- make -j2
+  bakeoff exec --stack xfs --parallel 2 --stagger 10s -- ./build.sh
+  bakeoff exec --stack ext4 --json r.json -- dd if=/dev/zero of=f bs=1M count=256
+  bakeoff exec --target /srv/work --cwd src --timeout 30m -- make";
 
 const COMPARE_EXAMPLES: &str = "\
 Examples:
@@ -216,12 +227,17 @@ pub struct CleanupArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// A built-in workload: randread, randwrite, randrw, read, write, slob, oltp.
-    #[arg(required_unless_present = "job", conflicts_with = "job")]
+    /// A built-in workload (randread, randwrite, randrw, read, write, slob, oltp, tpcc,
+    /// pgbench) or recipe (build).
+    #[arg(required_unless_present_any = ["job", "recipe"], conflicts_with_all = ["job", "recipe"])]
     pub workload: Option<String>,
     /// A workload file (TOML): flat fio keys, or a personality with [[role]] tables.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "recipe")]
     pub job: Option<PathBuf>,
+    /// A recipe file (TOML): [[phase]] tables, each a command or a built-in action, timed one
+    /// by one on the stack (docs/phases.md).
+    #[arg(long, value_name = "FILE")]
+    pub recipe: Option<PathBuf>,
     /// Where to run: a directory (data files are laid out inside it) or a loop device.
     #[arg(
         long,
@@ -267,6 +283,52 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExecArgs {
+    /// Build this stack, run the command in its mount, and tear it down: ext4, 'zfs:compression=on'.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        required_unless_present = "target",
+        conflicts_with = "target"
+    )]
+    pub stack: Option<String>,
+    /// Run in this existing directory instead (nothing is built or removed).
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+    /// Run in this directory under the mount (relative; made if missing).
+    #[arg(long, value_name = "SUBDIR")]
+    pub cwd: Option<String>,
+    /// Run N instances at once, each in its own inst-K/ directory.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub parallel: u32,
+    /// Time between the starts of the instances (with --parallel).
+    #[arg(long, value_name = "DUR")]
+    pub stagger: Option<String>,
+    /// Stop the command (and fail the run) after this long.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    #[command(flatten)]
+    pub stack_opts: StackOpts,
+    /// Do not sync and drop caches (or re-import a ZFS pool) before the command.
+    #[arg(long)]
+    pub warm: bool,
+    /// Run the command in a memory cgroup with this limit (e.g. 1g).
+    #[arg(long, value_name = "SIZE")]
+    pub mem_limit: Option<String>,
+    #[command(flatten)]
+    pub export: ExportOpts<true>,
+    /// Check everything, print what would run, and exit without touching anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The command and its arguments, after --.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -18,6 +18,7 @@ fn main() -> std::process::ExitCode {
     };
     let result = match cli.command {
         cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Exec(args) => commands::exec::exec(args),
         cli::Command::Workloads(args) => commands::workloads::run(args),
         cli::Command::Demo(args) => commands::demo::run(args),
         cli::Command::Compare(args) => commands::compare::run(args),

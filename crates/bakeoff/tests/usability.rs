@@ -17,6 +17,7 @@ fn stdout_of(args: &[&str]) -> String {
 fn help_ends_with_three_or_four_examples() {
     for cmd in [
         &["run"][..],
+        &["exec"],
         &["compare"],
         &["report"],
         &["stack", "create"],

@@ -8,6 +8,7 @@
 //! * [`plan`]: the validated, resolved plan a run executes; [`fileop`] its file operations and
 //!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
+//! * [`recipe`]: phases run in order on a stack (commands or built-in actions).
 //! * [`record`]: the run record written as JSON, and its flat summary.
 //! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 
@@ -17,9 +18,12 @@ pub mod findings;
 pub mod keys;
 pub mod op;
 pub mod personality;
+pub mod phaserecord;
 pub mod plan;
 mod planner;
 pub mod ramp;
+pub mod recipe;
+mod recipe_parse;
 pub mod record;
 pub mod settings;
 pub mod study;

@@ -439,6 +439,12 @@ pub struct RunRecord {
     /// The database of a database run (tpcc, pgbench).
     #[serde(default)]
     pub database: Option<crate::dbrecord::DatabaseRun>,
+    /// The phases of a recipe run or `bakeoff exec`, in order (empty for other runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::phaserecord::PhaseRecord>,
+    /// The stack's space use and compression after the last phase of a recipe run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<crate::phaserecord::SpaceRecord>,
     /// The dataset the run used: laid out now or reused (I/O and file-serving runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,

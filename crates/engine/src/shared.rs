@@ -45,6 +45,15 @@ pub enum RunError {
         /// The database's message.
         message: String,
     },
+    /// A phase of a recipe or `bakeoff exec` failed: a command exited non-zero, was killed or
+    /// ran out of time, or an action failed.
+    #[error("phase {phase}: {message}")]
+    Phase {
+        /// The phase's name.
+        phase: String,
+        /// What happened, with the command's last lines of standard error.
+        message: String,
+    },
     /// A client process failed, died or could not start.
     #[error("client {index} (pid {pid}): {message}")]
     Client {

@@ -21,10 +21,22 @@ pub(crate) fn cpus_online() -> u32 {
 /// This process's own resource use (`getrusage(RUSAGE_SELF)`, children not included):
 /// `(user_us, system_us, max_rss_bytes)`. Zeros if the call fails.
 pub fn rusage_self() -> (u64, u64, u64) {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// The resource use of this process's children that have been waited for, and of the
+/// children they waited for (`getrusage(RUSAGE_CHILDREN)`): `(user_us, system_us,
+/// max_rss_bytes)` since the process started. A child's share appears when it is reaped, so the
+/// difference across one wait is that child's tree. Zeros if the call fails.
+pub fn rusage_children() -> (u64, u64, u64) {
+    rusage(libc::RUSAGE_CHILDREN)
+}
+
+fn rusage(who: libc::c_int) -> (u64, u64, u64) {
     // SAFETY: rusage is plain old data, for which all-zero bytes is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, writable rusage that outlives the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+    if unsafe { libc::getrusage(who, &mut usage) } != 0 {
         return (0, 0, 0);
     }
     let micros = |t: libc::timeval| {

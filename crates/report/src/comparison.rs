@@ -65,6 +65,10 @@ pub struct StudyReport {
     /// load point; absent when no run has a ramp.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ramps: Option<crate::ramp_comparison::RampComparison>,
+    /// Cells that ran recipes, a table per recipe: phases as rows, stacks as columns (their
+    /// cells are not among `rows`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<crate::comparison_phases::PhaseTable>,
 }
 
 /// A cell's runs and the index of its baseline cell.
@@ -120,7 +124,7 @@ pub fn build(
         let all = c.runs.iter().filter_map(|r| (f.get)(&r.summary));
         all.filter(|x| x.is_finite()).collect()
     };
-    let rows = cells
+    let rows: Vec<CellRow> = cells
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -143,6 +147,14 @@ pub fn build(
             }
         })
         .collect();
+    // A recipe's cells are compared phase by phase instead.
+    let is_recipe = |c: &CellRuns| c.runs.iter().any(|r| !r.phases.is_empty());
+    let rows = rows
+        .into_iter()
+        .zip(cells)
+        .filter(|(_, c)| !is_recipe(c))
+        .map(|(row, _)| row)
+        .collect();
     StudyReport {
         schema_version: REPORT_SCHEMA_VERSION,
         columns: columns.iter().map(|f| f.key.to_string()).collect(),
@@ -150,6 +162,7 @@ pub fn build(
         rows,
         notes: provenance_notes(cells),
         ramps: crate::ramp_comparison::build(cells, method),
+        phases: crate::comparison_phases::tables(cells, method),
     }
 }
 

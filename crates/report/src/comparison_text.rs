@@ -112,68 +112,62 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
     s
 }
 
-/// A terminal table, then the findings.
-pub fn render_table(r: &StudyReport) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(headings(r));
-    for row in &r.rows {
-        t.add_row(row_cells(r, row, true));
-    }
-    let legend = format!(
-        "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
-        r.min_effect * 100.0
-    );
-    let ramps = (r.ramps.as_ref()).map_or(String::new(), crate::ramp_comparison_text::render_table);
-    format!("{t}\n{legend}\n{ramps}{}", findings_text(r, "  - "))
+/// True when the comparison has a table of headline figures to show: it has cells that are not
+/// recipes, or nothing else.
+fn has_figures(r: &StudyReport) -> bool {
+    !r.rows.is_empty() || r.phases.is_empty()
 }
 
-/// A Markdown table, then the findings.
-pub fn render_markdown(r: &StudyReport) -> String {
-    let h = headings(r);
-    let mut s = format!("| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
-    for row in &r.rows {
-        let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+/// A terminal table (and a phase table per recipe), then the findings.
+pub fn render_table(r: &StudyReport) -> String {
+    let mut s = String::new();
+    if has_figures(r) {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(headings(r));
+        for row in &r.rows {
+            t.add_row(row_cells(r, row, true));
+        }
+        let legend = format!(
+            "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
+            r.min_effect * 100.0
+        );
+        let _ = writeln!(s, "{t}\n{legend}");
     }
-    let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    if let Some(ramps) = &r.ramps {
+        s += &crate::ramp_comparison_text::render_table(ramps);
+    }
+    s += &crate::comparison_phases::render_table(&r.phases);
+    s + &findings_text(r, "  - ")
+}
+
+/// A Markdown table (and a phase table per recipe), then the findings.
+pub fn render_markdown(r: &StudyReport) -> String {
+    let mut s = String::new();
+    if has_figures(r) {
+        let h = headings(r);
+        let _ = write!(s, "| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
+        for row in &r.rows {
+            let _ = writeln!(s, "| {} |", row_cells(r, row, true).join(" | "));
+        }
+        let _ = writeln!(s, "\nMedian [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions; minimum effect {:.0}%. No mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead.", r.min_effect * 100.0);
+    }
     if let Some(ramps) = &r.ramps {
         s.push_str(&crate::ramp_comparison_text::render_markdown(ramps));
     }
+    if has_figures(r) && !r.phases.is_empty() {
+        s.push('\n');
+    }
+    s += &crate::comparison_phases::render_markdown(&r.phases);
     s + &findings_text(r, "- ")
 }
 
-/// The heading of the comparison CSV.
-pub(crate) const CSV_HEAD: &str =
-    "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n";
-
-/// One row of the comparison CSV: a figure of a cell, base units, empty where it does not apply.
-pub(crate) fn csv_row(
-    (label, stack, runs, is_baseline): (&str, &str, usize, bool),
-    key: &str,
-    f: &FigureCell,
-) -> String {
-    let opt = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
-    let quote = |t: &str| format!("\"{}\"", t.replace('"', "\"\""));
-    let c = f.vs_baseline.as_ref();
-    format!(
-        "{},{},{runs},{is_baseline},{key},{},{},{},{},{},{},{},{},{}\n",
-        quote(label),
-        quote(stack),
-        opt(f.median),
-        opt(f.min),
-        opt(f.max),
-        opt(f.ratio),
-        opt(f.difference),
-        opt(c.map(|c| c.ci_low)),
-        opt(c.map(|c| c.ci_high)),
-        opt(c.and_then(|c| c.p_value)),
-        c.map_or("", |c| verdict_word(c.verdict)),
-    )
-}
-
-/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply;
-/// a ramp's figures follow as `ramp.*` rows.
+/// CSV: one row per cell and figure, base units, empty cells where a figure does not apply; a
+/// study of recipes: one row per recipe, phase and stack (`comparison_phases::render_csv`).
 pub fn render_csv(r: &StudyReport) -> String {
+    if !has_figures(r) {
+        return crate::comparison_phases::render_csv(&r.phases);
+    }
     let mut s = String::from(CSV_HEAD);
     for row in &r.rows {
         let cell = (
@@ -190,6 +184,34 @@ pub fn render_csv(r: &StudyReport) -> String {
         s.push_str(&crate::ramp_comparison_text::csv_rows(ramps));
     }
     s
+}
+
+/// The heading of the comparison CSV.
+pub(crate) const CSV_HEAD: &str =
+    "cell,stack,runs,baseline,figure,median,min,max,ratio,difference,ci_low,ci_high,p_value,verdict\n";
+
+/// One row of the comparison CSV: a figure of a cell, base units, empty where it does not apply.
+pub(crate) fn csv_row(
+    (label, stack, runs, is_baseline): (&str, &str, usize, bool),
+    key: &str,
+    f: &FigureCell,
+) -> String {
+    let (opt, quote) = (crate::fmt::csv_number, crate::fmt::csv_text);
+    let c = f.vs_baseline.as_ref();
+    format!(
+        "{},{},{runs},{is_baseline},{key},{},{},{},{},{},{},{},{},{}\n",
+        quote(label),
+        quote(stack),
+        opt(f.median),
+        opt(f.min),
+        opt(f.max),
+        opt(f.ratio),
+        opt(f.difference),
+        opt(c.map(|c| c.ci_low)),
+        opt(c.map(|c| c.ci_high)),
+        opt(c.and_then(|c| c.p_value)),
+        c.map_or("", |c| verdict_word(c.verdict)),
+    )
 }
 
 /// JSON with `schema_version`.

@@ -2,6 +2,7 @@
 
 use crate::comparison::{build, CellRuns, StudyReport};
 use crate::figures::figure;
+use bakeoff_core::phaserecord::{CpuSource, InstanceRecord, PhaseRecord, SpaceRecord};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::*;
 use bakeoff_core::settings::Settings;
@@ -181,6 +182,8 @@ pub fn record() -> RunRecord {
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
         findings: Vec::new(),
         database: None,
+        phases: Vec::new(),
+        space: None,
         dataset: None,
         clients: Vec::new(),
         ramp: None,
@@ -188,6 +191,65 @@ pub fn record() -> RunRecord {
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);
     record
+}
+
+fn instance(index: u32, start: f64, exit_code: Option<i32>) -> InstanceRecord {
+    InstanceRecord {
+        index,
+        dir: format!("/mnt/par/inst-{index}"),
+        start_offset_s: start,
+        real_s: 12.5,
+        user_s: Some(20.0),
+        sys_s: Some(2.5),
+        exit_code,
+        signal: exit_code.is_none().then_some(9),
+        stderr_tail: Vec::new(),
+    }
+}
+
+/// A run of the recipe `build` on a ZFS stack with compression: two instances of a build
+/// 10 s apart (the second killed), then an action; 22.5 s per phase, 3 GiB written each.
+pub fn recipe_record() -> RunRecord {
+    let mut r = record();
+    r.plan.workload = "build".into();
+    (r.roles, r.ops, r.plan.roles) = (Vec::new(), Vec::new(), Vec::new());
+    r.summary = Summary::compute(&r);
+    let phase = |name: &str, instances: Vec<InstanceRecord>| PhaseRecord {
+        name: name.into(),
+        command: "cargo build".into(),
+        status: RunStatus::Completed,
+        error: None,
+        exit_code: Some(0),
+        start_offset_s: 3.0,
+        real_s: 22.5,
+        user_s: Some(40.0),
+        sys_s: Some(5.0),
+        cpu_source: CpuSource::Cgroup,
+        instances,
+        device_read_bytes: Some(0),
+        device_write_bytes: Some(3 << 30),
+        device_flushes: Some(1234),
+        cpu: r.cpu.clone(),
+    };
+    r.phases = vec![
+        phase(
+            "build-2x",
+            vec![instance(1, 3.0, Some(0)), instance(2, 13.0, None)],
+        ),
+        PhaseRecord {
+            cpu_source: CpuSource::Bakeoff,
+            ..phase("flush", Vec::new())
+        },
+    ];
+    r.space = Some(SpaceRecord {
+        source: "zfs get".into(),
+        used_bytes: Some(300 << 20),
+        logical_bytes: Some(520 << 20),
+        compress_ratio: Some(1.73),
+        size_bytes: Some(2 << 30),
+        available_bytes: Some(1700 << 20),
+    });
+    r
 }
 
 /// One cell of a fixture comparison: stack, read IOPS of three repetitions, read

@@ -63,3 +63,13 @@ pub fn plain_table(
     }
     t
 }
+
+/// A CSV field: a number as Rust prints it, empty for `None`.
+pub fn csv_number(v: Option<f64>) -> String {
+    v.map_or(String::new(), |x| format!("{x}"))
+}
+
+/// A CSV field: text in quotes, quotes doubled.
+pub fn csv_text(t: &str) -> String {
+    format!("\"{}\"", t.replace('"', "\"\""))
+}

@@ -7,6 +7,7 @@
 
 pub mod charts;
 pub mod comparison;
+pub mod comparison_phases;
 pub mod comparison_text;
 pub mod csv;
 pub mod figures;
@@ -18,6 +19,7 @@ pub mod ramp_comparison_text;
 pub mod terminal;
 mod terminal_db;
 mod terminal_files;
+mod terminal_phases;
 
 mod fmt;
 

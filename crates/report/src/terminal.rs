@@ -14,6 +14,9 @@ pub fn render(r: &RunRecord) -> String {
     }
     out.push_str(&roles_table(r));
     out.push('\n');
+    if !r.phases.is_empty() {
+        out.push_str(&crate::terminal_phases::lines(r));
+    }
     if let Some(db) = &r.database {
         out.push_str(&crate::terminal_db::lines(r, db));
     }
@@ -55,6 +58,7 @@ fn header(r: &RunRecord) -> String {
     };
     let what = match &r.database {
         Some(db) => crate::terminal_db::header_part(r, db),
+        None if !r.phases.is_empty() => crate::terminal_phases::header_part(r),
         None => format!(
             "engine {}, {}",
             r.plan.engine.name(),
@@ -81,9 +85,12 @@ pub(crate) fn count(n: u64, noun: &str) -> String {
     }
 }
 
-/// The per-role table: its headings and rows (one per role and operation kind, plus service
-/// time under a target rate).
+/// The per-role table (a run of phases: the phase table): its headings and rows (one per role
+/// and operation kind, plus service time under a target rate).
 fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
+    if !r.phases.is_empty() {
+        return crate::terminal_phases::rows(r);
+    }
     let open_loop = r
         .roles
         .iter()
@@ -194,6 +201,13 @@ pub fn render_markdown(r: &RunRecord) -> String {
     }
     out.push('\n');
     let mut items = commit_lines(r);
+    if !r.phases.is_empty() {
+        items.extend(
+            crate::terminal_phases::lines(r)
+                .lines()
+                .map(|l| l.trim().to_string()),
+        );
+    }
     // "cpu      busy ..." lines, spaces collapsed; an indented line continues the one above.
     for text in system(r).lines() {
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -274,7 +288,13 @@ fn cpu_lines(r: &RunRecord) -> String {
         c.busy_pct, count(u64::from(c.cpus), "CPU"), c.user_pct, c.system_pct, c.iowait_pct, c.irq_pct, c.softirq_pct, c.steal_pct
     );
     if let Some(x) = &c.split {
-        // A database run's server is counted with the daemons the run started.
+        // A database run's server is counted with the daemons the run started; a run of
+        // phases's commands are bakeoff's.
+        let tool = if r.phases.is_empty() {
+            "bakeoff"
+        } else {
+            "bakeoff and its commands"
+        };
         let daemons = if r.database.is_some() {
             "stack daemons and the database server"
         } else {
@@ -282,14 +302,14 @@ fn cpu_lines(r: &RunRecord) -> String {
         };
         let _ = writeln!(
             s,
-            "         by whom: bakeoff {:.1}%, {daemons} {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            "         by whom: {tool} {:.1}%, {daemons} {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
             x.tool_pct, x.daemons_pct, x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
     let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
         format!("; bakeoff itself {p:.1}% of busy CPU")
     });
-    if r.summary.cpu_us_per_op.is_some() || r.database.is_none() {
+    if r.summary.cpu_us_per_op.is_some() || (r.database.is_none() && r.phases.is_empty()) {
         let _ = writeln!(
             s,
             "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",

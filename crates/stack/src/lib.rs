@@ -4,6 +4,7 @@
 
 pub mod backing;
 pub mod cgroup;
+pub mod command_group;
 pub mod daemon;
 pub mod error;
 pub mod exec;

@@ -2,6 +2,7 @@
 //! fair runs, and torn down in reverse whatever happens (on drop too).
 
 use crate::backing::{provide, Backing, BackingOptions, Ctx};
+use crate::command_group::CommandGroup;
 use crate::daemon::{Daemon, DaemonStart};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec};
@@ -9,6 +10,7 @@ use crate::fs::{self, Built};
 use crate::ledger::{state_dir, Ledger};
 use crate::spec::{StackKind, StackSpec};
 use crate::undo::Undo;
+use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
 use bakeoff_probe::DeviceInfo;
 use std::path::PathBuf;
@@ -305,6 +307,27 @@ impl Stack {
         crate::cgroup::limit_memory(bytes, &format!("bakeoff-{}", self.info.name), ledger)?;
         self.info.mem_limit_bytes = Some(bytes);
         Ok(())
+    }
+
+    /// A cgroup v2 named `name` for a command tree run on the stack, below the cgroup this
+    /// process is in (so a memory limit applies), its removal recorded in the ledger first so
+    /// that teardown and `bakeoff cleanup` kill whatever still runs in it. `None` where there
+    /// is no cgroup v2 or this process may not make one (the caller falls back to `getrusage`).
+    pub fn command_group(&mut self, name: &str) -> Result<Option<CommandGroup>, StackError> {
+        let Some(parent) = crate::command_group::own_v2_cgroup() else {
+            return Ok(None);
+        };
+        let path = parent.join(format!("bakeoff-{}-{name}", self.info.name));
+        self.record_undo(Undo::KillCgroup { path: path.clone() })?;
+        CommandGroup::create(path)
+    }
+
+    /// The stack's space use and compression now, as its driver reads them back (`zfs get`,
+    /// `compsize`, `df`); `None` for a raw device. The commands run are the stack's.
+    pub fn space(&mut self) -> Result<Option<SpaceRecord>, StackError> {
+        let read = (self.spec.kind.driver().space)(&self.info, &self.target, &mut self.exec);
+        self.info.commands = self.exec.log.clone();
+        read
     }
 
     /// Why the stack itself failed during a run, if it did: a daemon of its own that died or

@@ -50,6 +50,9 @@ pub enum Undo {
     RestoreFile { path: PathBuf, value: String },
     /// Move our processes out of this cgroup and remove it.
     RemoveCgroup { path: PathBuf },
+    /// Kill every process in this cgroup v2 (a command tree run on the stack: `bakeoff exec`,
+    /// a recipe's phase) and remove it.
+    KillCgroup { path: PathBuf },
 }
 
 /// Carries out one undo.
@@ -74,6 +77,7 @@ pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
             std::fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
         }
         Undo::RemoveCgroup { path } => remove_cgroup(path),
+        Undo::KillCgroup { path } => crate::command_group::kill_and_remove(path),
     }
 }
 
@@ -272,6 +276,9 @@ mod tests {
                 path: nothing.clone(),
             },
             Undo::RemoveDirAndFiles {
+                path: nothing.clone(),
+            },
+            Undo::KillCgroup {
                 path: nothing.clone(),
             },
         ] {

@@ -247,3 +247,38 @@ fn wait_for_cause(stack: &Stack) -> String {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+#[test]
+fn space_is_read_back_with_the_compression_the_file_system_reports() {
+    if !privileged() {
+        return;
+    }
+    process_state_dir();
+    let images = scratch();
+    // 8 MiB of text that compresses well.
+    let text = "bakeoff compares storage stacks; ".repeat(256 << 10);
+    let compsize = bakeoff_stack::exec::installed("compsize");
+    for spec in ["ext4", "btrfs:mount=compress=zstd", "raw"] {
+        let o = options(images.path(), IMAGE_BYTES);
+        let mut stack = Stack::create(&StackSpec::parse(spec).unwrap(), &o).unwrap();
+        if !stack.is_device {
+            std::fs::write(stack.target.join("text"), &text).unwrap();
+        }
+        let space = stack.space().unwrap_or_else(|e| panic!("{spec}: {e}"));
+        match (spec, space) {
+            ("raw", None) => {}
+            ("ext4", Some(s)) => {
+                assert_eq!((s.source.as_str(), s.compress_ratio), ("df", None));
+                assert!(s.used_bytes.unwrap() >= text.len() as u64, "{s:?}");
+            }
+            (_, Some(s)) if compsize => {
+                assert_eq!(s.source, "compsize");
+                assert!(s.compress_ratio.unwrap() > 2.0, "{s:?}");
+                assert_eq!(s.logical_bytes, Some(text.len() as u64), "{s:?}");
+            }
+            (_, Some(s)) => assert_eq!(s.source, "btrfs filesystem df"),
+            (spec, s) => panic!("{spec}: {s:?}"),
+        }
+        stack.destroy().unwrap();
+    }
+}

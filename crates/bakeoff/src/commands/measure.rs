@@ -320,6 +320,8 @@ fn record(
         samples: measured.samples,
         findings: Vec::new(),
         database: None,
+        phases: Vec::new(),
+        space: None,
         dataset: None,
         clients,
         ramp: None,

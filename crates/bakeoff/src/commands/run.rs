@@ -34,11 +34,16 @@ pub fn load_workload(name: Option<&str>, job: Option<&Path>) -> Result<Workload,
     let name = name.unwrap_or_default();
     builtin(name).ok_or_else(|| {
         let names: Vec<String> = builtins().into_iter().map(|w| w.name).collect();
+        let recipes: Vec<String> = bakeoff_core::recipe::builtins()
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
         failure(
             Code::Usage,
             format!(
-                "unknown workload '{name}' (built-in: {}; or --job FILE)",
-                names.join(", ")
+                "unknown workload '{name}' (built-in: {}; recipes: {}; or --job FILE, --recipe FILE)",
+                names.join(", "),
+                recipes.join(", ")
             ),
         )
     })
@@ -135,6 +140,9 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
             ));
         }
         return super::dbrun::command(&args, name);
+    }
+    if let Some(recipe) = super::exec::recipe_of(&args)? {
+        return super::exec::run_recipe(&args, &recipe);
     }
     let workload = load_workload(args.workload.as_deref(), args.job.as_deref())?;
     let plan = workload

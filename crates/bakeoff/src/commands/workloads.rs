@@ -16,7 +16,22 @@ pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
             for (name, description, _) in DB_WORKLOADS {
                 println!("{name:<10} {description}");
             }
-            println!("\n`bakeoff workloads show NAME` prints one as TOML (a database workload: its keys); run your copy with --job FILE.");
+            for r in bakeoff_core::recipe::builtins() {
+                println!("{:<10} recipe: {}", r.name, r.description);
+            }
+            println!("\n`bakeoff workloads show NAME` prints one as TOML (a database workload: its keys); run your copy with --job FILE (a recipe: --recipe FILE).");
+        }
+        WorkloadsAction::Show { name } if bakeoff_core::recipe::builtin(&name).is_some() => {
+            let r = bakeoff_core::recipe::builtin(&name).expect("just found");
+            print!("{}", r.source);
+            println!("\n# Phase keys ([[phase]]):");
+            for k in bakeoff_core::recipe::PHASE_KEYS {
+                println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
+            }
+            println!("# Built-in actions (action = NAME):");
+            for a in bakeoff_core::recipe::ACTIONS {
+                println!("#   {:<27} {}", a.key, a.help);
+            }
         }
         WorkloadsAction::Show { name } if is_db_workload(&name) => show_db(&name),
         WorkloadsAction::Show { name } => {

@@ -1,12 +1,17 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
+use super::space::{parse_btrfs_df, parse_compsize, unreadable};
 use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
+use crate::exec::Exec;
 use crate::spec::{need_devices, StackSpec};
 use bakeoff_core::job::KeyDoc;
+use bakeoff_core::phaserecord::SpaceRecord;
+use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// btrfs's hooks.
 pub const DRIVER: Driver = Driver {
@@ -24,6 +29,7 @@ pub const DRIVER: Driver = Driver {
         },
     ],
     check,
+    space,
     missing_tool: || {
         first_missing(&[
             ("mkfs.btrfs", "btrfs-progs"),
@@ -33,6 +39,21 @@ pub const DRIVER: Driver = Driver {
     },
     ..Driver::basic("btrfs", build)
 };
+
+/// Space and compression from `compsize` (btrfs-compsize) where it is installed, else the
+/// chunks' use from `btrfs filesystem df` (which cannot tell compression).
+fn space(_: &StackInfo, target: &Path, exec: &mut Exec) -> Result<Option<SpaceRecord>, StackError> {
+    let t = target.to_string_lossy();
+    rustix::fs::sync();
+    let (tool, out, read) = if crate::exec::installed("compsize") {
+        let out = exec.run("compsize", &["-b", &t])?;
+        ("compsize", out.clone(), parse_compsize(&out))
+    } else {
+        let out = exec.run("btrfs", &["filesystem", "df", "-b", &t])?;
+        ("btrfs filesystem df", out.clone(), parse_btrfs_df(&out))
+    };
+    Ok(Some(read.ok_or_else(|| unreadable(tool, &t, &out))?))
+}
 
 /// Profiles are among those bakeoff knows, with the devices they need.
 fn check(spec: &StackSpec) -> Result<(), String> {

@@ -5,6 +5,7 @@
 mod btrfs;
 mod extfs;
 mod simple;
+pub(crate) mod space;
 mod xfs;
 pub mod zfs;
 
@@ -15,9 +16,10 @@ use crate::exec::{Cmd, Exec, MKFS_TIMEOUT};
 use crate::spec::{StackKind, StackSpec};
 use crate::undo::Undo;
 use bakeoff_core::job::KeyDoc;
+use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What a driver built.
 #[derive(Clone, Debug, Default)]
@@ -66,12 +68,16 @@ pub struct Driver {
     pub prepare_cold: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
     /// Whether the stack can serve I/O, besides its daemons running (ZFS: the pool is ONLINE).
     pub health: fn(&StackInfo, &mut Exec) -> Result<(), StackError>,
+    /// Space use and compression of the file system mounted at the path, read back after a
+    /// run of phases (`df` unless the type knows better); `None` for a raw device.
+    pub space: fn(&StackInfo, &Path, &mut Exec) -> Result<Option<SpaceRecord>, StackError>,
 }
 
 impl Driver {
     /// The type `name` built by `build`, with what most types share: it needs root, takes none
     /// of the common keys and no keys of its own, has a data device per `devices=`, needs no
-    /// tool, and has nothing to do before a cold run or for its health. A driver changes what
+    /// tool, has nothing to do before a cold run or for its health, and reads its space back
+    /// with `df`. A driver changes what
     /// differs (`Driver { common: KERNEL_KEYS, ..Driver::basic("ext4", build) }`).
     pub const fn basic(
         name: &'static str,
@@ -88,6 +94,7 @@ impl Driver {
             build,
             prepare_cold: nothing,
             health: nothing,
+            space: space::df,
         }
     }
 }

@@ -17,6 +17,7 @@ pub const TMPFS: Driver = Driver {
 /// raw's hooks.
 pub const RAW: Driver = Driver {
     common: &["size", "offset"],
+    space: super::space::none,
     missing_tool: || first_missing(&[("losetup", "util-linux")]),
     ..Driver::basic("raw", raw)
 };

@@ -64,6 +64,7 @@ pub const DRIVER: Driver = Driver {
     missing_tool,
     prepare_cold: make_cold,
     health,
+    space: zfs_read::space,
     ..Driver::basic("zfs", build)
 };
 

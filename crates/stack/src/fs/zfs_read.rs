@@ -4,6 +4,9 @@
 use super::{dataset, Props};
 use crate::error::StackError;
 use crate::exec::Exec;
+use bakeoff_core::phaserecord::SpaceRecord;
+use bakeoff_core::record::StackInfo;
+use std::path::Path;
 
 /// `property<TAB>value` lines as a map.
 fn tab_pairs(text: &str) -> Props {
@@ -49,6 +52,27 @@ pub fn read_back(pool: &str, exec: &mut Exec) -> Result<(Props, Option<f64>), St
     props.insert("pool".into(), pool.to_string());
     props.insert("dataset".into(), ds);
     Ok((props, redundancy(&status, pool)))
+}
+
+/// The dataset's `used`, `logicalused` (OpenZFS; zfs-fuse has none), `available` and
+/// `compressratio` (`zfs get -Hp`), after a `sync` so that the last transaction group is on the
+/// devices and counted.
+pub fn space(
+    info: &StackInfo,
+    _: &Path,
+    exec: &mut Exec,
+) -> Result<Option<SpaceRecord>, StackError> {
+    let pool = info.properties.get("pool").ok_or_else(|| {
+        StackError::Environment(format!("stack {} records no ZFS pool", info.name))
+    })?;
+    let ds = dataset(pool);
+    rustix::fs::sync();
+    // `all`: zfs-fuse's pools predate `logicalused`, and naming it would fail the query.
+    let out = exec.run("zfs", &["get", "-Hp", "-o", "property,value", "all", &ds])?;
+    let read = crate::fs::space::parse_zfs(&out);
+    Ok(Some(read.ok_or_else(|| {
+        crate::fs::space::unreadable("zfs get", &ds, &out)
+    })?))
 }
 
 /// A top-level vdev as `zpool status` shows it: its section (`data` for the pool's own,

@@ -3,11 +3,14 @@
 //! before anything runs.
 
 use super::super::dbrun;
+use super::super::exec::read_recipe;
+use super::super::phases;
 use super::super::run::load_workload;
 use crate::cli::CompareArgs;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::dbplan::{is_db_workload, plan_db, Db, DbPlan};
 use bakeoff_core::ramp::{take_from, RampSpec, RAMP_KEY};
+use bakeoff_core::recipe::{is_recipe_text, Recipe, RecipePlan};
 use bakeoff_core::settings::{echo, Origin, Settings};
 use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
 use bakeoff_core::Plan;
@@ -26,6 +29,8 @@ pub enum CellPlan {
     Ramp(Plan, RampSpec),
     /// A real database (tpcc, pgbench).
     Db(Box<DbPlan>),
+    /// A recipe: phases of commands or actions.
+    Recipe(Box<RecipePlan>),
 }
 
 impl CellPlan {
@@ -34,16 +39,18 @@ impl CellPlan {
         match self {
             CellPlan::Io(p) | CellPlan::Ramp(p, _) => p.dataset_bytes(),
             CellPlan::Db(p) => p.dataset_bytes(),
+            CellPlan::Recipe(_) => 0,
         }
     }
 
-    /// Warm-up plus measured time.
+    /// Warm-up plus measured time (a recipe's phases take what they take: not known).
     pub fn timed(&self) -> Duration {
         match self {
             CellPlan::Io(p) => p.ramp_time + p.runtime,
             // The longest it can take: every point, each after the workload's warm-up.
             CellPlan::Ramp(p, r) => r.longest() + p.ramp_time * (r.max_points + r.bisect),
             CellPlan::Db(p) => p.ramp_time + p.runtime,
+            CellPlan::Recipe(_) => Duration::ZERO,
         }
     }
 
@@ -51,7 +58,7 @@ impl CellPlan {
     /// down (a database's load is the larger part of its run).
     pub fn overhead_secs(&self) -> f64 {
         match self {
-            CellPlan::Io(_) | CellPlan::Ramp(..) => 8.0,
+            CellPlan::Io(_) | CellPlan::Ramp(..) | CellPlan::Recipe(_) => 8.0,
             CellPlan::Db(p) => 15.0 + p.dataset_bytes() as f64 / (4 << 20) as f64,
         }
     }
@@ -116,6 +123,19 @@ pub fn cell_plans(cells: &[Cell], mem_limit: Option<u64>) -> Result<Vec<CellPlan
     Ok(plans)
 }
 
+/// The recipe a study names as a workload: a built-in recipe, or a file with `[[phase]]` tables.
+fn recipe_of(name: &str) -> Result<Option<Recipe>, Failure> {
+    if let Some(r) = bakeoff_core::recipe::builtin(name) {
+        return Ok(Some(r));
+    }
+    let path = Path::new(name);
+    let is_recipe = std::fs::read_to_string(path).is_ok_and(|t| is_recipe_text(&t));
+    match is_recipe {
+        true => read_recipe(path).map(Some),
+        false => Ok(None),
+    }
+}
+
 fn check_tools(spec: &str) -> Result<(), Failure> {
     let parsed = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
     match missing_tool(parsed.kind) {
@@ -149,6 +169,19 @@ fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
             })?;
         }
         return Ok(CellPlan::Db(Box::new(plan)));
+    }
+    if let Some(recipe) = recipe_of(&cell.workload)? {
+        let plan = recipe
+            .plan(&cell.settings())
+            .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
+        phases::check(&plan).map_err(|f| failure(f.code, in_cell(&f.error)))?;
+        let raw = StackSpec::parse_arg(&cell.stack).is_ok_and(|s| s.kind.name() == "raw");
+        if cell.log_stack.is_some() || raw {
+            let message = "a recipe runs its commands in one stack's file system \
+                           (no log stack, no raw stack)";
+            return Err(failure(Code::Usage, in_cell(&message)));
+        }
+        return Ok(CellPlan::Recipe(Box::new(plan)));
     }
     // A built-in name, else a workload file; neither: the built-ins are what to list.
     let workload = match load_workload(Some(&cell.workload), None) {

@@ -6,6 +6,7 @@ use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
 use super::on_stack::{loop_only, run_on_stack, run_on_stack_ramped, StackRun};
+use super::phases::run_recipe;
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -119,7 +120,11 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
             bakeoff_core::units::format_bytes(plans[i].dataset_bytes())
         );
     }
-    println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
+    if plans.iter().any(|p| matches!(p, CellPlan::Recipe(_))) {
+        println!("estimated time: not known: a recipe's phases take what they take (docs/phases.md has the build recipe's times)");
+    } else {
+        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
+    }
     println!(
         "disk: up to {} of sparse images at a time under {}",
         bakeoff_core::units::format_bytes(disk),
@@ -247,6 +252,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
                 run_on_stack_ramped(&run, &plan, Some(ramp), &interrupt)?
             }
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
+            CellPlan::Recipe(p) => run_recipe(&run, p, &interrupt)?,
         };
         if bar.is_hidden() {
             report_progress(done, total, cell, slot.rep, &record, started);
@@ -315,6 +321,11 @@ fn report_progress(
     let rate = match (&r.ramp, r.summary.tps) {
         (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
         (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
+        (None, None) if !r.phases.is_empty() => format!(
+            "{} phases in {:.0} s",
+            r.phases.len(),
+            r.measured_ns as f64 / 1e9
+        ),
         (None, None) => format!(
             "read {}/s write {}/s",
             n(r.summary.read_iops),

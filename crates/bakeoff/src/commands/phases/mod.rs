@@ -1,0 +1,206 @@
+//! A run of phases (`bakeoff exec`, `bakeoff run RECIPE`, a recipe cell of `compare`): the
+//! stack built, made cold, the phases run in order inside one measured [`Window`] (so the run
+//! has the whole-machine CPU split, device and memory figures of every run), each phase
+//! accounted at its edges; after the last, whatever the commands left running is killed and the
+//! stack's space and compression are read back; then the stack is torn down.
+
+mod action;
+mod instance;
+mod phase;
+
+use super::measure::Window;
+use super::on_stack::{known_of, target_of, StackRun};
+use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::phaserecord::PhaseRecord;
+use bakeoff_core::plan::{EngineKind, Plan};
+use bakeoff_core::recipe::{PhaseWork, RecipePlan};
+use bakeoff_core::record::{RunRecord, RunStatus, Summary};
+use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
+use bakeoff_probe::Probe;
+use bakeoff_stack::Stack;
+use phase::Context;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Checks what can be checked before anything is built: every action's arguments.
+pub fn check(plan: &RecipePlan) -> Result<(), Failure> {
+    for p in &plan.phases {
+        if let PhaseWork::Action { name, with } = &p.work {
+            action::check(name, with)
+                .map_err(|m| failure(Code::Usage, format!("phase {}: {m}", p.name)))?;
+        }
+    }
+    Ok(())
+}
+
+/// The plan as the run record shows it: the recipe's name and parameters (a run of phases has
+/// no filesets or roles).
+pub fn record_plan(plan: &RecipePlan) -> Plan {
+    Plan {
+        workload: plan.recipe.clone(),
+        engine: EngineKind::Null,
+        runtime: Duration::ZERO,
+        ramp_time: Duration::ZERO,
+        seed: 0,
+        repetition: 1,
+        compress_pct: 0,
+        filesets: Vec::new(),
+        roles: Vec::new(),
+        settings: plan.params.clone(),
+        clients: 0,
+    }
+}
+
+/// Builds the stack `run` names, runs the phases of `plan` on it and tears it down.
+pub fn run_recipe(
+    run: &StackRun,
+    plan: &RecipePlan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
+    let mut stack = super::stack::build(run.spec, run.opts, None)?;
+    let outcome = run_on(&mut stack, run, plan, interrupt);
+    let torn = stack.destroy().map_err(stack_failure);
+    let record = outcome?;
+    torn?;
+    Ok(record)
+}
+
+fn run_on(
+    stack: &mut Stack,
+    run: &StackRun,
+    plan: &RecipePlan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
+    let Target::Directory(mount) = target_of(stack) else {
+        return Err(failure(
+            Code::Usage,
+            "commands need a file system to run in: a raw stack holds no files",
+        ));
+    };
+    if let Some(bytes) = run.mem_limit {
+        stack.limit_memory(bytes).map_err(stack_failure)?;
+    }
+    stack.prepare_run(run.warm).map_err(stack_failure)?;
+    let known = known_of(stack, None);
+    let devices = known.devices.unwrap_or_default();
+    let record_plan = record_plan(plan);
+    let window = Window {
+        plan: &record_plan,
+        path: &mount,
+        devices: devices.clone(),
+        daemons: known.daemons.clone(),
+        quiet: true,
+    };
+    let mut ctx = Context {
+        stack,
+        mount: mount.clone(),
+        params: &plan.params,
+        probe: Probe::new(devices),
+        daemons: known.daemons,
+        interrupt,
+        origin: Instant::now(),
+        next_tick: Duration::from_secs(1),
+        groups: Vec::new(),
+    };
+    let mut phases = Vec::new();
+    let measured =
+        window.run(&mut |on_tick| Ok(run_phases(&mut ctx, plan, &mut phases, on_tick, run.quiet)));
+    // Whatever the commands left running (a daemon) goes before the space is read.
+    for group in ctx.groups.drain(..) {
+        if let Err(e) = group.remove() {
+            eprintln!("bakeoff: warning: {e}");
+        }
+    }
+    let mut record = measured?;
+    record.phases = phases;
+    record.space = ctx.stack.space().unwrap_or_else(|e| {
+        eprintln!("bakeoff: warning: the space used on the stack was not read back: {e}");
+        None
+    });
+    record.stack = Some(ctx.stack.info.clone());
+    record.cold = Some(!run.warm);
+    if record.status != RunStatus::Failed {
+        record.summary = Summary::compute(&record);
+    }
+    record.findings = bakeoff_core::findings::run_findings(&record);
+    // Phases are not a steady state: whether their throughput settled says nothing.
+    record
+        .findings
+        .retain(|f| !["too_short", "not_steady"].contains(&f.id.as_str()));
+    Ok(record)
+}
+
+/// The window's body: the phases in order until one fails or Ctrl-C.
+fn run_phases(
+    ctx: &mut Context,
+    plan: &RecipePlan,
+    phases: &mut Vec<PhaseRecord>,
+    on_tick: &mut dyn FnMut(&Tick),
+    quiet: bool,
+) -> RunOutput {
+    let tick = |kind, origin: Instant| Tick {
+        elapsed: origin.elapsed(),
+        kind,
+        totals: Totals::default(),
+    };
+    ctx.origin = Instant::now();
+    on_tick(&tick(TickKind::Start, ctx.origin));
+    on_tick(&tick(TickKind::MeasureStart, ctx.origin));
+    let mut error = None;
+    for (i, def) in plan.phases.iter().enumerate() {
+        if ctx.interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        if !quiet {
+            eprintln!(
+                "bakeoff: phase {} ({}/{}): {}",
+                def.name,
+                i + 1,
+                plan.phases.len(),
+                def.work.describe()
+            );
+        }
+        let record = phase::run(ctx, i, def, on_tick);
+        if !quiet {
+            eprintln!("bakeoff: phase {}: {}", def.name, progress_line(&record));
+        }
+        let status = record.status;
+        if let (RunStatus::Failed, Some(message)) = (status, &record.error) {
+            error = Some(RunError::Phase {
+                phase: record.name.clone(),
+                message: message.clone(),
+            });
+        }
+        phases.push(record);
+        if status != RunStatus::Completed {
+            break;
+        }
+    }
+    on_tick(&tick(TickKind::End, ctx.origin));
+    RunOutput {
+        roles: Vec::new(),
+        ops: Vec::new(),
+        measured: ctx.origin.elapsed(),
+        interrupted: ctx.interrupt.load(Ordering::Relaxed),
+        error,
+        counts: Vec::new(),
+        clients: Vec::new(),
+    }
+}
+
+/// `142.3 s real, 120.1 s user, 20.3 s sys` and the bytes written, or how it failed.
+fn progress_line(p: &PhaseRecord) -> String {
+    let cpu = match (p.user_s, p.sys_s) {
+        (Some(u), Some(s)) => format!(", {u:.1} s user, {s:.1} s sys"),
+        _ => String::new(),
+    };
+    let wrote = p.device_write_bytes.map_or(String::new(), |b| {
+        format!(", {} written", bakeoff_core::units::format_bytes(b))
+    });
+    let status = match p.status {
+        RunStatus::Completed => String::new(),
+        RunStatus::Interrupted => " (interrupted)".into(),
+        RunStatus::Failed => " (FAILED)".into(),
+    };
+    format!("{:.1} s real{cpu}{wrote}{status}", p.real_s)
+}
