@@ -59,10 +59,12 @@ fn processes_with(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Waits until a process whose command line contains `text` runs.
+/// Waits until a `perl` process whose command line contains `text` runs (the shell that
+/// starts it carries the text in its own command line first: it does not count).
 fn wait_for_process(text: &str) {
     let start = Instant::now();
-    while processes_with(text).is_empty() {
+    let perl = || processes_with(text).iter().any(|c| c.starts_with("perl "));
+    while !perl() {
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "{text} never started"
@@ -208,6 +210,20 @@ fn kill_9_in_a_phase_then_cleanup_leaves_no_process_mount_or_loop_device() {
     let scene = Scene::new();
     let marker = format!("bakeoff-k9-{}", std::process::id());
     let mut child = start_sleeping(&scene, &marker);
+    // Both sleepers (the one in the background and the one in front) are running.
+    let start = Instant::now();
+    while processes_with(&marker)
+        .iter()
+        .filter(|c| c.starts_with("perl "))
+        .count()
+        < 2
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{marker}: the sleepers never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let outlived = processes_with(&marker);
