@@ -74,21 +74,29 @@ fn run_chromium(chrome: &Path, page: &Path, mode: &[&str]) -> Loaded {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", chrome.display()));
+    // Read the DOM while Chromium writes it: a page larger than the pipe's buffer would block
+    // Chromium (and this loop) otherwise.
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut dom = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut dom).map(|_| dom)
+    });
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             panic!("{} did not finish {mode:?} in 60 s", chrome.display());
         }
         std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{} {mode:?}: {}",
-        chrome.display(),
-        out.status
-    );
+    };
+    let dom = reader
+        .join()
+        .expect("the reader thread")
+        .expect("Chromium's output");
+    assert!(status.success(), "{} {mode:?}: {status}", chrome.display());
     let log: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(&netlog).unwrap_or_else(|e| panic!("no network log: {e}")),
     )
@@ -100,7 +108,7 @@ fn run_chromium(chrome: &Path, page: &Path, mode: &[&str]) -> Loaded {
         .filter_map(|e| e["params"]["url"].as_str().map(String::from))
         .collect();
     Loaded {
-        dom: String::from_utf8_lossy(&out.stdout).into_owned(),
+        dom: String::from_utf8_lossy(&dom).into_owned(),
         requests,
     }
 }
