@@ -80,9 +80,7 @@ pub struct DbPlan {
     pub settings: BTreeMap<String, String>,
 }
 
-const fn doc(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
-    KeyDoc { key, default, help }
-}
+use crate::keys::doc;
 
 /// Keys of `tpcc` (besides the run keys and `pg.*` / `sqlite.*`).
 pub const TPCC_KEYS: &[KeyDoc] = &[

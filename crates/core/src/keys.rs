@@ -15,7 +15,8 @@ pub struct KeyDoc {
     pub help: &'static str,
 }
 
-const fn doc(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
+/// A key's documentation: name, default, meaning (every key table is built with it).
+pub(crate) const fn doc(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
     KeyDoc { key, default, help }
 }
 

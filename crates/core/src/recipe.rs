@@ -23,9 +23,7 @@ const BUILTINS: &[(&str, &str)] = &[("build", include_str!("../../../recipes/bui
 /// Most instances of one phase.
 pub const MAX_PARALLEL: u32 = 64;
 
-const fn key(key: &'static str, default: &'static str, help: &'static str) -> KeyDoc {
-    KeyDoc { key, default, help }
-}
+use crate::keys::doc as key;
 
 /// The keys of a `[[phase]]` table.
 pub const PHASE_KEYS: &[KeyDoc] = &[
