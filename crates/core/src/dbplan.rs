@@ -54,6 +54,14 @@ pub enum DbWork {
         /// Transactions later than this are skipped (`--latency-limit`), if any.
         latency_limit: Option<Duration>,
     },
+    /// TPC-H set up phase by phase (schema, load, indexes, keys, analyze), then its 22
+    /// queries once each.
+    Tpch {
+        /// Scale factor (1 is about 1 GB of generated text).
+        sf: f64,
+        /// Connections loading the tables in parallel.
+        load_threads: u32,
+    },
 }
 
 /// The validated plan of a database run.
@@ -135,6 +143,25 @@ pub const PGBENCH_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// Keys of `tpch` (besides `pg.*` / `sqlite.*`; no run keys: its phases run to their end).
+pub const TPCH_KEYS: &[KeyDoc] = &[
+    doc(
+        "db",
+        "postgres",
+        "postgres (a server bakeoff starts) or sqlite (embedded)",
+    ),
+    doc(
+        "sf",
+        "0.1",
+        "scale factor, 0.01 to 100: 1 is 6 million line items, about 1.9 GB on disk with indexes",
+    ),
+    doc(
+        "load_threads",
+        "2",
+        "connections loading the tables in parallel",
+    ),
+];
+
 /// SQLite options (`sqlite.KEY`), validated here.
 pub const SQLITE_KEYS: &[KeyDoc] = &[
     doc(
@@ -167,7 +194,16 @@ pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
         "the real pgbench (TPC-B-like) against a PostgreSQL server bakeoff manages",
         PGBENCH_KEYS,
     ),
+    (
+        "tpch",
+        "TPC-H on PostgreSQL or SQLite: schema, load, indexes, keys, analyze, 22 queries, each timed",
+        TPCH_KEYS,
+    ),
 ];
+
+/// Bytes per unit of TPC-H's scale factor on disk after every phase, indexes and keys
+/// included: PostgreSQL's database was 184 MiB at SF 0.1 (`docs/tpch.md`), plus its WAL.
+const TPCH_BYTES_PER_SF: f64 = 2.2 * (1u64 << 30) as f64;
 
 impl DbPlan {
     /// About how many bytes the loaded database takes on its stack, for the room checks made
@@ -178,6 +214,7 @@ impl DbPlan {
         match self.work {
             DbWork::Tpcc { warehouses, .. } => u64::from(warehouses) * 100 * MIB,
             DbWork::Pgbench { scale, .. } => u64::from(scale) * 16 * MIB,
+            DbWork::Tpch { sf, .. } => (sf * TPCH_BYTES_PER_SF) as u64,
         }
     }
 }
@@ -207,8 +244,12 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
                 "not a database workload",
             )
         })?;
-    let mut allowed: Vec<&str> = (db_run_keys().chain(keys.iter())).map(|k| k.key).collect();
-    if name == "tpcc" {
+    let run_keys = db_run_keys().filter(|_| name != "tpch");
+    let mut allowed: Vec<&str> = (run_keys.chain(keys.iter())).map(|k| k.key).collect();
+    if name == "tpch" {
+        refuse_run_keys(user)?;
+    }
+    if name != "pgbench" {
         allowed.extend(SQLITE_KEYS.iter().map(|k| k.key));
     }
     let (plain, pg) = split_pg(user)?;
@@ -229,6 +270,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     };
     let work = match name {
         "tpcc" => tpcc(&g, db)?,
+        "tpch" => tpch(&g)?,
         _ => pgbench(&g)?,
     };
     if name == "pgbench" && !run.ramp_time.is_zero() {
@@ -258,12 +300,14 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         // The value in force, which for SQLite is not the key's default.
         settings.insert("procedures".into(), procedures.to_string());
     }
+    // TPC-H has no timed window: its phases take what they take.
+    let timed = !matches!(work, DbWork::Tpch { .. });
     Ok(DbPlan {
         workload: name.to_string(),
         db,
         work,
-        runtime: run.runtime,
-        ramp_time: run.ramp_time,
+        runtime: if timed { run.runtime } else { Duration::ZERO },
+        ramp_time: if timed { run.ramp_time } else { Duration::ZERO },
         seed: run.seed,
         pg,
         sqlite,
@@ -358,6 +402,34 @@ fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
         jobs: j,
         rate_tps,
         latency_limit,
+    })
+}
+
+/// TPC-H runs its phases to their end: a time limit or warm-up has no meaning there.
+fn refuse_run_keys(user: &Settings) -> Result<(), SettingError> {
+    for key in RUN_KEYS.iter().map(|k| k.key) {
+        if user.get(key).is_some() {
+            return Err(user_val(user, key).invalid(
+                "tpch runs each phase to its end and the 22 queries once each: it takes no \
+                 run keys (set sf for a bigger run)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn tpch(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
+    let sf = g("sf");
+    let value: f64 = sf
+        .text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| (0.01..=100.0).contains(v))
+        .ok_or_else(|| sf.invalid("a scale factor from 0.01 to 100 (1 is about 1 GB)"))?;
+    Ok(DbWork::Tpch {
+        sf: value,
+        load_threads: g("load_threads").int(1, 64)? as u32,
     })
 }
 
@@ -470,6 +542,42 @@ mod tests {
         assert!(e.contains("procedures") && e.contains("db=postgres"), "{e}");
         let e = plan("tpcc", "procedures=maybe").unwrap_err().to_string();
         assert!(e.contains("procedures") && e.contains("boolean"), "{e}");
+    }
+
+    #[test]
+    fn tpch_takes_a_scale_factor_and_refuses_run_keys() {
+        let p = plan("tpch", "").unwrap();
+        assert_eq!(
+            (p.db, &p.work, p.runtime),
+            (
+                Db::Postgres,
+                &DbWork::Tpch {
+                    sf: 0.1,
+                    load_threads: 2
+                },
+                Duration::ZERO
+            )
+        );
+        assert_eq!(p.settings["sf"], "0.1");
+        assert!(!p.settings.contains_key("runtime"), "{:?}", p.settings);
+        // About 2.2 GiB per unit of scale: SF 0.1 measured 184 MiB, plus WAL.
+        assert_eq!(p.dataset_bytes() >> 20, 225);
+        let s = plan("tpch", "db=sqlite,sf=0.01,sqlite.page_size=16k").unwrap();
+        assert_eq!(
+            (s.db, s.sqlite["page_size"].as_str()),
+            (Db::Sqlite, "16384")
+        );
+        for key in ["runtime=10s", "ramp_time=5s", "seed=3"] {
+            let e = plan("tpch", key).unwrap_err().to_string();
+            let name = key.split('=').next().unwrap();
+            assert!(e.contains(name) && e.contains("no run keys"), "{e}");
+        }
+        for bad in ["sf=0", "sf=0.001", "sf=101", "sf=big"] {
+            let e = plan("tpch", bad).unwrap_err().to_string();
+            assert!(e.contains("sf") && e.contains("0.01 to 100"), "{bad}: {e}");
+        }
+        let e = plan("tpch", "warehouses=2").unwrap_err().to_string();
+        assert!(e.contains("unknown key"), "{e}");
     }
 
     #[test]

@@ -18,6 +18,21 @@ pub enum CpuSource {
     /// A built-in action inside bakeoff: bakeoff's own CPU and that of the children it waited
     /// for.
     Bakeoff,
+    /// A database phase (`bakeoff run tpch` on PostgreSQL): bakeoff's own CPU (the client)
+    /// plus that of the server's processes (`/proc/PID/stat` of the postmaster's family, with
+    /// the connections that ended counted through its waited-for children's time).
+    BakeoffAndServer,
+}
+
+/// One step of a phase: a table loaded, an index or key built, a query run (`Q1` ... `Q22`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// What it was: the table, index, constraint or query.
+    pub name: String,
+    /// Rows loaded or returned; `None` for DDL.
+    pub rows: Option<u64>,
+    /// Its wall-clock time.
+    pub real_s: f64,
 }
 
 /// One instance of a phase (a phase with `parallel = N` has N).
@@ -78,6 +93,13 @@ pub struct PhaseRecord {
     pub device_flushes: Option<u64>,
     /// Whole-machine CPU over the phase, with who used it (the command tree counts as the tool).
     pub cpu: Option<CpuStats>,
+    /// Rows the phase loaded or returned (a database phase); `None` where rows do not apply.
+    #[serde(default)]
+    pub rows: Option<u64>,
+    /// Its steps, in order, where it reports them (a database phase: each table, index, key
+    /// or query); empty for a command.
+    #[serde(default)]
+    pub steps: Vec<StepRecord>,
 }
 
 impl PhaseRecord {

@@ -79,7 +79,7 @@ impl RunOptions {
                 latency_limit: *latency_limit,
                 ..RunOptions::default()
             }),
-            DbWork::Tpcc { .. } => None,
+            DbWork::Tpcc { .. } | DbWork::Tpch { .. } => None,
         }
     }
 }

@@ -110,6 +110,44 @@ fn ended_in_window(
     reaped.saturating_sub(used_before) as f64
 }
 
+/// User and system CPU, in µs, of `roots` and their descendants between the two process
+/// tables (a database server over a phase): the processes alive at the end, plus those that
+/// ended inside it through their parents' waited-for children's time.
+pub fn family_cpu_us(
+    start: &[ProcStat],
+    end: &[ProcStat],
+    roots: &[u32],
+    ticks_per_sec: f64,
+) -> (f64, f64) {
+    let members = family(end, roots);
+    let members_at_start = family(start, roots);
+    let before: HashMap<u32, &ProcStat> = start.iter().map(|p| (p.pid, p)).collect();
+    let alive: HashSet<(u32, u64)> = end.iter().map(|p| (p.pid, p.starttime)).collect();
+    let part = |own: fn(&ProcStat) -> u64, reaped: fn(&ProcStat) -> u64| -> f64 {
+        let grown: u64 = (end.iter().filter(|p| members.contains(&p.pid)))
+            .map(|p| {
+                let base = before.get(&p.pid).filter(|b| b.starttime == p.starttime);
+                let since = |f: fn(&ProcStat) -> u64| f(p).saturating_sub(base.map_or(0, |b| f(b)));
+                since(own) + since(reaped)
+            })
+            .sum();
+        let used_before: u64 = (start.iter())
+            .filter(|p| members_at_start.contains(&p.pid) && !alive.contains(&(p.pid, p.starttime)))
+            .map(own)
+            .sum();
+        let ticks = grown.saturating_sub(used_before) as f64;
+        if ticks_per_sec > 0.0 {
+            ticks / ticks_per_sec * 1e6
+        } else {
+            0.0
+        }
+    };
+    (
+        part(|p| p.utime, |p| p.cutime),
+        part(|p| p.stime, |p| p.cstime),
+    )
+}
+
 /// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, I/O kernel
 /// threads plus interrupt time, steal, and the rest. A process of bakeoff's or a daemon's that
 /// ended inside the window counts through its parent's waited-for children's time; one that

@@ -230,6 +230,8 @@ pub fn recipe_record() -> RunRecord {
         device_write_bytes: Some(3 << 30),
         device_flushes: Some(1234),
         cpu: r.cpu.clone(),
+        rows: None,
+        steps: Vec::new(),
     };
     r.phases = vec![
         phase(

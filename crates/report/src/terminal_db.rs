@@ -16,6 +16,7 @@ pub fn header_part(r: &RunRecord, db: &DatabaseRun) -> String {
             get("terminals")
         ),
         "pgbench" => format!("scale {}, {} client(s)", get("scale"), get("clients")),
+        "tpch" => format!("scale factor {}, {} phases", get("sf"), r.phases.len()),
         _ => String::new(),
     };
     // "PostgreSQL 15.8 (Debian ...) on x86_64 ..., compiled by ...": name and version suffice.
@@ -27,6 +28,10 @@ pub fn header_part(r: &RunRecord, db: &DatabaseRun) -> String {
 pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
     let sm = &r.summary;
     let mut s = String::new();
+    if !r.phases.is_empty() {
+        // Phases (TPC-H) have no transactions: the load is what the database section adds.
+        return load_line(db);
+    }
     let opt = |v: Option<f64>| v.map_or("-".to_string(), rate);
     let _ = writeln!(
         s,
@@ -70,17 +75,7 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
         sm.checkpoints.map_or("-".into(), |c| format!("{c:.0}")),
         db.rollbacks
     );
-    if let Some(l) = &db.load {
-        let rows: u64 = l.rows.values().sum();
-        let _ = writeln!(
-            s,
-            "load     {rows} rows in {:.1} s ({}/s), size {}; devices wrote {}",
-            l.seconds,
-            rate(l.rows_per_s),
-            bytes(l.size_bytes.map(|b| b as f64)),
-            bytes(l.device_write_bytes.map(|b| b as f64)),
-        );
-    }
+    s += &load_line(db);
     if let Some(p) = &db.pgbench {
         let _ = writeln!(
             s,
@@ -100,4 +95,19 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
         );
     }
     s
+}
+
+/// The load: rows, time, rate, the database's size after it, device bytes written.
+fn load_line(db: &DatabaseRun) -> String {
+    let Some(l) = &db.load else {
+        return String::new();
+    };
+    let rows: u64 = l.rows.values().sum();
+    format!(
+        "load     {rows} rows in {:.1} s ({}/s), size {}; devices wrote {}\n",
+        l.seconds,
+        rate(l.rows_per_s),
+        bytes(l.size_bytes.map(|b| b as f64)),
+        bytes(l.device_write_bytes.map(|b| b as f64)),
+    )
 }

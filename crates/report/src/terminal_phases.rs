@@ -21,12 +21,13 @@ pub fn header_part(r: &RunRecord) -> String {
     }
 }
 
-/// The table's headings, which of its columns are right-aligned, and its rows.
+/// The table's headings, which of its columns are right-aligned, and its rows. A column of
+/// rows appears where a phase counts them (a database's load and queries).
 pub fn rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
-    let header = [
-        "phase",
-        "start",
-        "real s",
+    let with_rows = r.phases.iter().any(|p| p.rows.is_some());
+    let mut header = vec!["phase", "start", "real s"];
+    header.extend(with_rows.then_some("rows"));
+    header.extend([
         "user s",
         "sys s",
         "exit",
@@ -34,14 +35,17 @@ pub fn rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
         "dev written",
         "flushes",
         "busy",
-    ];
+    ]);
     let mut rows = Vec::new();
     for p in &r.phases {
         let busy = p.cpu.as_ref().map(|c| format!("{:.0}%", c.busy_pct));
-        rows.push(vec![
+        let mut row = vec![
             p.name.clone(),
-            format!("+{:.1}", p.start_offset_s),
+            format!("{:+.1}", p.start_offset_s),
             format!("{:.1}", p.real_s),
+        ];
+        row.extend(with_rows.then(|| p.rows.map_or("-".into(), group)));
+        row.extend([
             secs(p.user_s),
             secs(p.sys_s),
             phase_exit(p),
@@ -50,17 +54,18 @@ pub fn rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
             p.device_flushes.map_or("-".into(), group),
             busy.unwrap_or_else(|| "-".into()),
         ]);
+        rows.push(row);
         if p.instances.len() > 1 {
             rows.extend(p.instances.iter().map(instance_row));
         }
     }
-    (header.map(String::from).to_vec(), rows)
+    (header.into_iter().map(String::from).collect(), rows)
 }
 
 fn instance_row(i: &InstanceRecord) -> Vec<String> {
     let mut row = vec![
         format!("  #{}", i.index),
-        format!("+{:.1}", i.start_offset_s),
+        format!("{:+.1}", i.start_offset_s),
         format!("{:.1}", i.real_s),
         secs(i.user_s),
         secs(i.sys_s),
@@ -100,7 +105,11 @@ fn phase_exit(p: &PhaseRecord) -> String {
 pub fn lines(r: &RunRecord) -> String {
     let mut s = String::new();
     let sources: Vec<CpuSource> = r.phases.iter().map(|p| p.cpu_source).collect();
-    let how = if sources.contains(&CpuSource::Rusage) {
+    let how = if sources.contains(&CpuSource::BakeoffAndServer) {
+        "bakeoff (the client) plus the database server's processes"
+    } else if sources.iter().all(|s| *s == CpuSource::Bakeoff) {
+        "bakeoff's own (the work runs inside it)"
+    } else if sources.contains(&CpuSource::Rusage) {
         "getrusage of each command and the children it waited for (no cgroup v2 here: a daemon \
          it left running is not counted)"
     } else {
@@ -110,6 +119,9 @@ pub fn lines(r: &RunRecord) -> String {
         s,
         "phases   user and sys s: {how}; busy: the whole machine over the phase"
     );
+    for p in r.phases.iter().filter(|p| p.name.ends_with("queries")) {
+        s += &steps_lines(p);
+    }
     if let Some(sp) = &r.space {
         let used = sp.used_bytes.map_or("-".into(), format_bytes);
         let size = sp
@@ -126,6 +138,22 @@ pub fn lines(r: &RunRecord) -> String {
             "space    {used} used{size}{logical}{ratio} ({})",
             sp.source
         );
+    }
+    s
+}
+
+/// A phase's steps (the 22 queries), six to a line: `Q1 0.52 s (4)`, the rows in brackets.
+fn steps_lines(p: &PhaseRecord) -> String {
+    let items: Vec<String> = (p.steps.iter())
+        .map(|q| {
+            let rows = q.rows.map_or(String::new(), |n| format!(" ({})", group(n)));
+            format!("{} {:.2} s{rows}", q.name, q.real_s)
+        })
+        .collect();
+    let mut s = String::new();
+    for (i, chunk) in items.chunks(6).enumerate() {
+        let label = if i == 0 { "queries" } else { "" };
+        let _ = writeln!(s, "{label:<8} {}", chunk.join(", "));
     }
     s
 }

@@ -113,6 +113,11 @@ pub fn body<'b, 'o: 'b>(
             extras.rollbacks = run.rollbacks;
             Ok(run.output)
         }),
+        DbWork::Tpch { .. } => Box::new(|_| {
+            Err(database_error(
+                "TPC-H runs as phases (dbrun/tpch.rs), not in a window",
+            ))
+        }),
         DbWork::Pgbench { .. } => Box::new(move |on_tick| {
             let Opened::Postgres(server) = opened else {
                 return Err(database_error("pgbench drives PostgreSQL only"));

@@ -31,7 +31,7 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
             load_threads,
             procedures,
         }),
-        DbWork::Pgbench { .. } => None,
+        DbWork::Pgbench { .. } | DbWork::Tpch { .. } => None,
     }
 }
 
@@ -68,6 +68,9 @@ pub fn phase(
         }
         (DbWork::Pgbench { .. }, Opened::Sqlite(_)) => {
             return Err(failure(Code::Usage, "pgbench drives PostgreSQL only"))
+        }
+        (DbWork::Tpch { .. }, _) => {
+            return Err(failure(Code::Usage, "TPC-H loads in its own phase"))
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -108,7 +111,8 @@ fn pgbench_rows(scale: u32) -> BTreeMap<String, u64> {
     .collect()
 }
 
-fn size_on_disk(opened: &Opened) -> Result<Option<u64>, Failure> {
+/// The database's size on disk now: PostgreSQL's `pg_database_size`, SQLite's files.
+pub fn size_on_disk(opened: &Opened) -> Result<Option<u64>, Failure> {
     Ok(match opened {
         Opened::Postgres(_) => pg_stats(opened).map(|s| s.db_size_bytes),
         Opened::Sqlite(db) => {
@@ -126,5 +130,6 @@ fn describe(plan: &DbPlan) -> String {
     match plan.work {
         DbWork::Tpcc { warehouses, .. } => format!("TPC-C, {warehouses} warehouse(s)"),
         DbWork::Pgbench { scale, .. } => format!("pgbench, scale {scale}"),
+        DbWork::Tpch { sf, .. } => format!("TPC-H, scale factor {sf}"),
     }
 }

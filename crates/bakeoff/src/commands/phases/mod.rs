@@ -6,7 +6,7 @@
 
 mod action;
 mod instance;
-mod phase;
+pub mod phase;
 
 use super::measure::Window;
 use super::on_stack::{known_of, target_of, StackRun};
@@ -18,7 +18,7 @@ use bakeoff_core::record::{RunRecord, RunStatus, Summary};
 use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
-use phase::Context;
+pub use phase::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -103,8 +103,23 @@ fn run_on(
         groups: Vec::new(),
     };
     let mut phases = Vec::new();
-    let measured =
-        window.run(&mut |on_tick| Ok(run_phases(&mut ctx, plan, &mut phases, on_tick, run.quiet)));
+    let names: Vec<(String, String)> = (plan.phases.iter())
+        .map(|p| (p.name.clone(), p.work.describe()))
+        .collect();
+    let measured = window.run(&mut |on_tick| {
+        ctx.origin = Instant::now();
+        let mut one = |ctx: &mut Context, i: usize, on_tick: &mut dyn FnMut(&Tick)| {
+            phase::run(ctx, i, &plan.phases[i], on_tick)
+        };
+        Ok(run_phases(
+            &mut ctx,
+            &names,
+            &mut phases,
+            on_tick,
+            run.quiet,
+            &mut one,
+        ))
+    });
     // Whatever the commands left running (a daemon) goes before the space is read.
     for group in ctx.groups.drain(..) {
         if let Err(e) = group.remove() {
@@ -112,57 +127,66 @@ fn run_on(
         }
     }
     let mut record = measured?;
+    finish_record(&mut record, phases, ctx.stack, run.warm);
+    Ok(record)
+}
+
+/// Completes the record of a run of phases: its phases, the stack's space and compression
+/// read back now, how the stack was built, its summary and findings.
+pub fn finish_record(
+    record: &mut RunRecord,
+    phases: Vec<PhaseRecord>,
+    stack: &mut Stack,
+    warm: bool,
+) {
     record.phases = phases;
-    record.space = ctx.stack.space().unwrap_or_else(|e| {
+    record.space = stack.space().unwrap_or_else(|e| {
         eprintln!("bakeoff: warning: the space used on the stack was not read back: {e}");
         None
     });
-    record.stack = Some(ctx.stack.info.clone());
-    record.cold = Some(!run.warm);
+    record.stack = Some(stack.info.clone());
+    record.cold = Some(!warm);
     if record.status != RunStatus::Failed {
-        record.summary = Summary::compute(&record);
+        record.summary = Summary::compute(record);
     }
-    record.findings = bakeoff_core::findings::run_findings(&record);
+    record.findings = bakeoff_core::findings::run_findings(record);
     // Phases are not a steady state: whether their throughput settled says nothing.
     record
         .findings
         .retain(|f| !["too_short", "not_steady"].contains(&f.id.as_str()));
-    Ok(record)
 }
 
-/// The window's body: the phases in order until one fails or Ctrl-C.
-fn run_phases(
+/// Runs phase `i` of a run on the context, ticking the sampler.
+pub type RunOne<'r> = dyn FnMut(&mut Context, usize, &mut dyn FnMut(&Tick)) -> PhaseRecord + 'r;
+
+/// The window's body: the phases `names` (name and what it runs) in order, each by
+/// `run_one`, until one fails or Ctrl-C; the window starts at `ctx.origin`.
+pub fn run_phases(
     ctx: &mut Context,
-    plan: &RecipePlan,
+    names: &[(String, String)],
     phases: &mut Vec<PhaseRecord>,
     on_tick: &mut dyn FnMut(&Tick),
     quiet: bool,
+    run_one: &mut RunOne,
 ) -> RunOutput {
     let tick = |kind, origin: Instant| Tick {
         elapsed: origin.elapsed(),
         kind,
         totals: Totals::default(),
     };
-    ctx.origin = Instant::now();
     on_tick(&tick(TickKind::Start, ctx.origin));
     on_tick(&tick(TickKind::MeasureStart, ctx.origin));
     let mut error = None;
-    for (i, def) in plan.phases.iter().enumerate() {
+    for (i, (name, what)) in names.iter().enumerate() {
         if ctx.interrupt.load(Ordering::Relaxed) {
             break;
         }
         if !quiet {
-            eprintln!(
-                "bakeoff: phase {} ({}/{}): {}",
-                def.name,
-                i + 1,
-                plan.phases.len(),
-                def.work.describe()
-            );
+            eprintln!("bakeoff: phase {name} ({}/{}): {what}", i + 1, names.len());
         }
-        let record = phase::run(ctx, i, def, on_tick);
+        let record = run_one(ctx, i, on_tick);
         if !quiet {
-            eprintln!("bakeoff: phase {}: {}", def.name, progress_line(&record));
+            eprintln!("bakeoff: phase {name}: {}", progress_line(&record));
         }
         let status = record.status;
         if let (RunStatus::Failed, Some(message)) = (status, &record.error) {
@@ -189,7 +213,7 @@ fn run_phases(
 }
 
 /// `142.3 s real, 120.1 s user, 20.3 s sys` and the bytes written, or how it failed.
-fn progress_line(p: &PhaseRecord) -> String {
+pub fn progress_line(p: &PhaseRecord) -> String {
     let cpu = match (p.user_s, p.sys_s) {
         (Some(u), Some(s)) => format!(", {u:.1} s user, {s:.1} s sys"),
         _ => String::new(),

@@ -9,8 +9,8 @@ use bakeoff_core::recipe::{PhaseDef, PhaseWork};
 use bakeoff_core::record::{CpuStats, RunStatus};
 use bakeoff_engine::{Tick, TickKind, Totals};
 use bakeoff_probe::{
-    cpu_split, cpu_stats, processes, rusage_children, rusage_self, ticks_per_second, Probe,
-    ProcStat, Snapshot, SplitInputs,
+    cpu_split, cpu_stats, family_cpu_us, processes, rusage_children, rusage_self, ticks_per_second,
+    Probe, ProcStat, Snapshot, SplitInputs,
 };
 use bakeoff_stack::command_group::CommandGroup;
 use bakeoff_stack::Stack;
@@ -76,11 +76,30 @@ impl Edge {
 }
 
 /// How the work of a phase went.
-struct Outcome {
-    status: RunStatus,
-    error: Option<String>,
-    instances: Vec<InstanceRecord>,
-    cpu_source: CpuSource,
+pub struct Outcome {
+    /// Completed, failed or interrupted.
+    pub status: RunStatus,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The command's instances (none for work inside bakeoff).
+    pub instances: Vec<InstanceRecord>,
+    /// How the instances' CPU is measured.
+    pub cpu_source: CpuSource,
+}
+
+impl Outcome {
+    /// The outcome of work done inside bakeoff (an action, a database phase).
+    pub fn inside(done: Result<(), String>, cpu_source: CpuSource) -> Outcome {
+        Outcome {
+            status: match &done {
+                Ok(()) => RunStatus::Completed,
+                Err(_) => RunStatus::Failed,
+            },
+            error: done.err(),
+            instances: Vec::new(),
+            cpu_source,
+        }
+    }
 }
 
 /// Runs phase `index` of the recipe and says what it took.
@@ -90,35 +109,50 @@ pub fn run(
     def: &PhaseDef,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> PhaseRecord {
-    let start = Edge::now(&ctx.probe);
-    let started = Instant::now();
-    let outcome = match &def.work {
+    let is_action = matches!(def.work, PhaseWork::Action { .. });
+    let command = def.work.describe();
+    measured(ctx, &def.name, command, is_action, |ctx| match &def.work {
         PhaseWork::Shell(text) => {
             let argv = ["/bin/sh".to_string(), "-c".into(), text.clone()];
             commands(ctx, index, def, &argv, on_tick)
         }
         PhaseWork::Argv(argv) => commands(ctx, index, def, argv, on_tick),
         PhaseWork::Action { name, with } => {
-            let done = action::run(name, with, ctx.stack);
-            Outcome {
-                status: if done.is_ok() {
-                    RunStatus::Completed
-                } else {
-                    RunStatus::Failed
-                },
-                error: done.err(),
-                instances: Vec::new(),
-                cpu_source: CpuSource::Bakeoff,
-            }
+            Outcome::inside(action::run(name, with, ctx.stack), CpuSource::Bakeoff)
         }
-    };
+    })
+}
+
+/// Runs `work` as the phase `name` (running `command`), accounted at its edges: its real
+/// time, CPU, device bytes and flushes, and the whole machine's CPU with who used it. Work
+/// inside bakeoff (`inside`: an action, a database phase) has no exit code.
+pub fn measured(
+    ctx: &mut Context,
+    name: &str,
+    command: String,
+    inside: bool,
+    work: impl FnOnce(&mut Context) -> Outcome,
+) -> PhaseRecord {
+    let start = Edge::now(&ctx.probe);
+    let started = Instant::now();
+    let outcome = work(ctx);
     let real_s = started.elapsed().as_secs_f64();
     let end = Edge::now(&ctx.probe);
+    let bakeoff_us = |i: usize| {
+        let field = |t: (u64, u64, u64)| if i == 0 { t.0 } else { t.1 };
+        delta(field(start.own), field(end.own)) + delta(field(start.children), field(end.children))
+    };
     let (user_us, sys_us) = match outcome.cpu_source {
-        CpuSource::Bakeoff => (
-            delta(start.own.0, end.own.0) + delta(start.children.0, end.children.0),
-            delta(start.own.1, end.own.1) + delta(start.children.1, end.children.1),
-        ),
+        CpuSource::Bakeoff => (bakeoff_us(0), bakeoff_us(1)),
+        CpuSource::BakeoffAndServer => {
+            let (user, sys) = family_cpu_us(
+                &start.processes,
+                &end.processes,
+                &ctx.daemons,
+                ticks_per_second(),
+            );
+            (bakeoff_us(0) + user as u64, bakeoff_us(1) + sys as u64)
+        }
         _ => {
             let sum = |f: fn(&InstanceRecord) -> Option<f64>| -> Option<f64> {
                 outcome.instances.iter().map(f).sum()
@@ -127,8 +161,8 @@ pub fn run(
             (us(sum(|i| i.user_s)), us(sum(|i| i.sys_s)))
         }
     };
-    let measured = outcome.cpu_source == CpuSource::Bakeoff
-        || outcome.instances.iter().all(|i| i.user_s.is_some());
+    let measured =
+        outcome.instances.is_empty() || outcome.instances.iter().all(|i| i.user_s.is_some());
     let devices = ctx.probe.device_stats(&start.snapshot, &end.snapshot);
     let stack_devices: Vec<_> = devices.iter().filter(|d| d.role == "stack").collect();
     let sum = |f: fn(&bakeoff_core::record::DeviceStats) -> Option<u64>| -> Option<u64> {
@@ -137,14 +171,14 @@ pub fn run(
             .flatten()
     };
     let failed = outcome.instances.iter().find(|i| i.exit_code != Some(0));
-    let exit_code = match (&def.work, failed) {
-        (PhaseWork::Action { .. }, _) => None,
+    let exit_code = match (inside, failed) {
+        (true, _) => None,
         (_, Some(i)) => i.exit_code,
         (_, None) => Some(0),
     };
     PhaseRecord {
-        name: def.name.clone(),
-        command: def.work.describe(),
+        name: name.to_string(),
+        command,
         status: outcome.status,
         error: outcome.error,
         exit_code,
@@ -158,6 +192,8 @@ pub fn run(
         device_write_bytes: sum(|d| Some(d.write_bytes)),
         device_flushes: sum(|d| d.flush_ops),
         cpu: phase_cpu(&start, &end, &ctx.daemons),
+        rows: None,
+        steps: Vec::new(),
     }
 }
 

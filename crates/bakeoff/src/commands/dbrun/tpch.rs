@@ -1,0 +1,236 @@
+//! `bakeoff run tpch`: seed 002's database set-up as phases on the stack. `initdb` (the
+//! PostgreSQL cluster made and its server started, or the SQLite file created) is accounted
+//! before the measured window opens, so that the window counts the server as one of the
+//! stack's daemons; then the library's phases (`tpch.schema` ... `tpch.queries`) run in the
+//! window through the phase machinery of `bakeoff exec`, each with its real time, CPU (bakeoff
+//! as the client plus the server), device bytes and flushes, its rows and its steps (tables,
+//! indexes, keys, the 22 queries). No cache drop between the load and the queries: seed 002
+//! ran its queries on what the load left in memory, capped by `--mem-limit`.
+
+use super::super::measure::Window;
+use super::super::on_stack::{known_of, target_of, StackRun};
+use super::super::phases::phase::{measured, Outcome};
+use super::super::phases::{self, Context};
+use super::load::size_on_disk;
+use super::{describe, open, pg_failure, record_plan, Opened};
+use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
+use bakeoff_core::dbrecord::LoadPhase;
+use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
+use bakeoff_core::record::{RunRecord, RunStatus};
+use bakeoff_db::tpch::{self, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
+use bakeoff_engine::{Target, Tick};
+use bakeoff_probe::Probe;
+use bakeoff_stack::Stack;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// The name of the first phase: the database made and its server started.
+pub const INITDB: &str = "initdb";
+
+/// Runs TPC-H as `plan` says on the built `stack` (and `log_stack`); the caller stops the
+/// server if this returns early and tears the stacks down.
+pub fn run_on(
+    stack: &mut Stack,
+    log_stack: Option<&Stack>,
+    run: &StackRun,
+    plan: &DbPlan,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Failure> {
+    let Target::Directory(data) = target_of(stack) else {
+        return Err(failure(
+            Code::Usage,
+            "a database needs a file system: raw stacks hold no files",
+        ));
+    };
+    let DbWork::Tpch { sf, load_threads } = plan.work else {
+        return Err(failure(Code::Usage, "not a TPC-H plan"));
+    };
+    let tpch_plan = TpchPlan { sf, load_threads };
+    tpch_plan.validate().map_err(|e| failure(Code::Usage, e))?;
+    // The generator's 300 MiB text pool is charged to the cgroup it is first touched in: made
+    // now, outside the cap, the cap applies to the server as seed 002's did to Oracle.
+    tpch::init_generator();
+    if let Some(bytes) = run.mem_limit {
+        stack.limit_memory(bytes).map_err(stack_failure)?;
+    }
+    stack.prepare_run(run.warm).map_err(stack_failure)?;
+    let known = known_of(stack, log_stack);
+    let devices = known.devices.unwrap_or_default();
+    let mut ctx = Context {
+        stack,
+        mount: data.clone(),
+        params: &plan.settings,
+        probe: Probe::new(devices.clone()),
+        daemons: known.daemons,
+        interrupt,
+        origin: Instant::now(),
+        next_tick: Duration::from_secs(1),
+        groups: Vec::new(),
+    };
+    let (initdb, opened) = initdb(&mut ctx, plan, log_stack, &data)?;
+    let initdb_started = ctx.origin;
+    // The postmaster is one of the stack's daemons now.
+    let known = known_of(ctx.stack, log_stack);
+    ctx.daemons = known.daemons.clone();
+    let shown_plan = record_plan(plan);
+    let window = Window {
+        plan: &shown_plan,
+        path: &data,
+        devices,
+        daemons: known.daemons,
+        quiet: run.quiet,
+    };
+    let db = opened.database();
+    let runner = Tpch::new(db.as_ref(), tpch_plan).map_err(|e| failure(Code::Usage, e))?;
+    let cpu = server_cpu(plan.db);
+    let names: Vec<(String, String)> = (Phase::ALL.iter())
+        .map(|p| (p.name().to_string(), format!("action {}", p.name())))
+        .collect();
+    let mut phases = vec![initdb];
+    let mut load = None;
+    let measured_window = window.run(&mut |on_tick| {
+        ctx.origin = Instant::now();
+        ctx.next_tick = Duration::from_secs(1);
+        let mut one = |ctx: &mut Context, i: usize, on_tick: &mut dyn FnMut(&Tick)| {
+            let record = run_phase(ctx, &runner, Phase::ALL[i], cpu, on_tick);
+            if Phase::ALL[i] == Phase::Load && record.status == RunStatus::Completed {
+                load = Some(load_phase(&record, &opened));
+            }
+            record
+        };
+        let mut tpch_phases = Vec::new();
+        let out = phases::run_phases(
+            &mut ctx,
+            &names,
+            &mut tpch_phases,
+            on_tick,
+            run.quiet,
+            &mut one,
+        );
+        phases.extend(tpch_phases);
+        Ok(out)
+    });
+    drop(runner);
+    drop(db);
+    let mut record = measured_window?;
+    // initdb ran before the window opened: its start is that long before the window's.
+    phases[0].start_offset_s =
+        -(ctx.origin.saturating_duration_since(initdb_started)).as_secs_f64();
+    let mut database = describe(&opened, plan);
+    database.load = load.transpose()?;
+    record.database = Some(database);
+    record.log_stack = log_stack.map(|l| l.info.clone());
+    if let Opened::Postgres(server) = opened {
+        (*server).stop(ctx.stack).map_err(pg_failure)?;
+    }
+    phases::finish_record(&mut record, phases, ctx.stack, run.warm);
+    Ok(record)
+}
+
+/// How a phase's user and system CPU are counted: a PostgreSQL server's processes beside
+/// bakeoff's; SQLite works inside bakeoff.
+fn server_cpu(db: Db) -> CpuSource {
+    match db {
+        Db::Postgres => CpuSource::BakeoffAndServer,
+        Db::Sqlite => CpuSource::Bakeoff,
+    }
+}
+
+/// The `initdb` phase: the cluster made and the server started (or the SQLite file made),
+/// accounted like every phase. A failure to start is the run's error, with its exit code.
+fn initdb(
+    ctx: &mut Context,
+    plan: &DbPlan,
+    log_stack: Option<&Stack>,
+    data: &std::path::Path,
+) -> Result<(PhaseRecord, Opened), Failure> {
+    let command = match plan.db {
+        Db::Postgres => "initdb, pg_ctl start (server bakeoff manages)",
+        Db::Sqlite => "SQLite database file created",
+    };
+    let mut opened = None;
+    let record = measured(ctx, INITDB, command.into(), true, |ctx| {
+        let started = open(plan, ctx.stack, log_stack, data).map(|o| {
+            if let Opened::Postgres(server) = &o {
+                // Counted from the end of this phase on (it did not exist at its start).
+                ctx.daemons.push(server.pid() as u32);
+            }
+            o
+        });
+        let message = started.as_ref().err().map(|f| f.error.to_string());
+        opened = Some(started);
+        Outcome::inside(message.map_or(Ok(()), Err), server_cpu(plan.db))
+    });
+    let opened = opened.expect("the phase ran")?;
+    Ok((record, opened))
+}
+
+/// Runs one TPC-H phase on a thread while the sampler ticks, and records its rows and steps.
+fn run_phase(
+    ctx: &mut Context,
+    runner: &Tpch,
+    phase: Phase,
+    cpu: CpuSource,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> PhaseRecord {
+    let mut report: Option<PhaseReport> = None;
+    let command = format!("action {}", phase.name());
+    let stop = ctx.interrupt;
+    let mut record = measured(ctx, phase.name(), command, true, |ctx| {
+        let result = std::thread::scope(|s| {
+            let handle = s.spawn(|| runner.run(phase, stop));
+            while !handle.is_finished() {
+                ctx.tick(on_tick);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.join()
+        });
+        match result {
+            Ok(Ok(r)) => {
+                report = Some(r);
+                Outcome::inside(Ok(()), cpu)
+            }
+            Ok(Err(TpchError::Interrupted { .. })) => Outcome {
+                status: RunStatus::Interrupted,
+                ..Outcome::inside(Ok(()), cpu)
+            },
+            Ok(Err(e)) => Outcome::inside(Err(e.to_string()), cpu),
+            Err(_) => Outcome::inside(Err(format!("{}: its thread panicked", phase.name())), cpu),
+        }
+    });
+    if let Some(r) = report {
+        let counts_rows = matches!(phase, Phase::Load | Phase::Queries);
+        record.rows = counts_rows.then_some(r.rows);
+        record.steps = (r.steps.iter())
+            .map(|s| StepRecord {
+                name: s.name.clone(),
+                rows: counts_rows.then_some(s.rows),
+                real_s: s.elapsed.as_secs_f64(),
+            })
+            .collect();
+    }
+    record
+}
+
+/// The load as the database section shows it (as a TPC-C run's): rows per table, time,
+/// device bytes, the database's size right after it.
+fn load_phase(p: &PhaseRecord, opened: &Opened) -> Result<LoadPhase, Failure> {
+    let rows = (p.steps.iter())
+        .map(|s| (s.name.clone(), s.rows.unwrap_or(0)))
+        .collect();
+    let total = p.rows.unwrap_or(0) as f64;
+    Ok(LoadPhase {
+        seconds: p.real_s,
+        rows_per_s: if p.real_s > 0.0 {
+            total / p.real_s
+        } else {
+            0.0
+        },
+        rows,
+        device_read_bytes: p.device_read_bytes,
+        device_write_bytes: p.device_write_bytes,
+        log_device_write_bytes: None,
+        size_bytes: size_on_disk(opened)?,
+    })
+}
