@@ -3,12 +3,12 @@
 //! server, socket directory, mount or loop device behind (root and PostgreSQL; in CI for real).
 
 mod common;
-use bakeoff_testkit::{privileged_turn, serial};
+use bakeoff_testkit::{privileged, privileged_turn, serial};
 use common::db::*;
 use common::Scene;
 use std::process::Child;
 use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Sum of a device field over the record's devices of `role`.
 fn device_sum(record: &serde_json::Value, role: &str, field: &str) -> (usize, f64) {
