@@ -247,7 +247,10 @@ fn refuse_swept_twice(stack: &str, w: &StudyWorkload, sweeps: &[&Sweep]) -> Resu
 fn refuse_same_cell_twice(cells: &[Cell]) -> Result<(), String> {
     let (mut ids, mut runs) = (HashSet::new(), HashSet::new());
     for c in cells {
-        let mut set: Vec<&(String, String)> = c.set.iter().collect();
+        // What the workload runs with: a stack's own settings count unless the workload's
+        // override them (two named stacks of one spec differ by their `set`).
+        let stack_own = (c.stack_set.iter()).filter(|(k, _)| !c.set.iter().any(|s| s.0 == *k));
+        let mut set: Vec<&(String, String)> = c.set.iter().chain(stack_own).collect();
         set.sort();
         if !ids.insert(&c.id) || !runs.insert((&c.stack, &c.workload, set)) {
             return Err(format!(

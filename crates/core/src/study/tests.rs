@@ -194,6 +194,19 @@ fn workload_settings_keep_the_line_they_were_written_on() {
 }
 
 #[test]
+fn stacks_of_one_spec_with_different_settings_are_two_cells() {
+    let stack = |name: &str, page: &str| {
+        format!("[[stack]]\nname = \"{name}\"\nspec = \"ext4\"\nset = {{ \"sqlite.page_size\" = \"{page}\" }}\n")
+    };
+    let workload = "[[workload]]\nname = \"tpch\"\ndb = \"sqlite\"\n";
+    let text = stack("4k", "4096") + &stack("8k", "8192") + workload;
+    assert_eq!(parse(&text).unwrap().expand().unwrap().cells.len(), 2);
+    let text = stack("4k", "4096") + &stack("again", "4096") + workload;
+    let e = parse(&text).unwrap().expand().unwrap_err();
+    assert!(e.contains("same cell twice"), "{e}");
+}
+
+#[test]
 fn the_same_workload_twice_with_different_settings_is_two_cells() {
     let text = "stacks = [\"ext4\", \"xfs\"]\n[[workload]]\nname = \"slob\"\nwriters = 0\n[[workload]]\nname = \"slob\"\nreaders = 0\n";
     let plan = parse(text).unwrap().expand().unwrap();
