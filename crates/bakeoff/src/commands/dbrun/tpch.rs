@@ -22,6 +22,7 @@ use bakeoff_db::tpch::{self, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
 use bakeoff_engine::{Target, Tick};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -37,24 +38,7 @@ pub fn run_on(
     plan: &DbPlan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let Target::Directory(data) = target_of(stack) else {
-        return Err(failure(
-            Code::Usage,
-            "a database needs a file system: raw stacks hold no files",
-        ));
-    };
-    let DbWork::Tpch { sf, load_threads } = plan.work else {
-        return Err(failure(Code::Usage, "not a TPC-H plan"));
-    };
-    let tpch_plan = TpchPlan { sf, load_threads };
-    tpch_plan.validate().map_err(|e| failure(Code::Usage, e))?;
-    // The generator's 300 MiB text pool is charged to the cgroup it is first touched in: made
-    // now, outside the cap, the cap applies to the server as seed 002's did to Oracle.
-    tpch::init_generator();
-    if let Some(bytes) = run.mem_limit {
-        stack.limit_memory(bytes).map_err(stack_failure)?;
-    }
-    stack.prepare_run(run.warm).map_err(stack_failure)?;
+    let (data, tpch_plan) = prepare(stack, run, plan)?;
     let known = known_of(stack, log_stack);
     let devices = known.devices.unwrap_or_default();
     let mut ctx = Context {
@@ -81,39 +65,8 @@ pub fn run_on(
         daemons: known.daemons,
         quiet: run.quiet,
     };
-    let db = opened.database();
-    let runner = Tpch::new(db.as_ref(), tpch_plan).map_err(|e| failure(Code::Usage, e))?;
-    let cpu = server_cpu(plan.db);
-    let names: Vec<(String, String)> = (Phase::ALL.iter())
-        .map(|p| (p.name().to_string(), format!("action {}", p.name())))
-        .collect();
     let mut phases = vec![initdb];
-    let mut load = None;
-    let measured_window = window.run(&mut |on_tick| {
-        ctx.origin = Instant::now();
-        ctx.next_tick = Duration::from_secs(1);
-        let mut one = |ctx: &mut Context, i: usize, on_tick: &mut dyn FnMut(&Tick)| {
-            let record = run_phase(ctx, &runner, Phase::ALL[i], cpu, on_tick);
-            if Phase::ALL[i] == Phase::Load && record.status == RunStatus::Completed {
-                load = Some(load_phase(&record, &opened));
-            }
-            record
-        };
-        let mut tpch_phases = Vec::new();
-        let out = phases::run_phases(
-            &mut ctx,
-            &names,
-            &mut tpch_phases,
-            on_tick,
-            run.quiet,
-            &mut one,
-        );
-        phases.extend(tpch_phases);
-        Ok(out)
-    });
-    drop(runner);
-    drop(db);
-    let mut record = measured_window?;
+    let (mut record, load) = in_window(&mut ctx, window, &opened, tpch_plan, plan, &mut phases)?;
     // initdb ran before the window opened: its start is that long before the window's.
     phases[0].start_offset_s =
         -(ctx.origin.saturating_duration_since(initdb_started)).as_secs_f64();
@@ -126,6 +79,68 @@ pub fn run_on(
     }
     phases::finish_record(&mut record, phases, ctx.stack, run.warm);
     Ok(record)
+}
+
+/// What comes before the first phase: the plan checked, the generator made outside the
+/// memory cap, the cap, the cache rule. Returns the stack's mount and the TPC-H plan.
+fn prepare(
+    stack: &mut Stack,
+    run: &StackRun,
+    plan: &DbPlan,
+) -> Result<(PathBuf, TpchPlan), Failure> {
+    let Target::Directory(data) = target_of(stack) else {
+        return Err(failure(
+            Code::Usage,
+            "a database needs a file system: raw stacks hold no files",
+        ));
+    };
+    let DbWork::Tpch { sf, load_threads } = plan.work else {
+        return Err(failure(Code::Usage, "not a TPC-H plan"));
+    };
+    let tpch_plan = TpchPlan { sf, load_threads };
+    tpch_plan.validate().map_err(|e| failure(Code::Usage, e))?;
+    // The generator's 300 MiB text pool is charged to the cgroup it is first touched in: made
+    // now, outside the cap, the cap applies to the server as seed 002's did to Oracle.
+    tpch::init_generator();
+    if let Some(bytes) = run.mem_limit {
+        stack.limit_memory(bytes).map_err(stack_failure)?;
+    }
+    stack.prepare_run(run.warm).map_err(stack_failure)?;
+    Ok((data, tpch_plan))
+}
+
+/// The library's phases in the measured window, appended to `phases`; the record of the
+/// window, and the load as the database section shows it (if the load completed).
+fn in_window(
+    ctx: &mut Context,
+    window: Window,
+    opened: &Opened,
+    tpch_plan: TpchPlan,
+    plan: &DbPlan,
+    phases: &mut Vec<PhaseRecord>,
+) -> Result<(RunRecord, Option<Result<LoadPhase, Failure>>), Failure> {
+    let db = opened.database();
+    let runner = Tpch::new(db.as_ref(), tpch_plan).map_err(|e| failure(Code::Usage, e))?;
+    let cpu = server_cpu(plan.db);
+    let names: Vec<(String, String)> = (Phase::ALL.iter())
+        .map(|p| (p.name().to_string(), format!("action {}", p.name())))
+        .collect();
+    let quiet = window.quiet;
+    let mut load = None;
+    let record = window.run(&mut |on_tick| {
+        ctx.origin = Instant::now();
+        ctx.next_tick = Duration::from_secs(1);
+        let mut one = |ctx: &mut Context, i: usize, on_tick: &mut dyn FnMut(&Tick)| {
+            let record = run_phase(ctx, &runner, Phase::ALL[i], cpu, on_tick);
+            if Phase::ALL[i] == Phase::Load && record.status == RunStatus::Completed {
+                load = Some(load_phase(&record, opened));
+            }
+            record
+        };
+        let out = phases::run_phases(ctx, &names, phases, on_tick, quiet, &mut one);
+        Ok(out)
+    })?;
+    Ok((record, load))
 }
 
 /// How a phase's user and system CPU are counted: a PostgreSQL server's processes beside

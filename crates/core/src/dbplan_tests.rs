@@ -1,0 +1,130 @@
+//! Tests of the database workloads' keys and plans.
+
+use super::*;
+
+fn plan(name: &str, set: &str) -> Result<DbPlan, SettingError> {
+    plan_db(name, &Settings::parse_set(set).unwrap())
+}
+
+#[test]
+fn tpcc_on_postgres_and_sqlite() {
+    let p = plan(
+        "tpcc",
+        "warehouses=4,terminals=8,runtime=60s,pg.shared_buffers=1GB",
+    )
+    .unwrap();
+    assert_eq!(p.db, Db::Postgres);
+    assert_eq!(p.pg["shared_buffers"], "1GB");
+    assert!(matches!(
+        p.work,
+        DbWork::Tpcc {
+            warehouses: 4,
+            terminals: 8,
+            rate_tps: None,
+            ..
+        }
+    ));
+    assert_eq!(p.runtime, Duration::from_secs(60));
+    let s = plan(
+        "tpcc",
+        "db=sqlite,sqlite.journal_mode=wal,sqlite.page_size=8k",
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            s.sqlite["journal_mode"].as_str(),
+            s.sqlite["page_size"].as_str()
+        ),
+        ("wal", "8192")
+    );
+}
+
+#[test]
+fn stored_procedures_are_postgres_default_and_refused_on_sqlite() {
+    let procedures = |p: &DbPlan| match p.work {
+        DbWork::Tpcc { procedures, .. } => procedures,
+        _ => panic!("not TPC-C: {:?}", p.work),
+    };
+    let pg = plan("tpcc", "").unwrap();
+    assert!(procedures(&pg));
+    assert_eq!(pg.settings["procedures"], "true");
+    let statements = plan("tpcc", "procedures=false").unwrap();
+    assert!(!procedures(&statements));
+    assert_eq!(statements.settings["procedures"], "false");
+    let sqlite = plan("tpcc", "db=sqlite").unwrap();
+    assert!(!procedures(&sqlite));
+    assert_eq!(sqlite.settings["procedures"], "false");
+    assert!(!procedures(
+        &plan("tpcc", "db=sqlite,procedures=false").unwrap()
+    ));
+    let e = plan("tpcc", "db=sqlite,procedures=true")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("procedures") && e.contains("db=postgres"), "{e}");
+    let e = plan("tpcc", "procedures=maybe").unwrap_err().to_string();
+    assert!(e.contains("procedures") && e.contains("boolean"), "{e}");
+}
+
+#[test]
+fn tpch_takes_a_scale_factor_and_refuses_run_keys() {
+    let p = plan("tpch", "").unwrap();
+    assert_eq!(
+        (p.db, &p.work, p.runtime),
+        (
+            Db::Postgres,
+            &DbWork::Tpch {
+                sf: 0.1,
+                load_threads: 2
+            },
+            Duration::ZERO
+        )
+    );
+    assert_eq!(p.settings["sf"], "0.1");
+    assert!(!p.settings.contains_key("runtime"), "{:?}", p.settings);
+    // About 2.2 GiB per unit of scale: SF 0.1 measured 184 MiB, plus WAL.
+    assert_eq!(p.dataset_bytes() >> 20, 225);
+    let s = plan("tpch", "db=sqlite,sf=0.01,sqlite.page_size=16k").unwrap();
+    assert_eq!(
+        (s.db, s.sqlite["page_size"].as_str()),
+        (Db::Sqlite, "16384")
+    );
+    for key in ["runtime=10s", "ramp_time=5s", "seed=3"] {
+        let e = plan("tpch", key).unwrap_err().to_string();
+        let name = key.split('=').next().unwrap();
+        assert!(e.contains(name) && e.contains("no run keys"), "{e}");
+    }
+    for bad in ["sf=0", "sf=0.001", "sf=101", "sf=big"] {
+        let e = plan("tpch", bad).unwrap_err().to_string();
+        assert!(e.contains("sf") && e.contains("0.01 to 100"), "{bad}: {e}");
+    }
+    let e = plan("tpch", "warehouses=2").unwrap_err().to_string();
+    assert!(e.contains("unknown key"), "{e}");
+}
+
+#[test]
+fn what_does_not_apply_is_refused() {
+    let e = plan("tpcc", "warehouse=4").unwrap_err().to_string();
+    assert!(e.contains("unknown key") && e.contains("warehouses"), "{e}");
+    let e = plan("tpcc", "sqlite.journal_mode=wal")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("db=sqlite"), "{e}");
+    let e = plan("tpcc", "db=sqlite,pg.work_mem=8MB")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("db=postgres"), "{e}");
+    let e = plan("tpcc", "db=sqlite,sqlite.page_size=3000")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power of two"), "{e}");
+    let e = plan("pgbench", "db=sqlite").unwrap_err().to_string();
+    assert!(e.contains("allowed: postgres"), "{e}");
+    let e = plan("pgbench", "clients=5,jobs=2").unwrap_err().to_string();
+    assert!(e.contains("multiple"), "{e}");
+    let e = plan("pgbench", "latency_limit=10ms")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("needs -R"), "{e}");
+    let e = plan("tpcc", "pg.=1").unwrap_err().to_string();
+    assert!(e.contains("setting name"), "{e}");
+}
