@@ -241,20 +241,7 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_server_or_stack() {
             !scene.db_leftovers().is_empty(),
             "kill -9 in {phase} left the run's state"
         );
-        let out = scene.cmd(&["cleanup"]).output().unwrap();
-        assert_exit(&out, 0);
-        let left = scene.db_leftovers();
-        assert!(
-            left.is_empty(),
-            "after kill -9 in {phase} and cleanup: {left:#?}"
-        );
-        let new_sockets: Vec<String> = (socket_dirs().into_iter())
-            .filter(|d| !sockets_before.contains(d))
-            .collect();
-        assert!(
-            new_sockets.is_empty(),
-            "socket directories left: {new_sockets:?}"
-        );
+        scene.assert_cleanup_leaves_nothing(&sockets_before, &format!("kill -9 in {phase}"));
     }
 }
 

@@ -214,16 +214,7 @@ fn kill_9_in_the_load_then_cleanup_leaves_no_server_socket_mount_or_loop() {
         !scene.db_leftovers().is_empty(),
         "kill -9 left the run's state"
     );
-    assert_exit(&scene.cmd(&["cleanup"]).output().unwrap(), 0);
-    let left = scene.db_leftovers();
-    assert!(left.is_empty(), "after kill -9 and cleanup: {left:#?}");
-    let new_sockets: Vec<String> = (socket_dirs().into_iter())
-        .filter(|d| !sockets_before.contains(d))
-        .collect();
-    assert!(
-        new_sockets.is_empty(),
-        "socket directories left: {new_sockets:?}"
-    );
+    scene.assert_cleanup_leaves_nothing(&sockets_before, "kill -9 in the load");
 }
 
 #[test]

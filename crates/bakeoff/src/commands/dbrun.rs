@@ -124,12 +124,7 @@ fn run_on(
     plan: &DbPlan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let Target::Directory(data) = target_of(stack) else {
-        return Err(failure(
-            Code::Usage,
-            "a database needs a file system: raw stacks hold no files",
-        ));
-    };
+    let data = data_dir(stack)?;
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
@@ -178,6 +173,17 @@ fn run_on(
         (*server).stop(stack).map_err(pg_failure)?;
     }
     Ok(record)
+}
+
+/// The directory a database lives in: the stack's mount (a raw stack has none).
+fn data_dir(stack: &Stack) -> Result<std::path::PathBuf, Failure> {
+    match target_of(stack) {
+        Target::Directory(data) => Ok(data),
+        _ => Err(failure(
+            Code::Usage,
+            "a database needs a file system: raw stacks hold no files",
+        )),
+    }
 }
 
 /// Refuses a log stack the database cannot use.

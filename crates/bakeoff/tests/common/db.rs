@@ -164,3 +164,20 @@ pub fn assert_exit(out: &Output, code: i32) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+impl Scene {
+    /// After a run was killed: `bakeoff cleanup` succeeds and leaves no server, loop device,
+    /// mount, or socket directory beyond `sockets_before`.
+    pub fn assert_cleanup_leaves_nothing(&self, sockets_before: &[String], what: &str) {
+        assert_exit(&self.cmd(&["cleanup"]).output().unwrap(), 0);
+        let left = self.db_leftovers();
+        assert!(left.is_empty(), "after {what} and cleanup: {left:#?}");
+        let new_sockets: Vec<String> = (socket_dirs().into_iter())
+            .filter(|d| !sockets_before.contains(d))
+            .collect();
+        assert!(
+            new_sockets.is_empty(),
+            "socket directories left: {new_sockets:?}"
+        );
+    }
+}

@@ -8,18 +8,18 @@
 //! ran its queries on what the load left in memory, capped by `--mem-limit`.
 
 use super::super::measure::Window;
-use super::super::on_stack::{known_of, target_of, StackRun};
+use super::super::on_stack::{known_of, StackRun};
 use super::super::phases::phase::{measured, Outcome};
 use super::super::phases::{self, Context};
 use super::load::size_on_disk;
-use super::{describe, open, pg_failure, record_plan, Opened};
+use super::{data_dir, describe, open, pg_failure, record_plan, Opened};
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
 use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_db::tpch::{self, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
-use bakeoff_engine::{Target, Tick};
+use bakeoff_engine::Tick;
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
 use std::path::PathBuf;
@@ -88,12 +88,7 @@ fn prepare(
     run: &StackRun,
     plan: &DbPlan,
 ) -> Result<(PathBuf, TpchPlan), Failure> {
-    let Target::Directory(data) = target_of(stack) else {
-        return Err(failure(
-            Code::Usage,
-            "a database needs a file system: raw stacks hold no files",
-        ));
-    };
+    let data = data_dir(stack)?;
     let DbWork::Tpch { sf, load_threads } = plan.work else {
         return Err(failure(Code::Usage, "not a TPC-H plan"));
     };
