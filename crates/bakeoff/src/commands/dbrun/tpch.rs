@@ -161,12 +161,11 @@ fn initdb(
     };
     let mut opened = None;
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
-        let started = open(plan, ctx.stack, log_stack, data).map(|o| {
-            if let Opened::Postgres(server) = &o {
+        let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {
+            if let Opened::Postgres(server) = o {
                 // Counted from the end of this phase on (it did not exist at its start).
                 ctx.daemons.push(server.pid() as u32);
             }
-            o
         });
         let message = started.as_ref().err().map(|f| f.error.to_string());
         opened = Some(started);
