@@ -231,6 +231,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_servers_cpu_counts_its_family_and_the_connections_that_ended() {
+        // Server 10 with a checkpointer 11 throughout, a backend 12 that ended inside the
+        // phase (its 30 ticks before it and 20 after reaped into 10's cutime), a backend 13
+        // that started inside it; 20 is not the server's.
+        let proc = |pid, ppid, user, sys, cutime| ProcStat {
+            stime: sys,
+            cutime,
+            ..p(pid, ppid, false, user)
+        };
+        let start = [
+            proc(10, 1, 100, 50, 0),
+            proc(11, 10, 10, 5, 0),
+            proc(12, 10, 30, 0, 0),
+            proc(20, 1, 500, 0, 0),
+        ];
+        let end = [
+            proc(10, 1, 110, 52, 50),
+            proc(11, 10, 14, 6, 0),
+            proc(13, 10, 7, 3, 0),
+            proc(20, 1, 900, 0, 0),
+        ];
+        let (user, sys) = family_cpu_us(&start, &end, &[10], 100.0);
+        // user: 10 + 4 + 7 + (50 reaped - 30 used before) = 41 ticks; sys: 2 + 1 + 3.
+        assert_eq!((user, sys), (410_000.0, 60_000.0));
+    }
+
     fn times(user: u64, system: u64, idle: u64, softirq: u64, steal: u64) -> CpuTimes {
         CpuTimes {
             user,
