@@ -47,6 +47,7 @@ pub fn run_on(
         params: &plan.settings,
         probe: Probe::new(devices.clone()),
         daemons: known.daemons,
+        server: None,
         interrupt,
         origin: Instant::now(),
         next_tick: Duration::from_secs(1),
@@ -163,8 +164,10 @@ fn initdb(
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
         let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {
             if let Opened::Postgres(server) = o {
-                // Counted from the end of this phase on (it did not exist at its start).
+                // Counted from the end of this phase on (it did not exist at its start):
+                // in the split as a daemon, in the phases' CPU beside bakeoff.
                 ctx.daemons.push(server.pid() as u32);
+                ctx.server = Some(server.pid() as u32);
             }
         });
         let message = started.as_ref().err().map(|f| f.error.to_string());

@@ -97,6 +97,7 @@ fn run_on(
         params: &plan.params,
         probe: Probe::new(devices),
         daemons: known.daemons,
+        server: None,
         interrupt,
         origin: Instant::now(),
         next_tick: Duration::from_secs(1),

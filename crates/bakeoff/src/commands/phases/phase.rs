@@ -31,6 +31,9 @@ pub struct Context<'a> {
     pub probe: Probe,
     /// The stack's daemons, for the CPU split.
     pub daemons: Vec<u32>,
+    /// The database server whose processes' CPU a database phase counts with bakeoff's
+    /// (`CpuSource::BakeoffAndServer`): the postmaster, not the stack's own daemons.
+    pub server: Option<u32>,
     /// Ctrl-C.
     pub interrupt: &'a AtomicBool,
     /// When the first phase started.
@@ -148,7 +151,7 @@ pub fn measured(
             let (user, sys) = family_cpu_us(
                 &start.processes,
                 &end.processes,
-                &ctx.daemons,
+                ctx.server.as_slice(),
                 ticks_per_second(),
             );
             (bakeoff_us(0) + user as u64, bakeoff_us(1) + sys as u64)
