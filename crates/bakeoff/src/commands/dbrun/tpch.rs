@@ -20,7 +20,6 @@ use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_db::tpch::{self, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
 use bakeoff_engine::Tick;
-use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -41,18 +40,14 @@ pub fn run_on(
     let (data, tpch_plan) = prepare(stack, run, plan)?;
     let known = known_of(stack, log_stack);
     let devices = known.devices.unwrap_or_default();
-    let mut ctx = Context {
+    let devices_and_daemons = (devices.clone(), known.daemons);
+    let mut ctx = Context::new(
         stack,
-        mount: data.clone(),
-        params: &plan.settings,
-        probe: Probe::new(devices.clone()),
-        daemons: known.daemons,
-        server: None,
+        data.clone(),
+        &plan.settings,
+        devices_and_daemons,
         interrupt,
-        origin: Instant::now(),
-        next_tick: Duration::from_secs(1),
-        groups: Vec::new(),
-    };
+    );
     let (initdb, opened) = initdb(&mut ctx, plan, log_stack, &data)?;
     let initdb_started = ctx.origin;
     // The postmaster is one of the stack's daemons now.

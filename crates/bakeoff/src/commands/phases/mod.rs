@@ -51,6 +51,32 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
     }
 }
 
+impl<'a> Context<'a> {
+    /// The context of a run of phases on `stack` mounted at `mount`: `params` exported to
+    /// commands, the stack's devices and daemons (for the accounting), Ctrl-C; its clock
+    /// starts now.
+    pub fn new(
+        stack: &'a mut Stack,
+        mount: std::path::PathBuf,
+        params: &'a std::collections::BTreeMap<String, String>,
+        (devices, daemons): (Vec<bakeoff_probe::DeviceInfo>, Vec<u32>),
+        interrupt: &'a AtomicBool,
+    ) -> Context<'a> {
+        Context {
+            stack,
+            mount,
+            params,
+            probe: Probe::new(devices),
+            daemons,
+            server: None,
+            interrupt,
+            origin: Instant::now(),
+            next_tick: Duration::from_secs(1),
+            groups: Vec::new(),
+        }
+    }
+}
+
 /// Builds the stack `run` names, runs the phases of `plan` on it and tears it down.
 pub fn run_recipe(
     run: &StackRun,
@@ -91,18 +117,13 @@ fn run_on(
         daemons: known.daemons.clone(),
         quiet: true,
     };
-    let mut ctx = Context {
+    let mut ctx = Context::new(
         stack,
-        mount: mount.clone(),
-        params: &plan.params,
-        probe: Probe::new(devices),
-        daemons: known.daemons,
-        server: None,
+        mount.clone(),
+        &plan.params,
+        (devices, known.daemons),
         interrupt,
-        origin: Instant::now(),
-        next_tick: Duration::from_secs(1),
-        groups: Vec::new(),
-    };
+    );
     let mut phases = Vec::new();
     let names: Vec<(String, String)> = (plan.phases.iter())
         .map(|p| (p.name.clone(), p.work.describe()))
