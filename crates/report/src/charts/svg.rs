@@ -325,8 +325,14 @@ fn draw_legend(area: &Area, c: &Chart) -> Drawn {
             area.draw(&line).map_err(fail)?;
             area.draw(&marker).map_err(fail)?;
         } else {
-            let swatch = Rectangle::new([(x, y - 7), (x + 28, y + 7)], colour(k).filled());
-            area.draw(&swatch).map_err(fail)?;
+            // A series of the baseline's bars (a stack in grouped bars) has their grey.
+            let baseline = !s.points.is_empty() && s.points.iter().all(|p| p.baseline);
+            let fill = if baseline { BASELINE_FILL } else { colour(k) };
+            let corners = [(x, y - 7), (x + 28, y + 7)];
+            area.draw(&Rectangle::new(corners, fill.filled()))
+                .map_err(fail)?;
+            area.draw(&Rectangle::new(corners, INK.stroke_width(1)))
+                .map_err(fail)?;
         }
         let style = TextStyle::from((FONT, 15))
             .color(&INK)
@@ -359,7 +365,8 @@ mod tests {
         let study = crate::fixture::study(&["read_iops", "write_iops", "read_amplification"]);
         let charts = super::super::run::charts(&run)
             .into_iter()
-            .chain(super::super::study::charts(&study));
+            .chain(super::super::study::charts(&study))
+            .chain(super::super::study::charts(&crate::fixture::phase_study()));
         for c in charts {
             let svg = render(&c).unwrap();
             if let Ok(dir) = std::env::var("BAKEOFF_DUMP_SVG") {
@@ -380,7 +387,8 @@ mod tests {
                     c.id
                 ),
             }
-            for s in c.series.iter().filter(|_| c.kind == ChartKind::Lines) {
+            let legend = c.kind == ChartKind::Lines || c.series.len() > 1;
+            for s in c.series.iter().filter(|_| legend) {
                 assert!(svg.contains(&s.name), "{}: legend {}", c.id, s.name);
             }
         }
