@@ -8,6 +8,7 @@ use super::study::note;
 use super::{categories_axis, zero_based, Chart, ChartKind, Point, Series};
 use crate::comparison::StudyReport;
 use crate::comparison_phases::{figure_of, PhaseCell, PhaseTable};
+use std::path::Path;
 
 /// Bytes in a MiB, the unit of the phase table's space row.
 const MIB: f64 = 1_048_576.0;
@@ -100,6 +101,16 @@ fn bar(t: &PhaseTable, cells: &[PhaseCell], k: usize, q: &Quantity) -> Option<Po
     })
 }
 
+/// The recipe as a title names it: a recipe file by its file name (its directory is in the
+/// phase table), then its settings.
+fn recipe_name(recipe: &str) -> String {
+    let recipe = recipe.trim();
+    let (first, settings) = recipe.split_once(' ').unwrap_or((recipe, ""));
+    let file = Path::new(first).file_name().map(|n| n.to_string_lossy());
+    let name = file.map_or_else(|| first.to_string(), |n| n.into_owned());
+    format!("{name} {settings}").trim_end().to_string()
+}
+
 /// A group of bars per phase, a series per stack; `None` when no phase has a value.
 fn grouped(t: &PhaseTable, q: &Quantity) -> Option<Chart> {
     let phases = t.phase_rows();
@@ -133,7 +144,7 @@ fn grouped(t: &PhaseTable, q: &Quantity) -> Option<Chart> {
     };
     Some(Chart {
         id: q.id.to_string(),
-        title: format!("{}: {}", t.recipe.trim(), q.title),
+        title: format!("{}: {}", recipe_name(&t.recipe), q.title),
         kind: ChartKind::BarsWithRange,
         x: categories_axis("phase", phases.len()),
         y,
@@ -186,5 +197,11 @@ mod tests {
         r.phases.push(r.phases[0].clone());
         let ids: Vec<String> = charts(&r).into_iter().map(|c| c.id).collect();
         assert_eq!(ids, ["phases_real_s", "phases_real_s-2"], "ids stay unique");
+    }
+
+    #[test]
+    fn a_recipe_file_is_named_by_its_file_name_with_its_settings() {
+        assert_eq!(recipe_name(" build"), "build");
+        assert_eq!(recipe_name("/tmp/x/tiny.toml N=2 M=3"), "tiny.toml N=2 M=3");
     }
 }
