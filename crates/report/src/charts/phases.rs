@@ -47,7 +47,7 @@ const QUANTITIES: [Quantity; 3] = [
         axis: "user + system CPU of the commands (s)",
         value: |c| c.command_cpu_s,
         with_range: false,
-        more: "A diagnostic: a built-in action (sync, cold) runs no command.",
+        more: "A diagnostic; for a built-in action (sync, cold), bakeoff's own CPU in it.",
     },
 ];
 
