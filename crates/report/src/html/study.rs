@@ -1,4 +1,4 @@
-//! The HTML page of a comparison: the table with verdict colours, the findings, the charts.
+//! The HTML page of a comparison: the table with verdict colours, the charts, the findings.
 
 use super::{charts_section, page};
 use crate::comparison::{CellRow, FigureCell, StudyReport};
@@ -27,8 +27,10 @@ pub fn render_study(r: &StudyReport) -> String {
             div.wide { (table(r)) }
         }
         (super::phases::section(&r.phases))
-        (findings(r))
+        // The charts before the findings: a study's findings run to pages, and the charts are
+        // what a reader takes in first.
         (charts_section(&crate::charts::study::charts(r)))
+        (findings(r))
     };
     page(&title, body)
 }
