@@ -455,6 +455,10 @@ pub struct RunRecord {
     /// are then those of the headline point (see `docs/ramp.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<crate::ramp::RampRecord>,
+    /// `run --mpi`: the ranks and hosts, each host's accounting and their sums; `clients`
+    /// then lists the ranks (see `docs/mpi.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<crate::mpi::MpiRecord>,
 }
 
 /// The dataset of a run.

@@ -325,6 +325,7 @@ fn record(
         dataset: None,
         clients,
         ramp: None,
+        mpi: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
