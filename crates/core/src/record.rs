@@ -148,7 +148,7 @@ impl CpuSplit {
 }
 
 /// bakeoff's own resource use (getrusage): CPU over the measured window, peak memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolUsage {
     /// User CPU in the window (all of bakeoff's threads, including modelled application CPU).
     pub user_us: u64,
