@@ -16,8 +16,9 @@ use bakeoff_core::Plan;
 use bakeoff_engine::{Placement, Target};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// What rank 0 tells every rank to do next.
 #[derive(Serialize, Deserialize)]
@@ -41,16 +42,34 @@ pub fn run(args: &RunArgs) -> Result<Code, Failure> {
         )
     })?;
     let mut wire = Wire::new(universe.world(), timeout, &interrupt);
-    let result = session(args, &mut wire, &interrupt);
-    if result.is_err() {
-        // Some rank may be gone: MPI_Finalize would wait for it forever.
-        std::mem::forget(universe);
+    let mut leftovers = Leftovers::default();
+    match session(args, &mut wire, &interrupt, &mut leftovers) {
+        Ok(code) => {
+            drop(leftovers);
+            drop(universe);
+            Ok(code)
+        }
+        Err(f) => {
+            // Said before the cleanup: mpirun kills what is left of the job a second after
+            // its SIGTERM.
+            eprintln!("bakeoff: error: {:#}", f.error);
+            drop(leftovers);
+            if interrupt.load(Ordering::Relaxed) {
+                // The first rank to exit makes mpirun kill the rest at once: each waits until
+                // a moment after the signal, so that every rank has said why it stops.
+                let signalled = *STOPPED.get().unwrap_or(&Instant::now());
+                std::thread::sleep((signalled + LINGER).saturating_duration_since(Instant::now()));
+            }
+            // Some rank may be gone: MPI_Finalize would wait for it forever.
+            std::mem::forget(universe);
+            Ok(f.code)
+        }
     }
-    result
 }
 
-/// The rank's directories to remove when it ends: its own, and on rank 0 every rank's (a rank
-/// that died cannot remove its own).
+/// The directories to remove when a rank ends: every rank's, by every rank (one that died
+/// cannot remove its own, and mpirun kills the rest of the job once the first rank exits).
+#[derive(Default)]
 struct Leftovers {
     dirs: Vec<PathBuf>,
     keep: bool,
@@ -58,22 +77,57 @@ struct Leftovers {
 
 impl Drop for Leftovers {
     fn drop(&mut self) {
-        if self.keep {
-            return;
+        if !self.keep {
+            remove_all(&self.dirs);
         }
-        for dir in &self.dirs {
-            // Another rank may be removing the same tree: a second pass takes what it missed.
-            for _ in 0..3 {
-                match std::fs::remove_dir_all(dir) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {}
-                    _ => break,
-                }
+    }
+}
+
+fn remove_all(dirs: &[PathBuf]) {
+    // One remover at a time in this process (the stop watcher and the normal end), so neither
+    // takes the other's half-done removal for done and exits under it.
+    static REMOVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = REMOVING.lock().unwrap_or_else(|e| e.into_inner());
+    for dir in dirs {
+        // Another rank may be removing the same tree: passes until it is gone.
+        for _ in 0..5 {
+            let _ = std::fs::remove_dir_all(dir);
+            if !dir.exists() {
+                break;
             }
         }
     }
 }
 
-fn session(args: &RunArgs, wire: &mut Wire, interrupt: &AtomicBool) -> Result<Code, Failure> {
+/// How long after a stop signal a rank exits: mpirun's SIGKILL follows its SIGTERM after a
+/// second (`odls_base_sigkill_timeout`).
+const LINGER: Duration = Duration::from_millis(700);
+
+/// When this rank saw its stop signal.
+static STOPPED: OnceLock<Instant> = OnceLock::new();
+
+/// How long after a stop signal the directories go even if the rank is still winding down:
+/// mpirun sends SIGKILL a second after its SIGTERM (`odls_base_sigkill_timeout`).
+const REMOVE_AFTER_STOP: Duration = Duration::from_millis(400);
+
+/// Removes `dirs` soon after a stop signal, whatever the rank is doing by then.
+fn remove_on_stop(dirs: Vec<PathBuf>, interrupt: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        while !interrupt.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        STOPPED.get_or_init(Instant::now);
+        std::thread::sleep(REMOVE_AFTER_STOP);
+        remove_all(&dirs);
+    });
+}
+
+fn session(
+    args: &RunArgs,
+    wire: &mut Wire,
+    interrupt: &Arc<AtomicBool>,
+    leftovers: &mut Leftovers,
+) -> Result<Code, Failure> {
     wire.meet()?;
     let target = args.target.clone().unwrap_or_default();
     let mut kept = None;
@@ -90,7 +144,8 @@ fn session(args: &RunArgs, wire: &mut Wire, interrupt: &AtomicBool) -> Result<Co
     let go = match wire.broadcast(setup.as_ref(), "the setup", Duration::ZERO)? {
         Setup::Go(go) => go,
         Setup::Refused { status, error } if wire.rank == 0 => {
-            return Err(failure(Code::from_status(status), error))
+            let message = format!("{}: {error}", wire.name(0));
+            return Err(failure(Code::from_status(status), message));
         }
         Setup::Refused { status, error } => {
             let message = format!("{}: rank 0 refused the run: {error}", wire.name(wire.rank));
@@ -99,11 +154,9 @@ fn session(args: &RunArgs, wire: &mut Wire, interrupt: &AtomicBool) -> Result<Co
     };
     let own = own_directory(wire, &target, &go);
     let mine = own.as_ref().map(|_| ()).map_err(Clone::clone);
-    let dirs = match wire.rank {
-        0 => (0..wire.size).map(|r| rank_dir(&target, r)).collect(),
-        _ => own.iter().cloned().collect(),
-    };
-    let mut leftovers = Leftovers { dirs, keep: false };
+    let dirs: Vec<PathBuf> = (0..wire.size).map(|r| rank_dir(&target, r)).collect();
+    remove_on_stop(dirs.clone(), interrupt.clone());
+    leftovers.dirs = dirs;
     let agreed = agree(wire, mine, "the target check", Duration::ZERO);
     if wire.rank == 0 {
         remove_marker(&target, &go);

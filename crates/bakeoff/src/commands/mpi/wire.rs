@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 const UP: Tag = 11;
 /// Messages from rank 0 to a rank.
 const DOWN: Tag = 12;
-/// How long a rank still waits for the others once it was told to stop (mpirun's SIGTERM when
-/// a rank died, Ctrl-C): long enough for an interrupted run's counts to arrive.
-const STOPPING: Duration = Duration::from_secs(5);
+/// How long a rank still waits for the others once it was told to stop: mpirun's SIGTERM (when
+/// a rank died, on Ctrl-C) is followed by SIGKILL a second later (`odls_base_sigkill_timeout`),
+/// and the rank must have removed its files and said why by then.
+const STOPPING: Duration = Duration::from_millis(100);
 
 /// This rank's link to the others.
 pub struct Wire<'a> {
@@ -204,7 +205,8 @@ impl Deadline {
         let (code, why) = if stopping {
             (
                 Code::Interrupted,
-                "stopped by a signal (mpirun stops every rank when one dies)".to_string(),
+                "stopped by a signal (mpirun stops every rank when one dies; its message names it)"
+                    .to_string(),
             )
         } else {
             (

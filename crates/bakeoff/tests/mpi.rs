@@ -1,0 +1,277 @@
+//! `run --mpi` under `mpirun` on one machine (root, loop devices, OpenMPI; built with
+//! `--features mpi`): four ranks give one record whose counts are the ranks' sum and whose IOPS
+//! is within noise of `clients=4`; a rank killed mid-run stops every rank, leaving nothing; a
+//! rank that sees another target stops every rank, naming it.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use bakeoff_testkit::command::{succeeds, KillOnDrop};
+use bakeoff_testkit::loop_device::LoopFs;
+use bakeoff_testkit::{privileged_turn, require, scratch_dir};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `mpirun` as root with more ranks than cores, unbound (the ranks share the machine as
+/// `clients=4`'s processes do).
+fn mpirun(np: u32) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+    ])
+    .args(["-np", &np.to_string()]);
+    cmd
+}
+
+fn bakeoff_bin() -> String {
+    assert_cmd::cargo::cargo_bin("bakeoff")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Root, loop devices and mpirun, or skip (fail under CI=true).
+fn mpi_turn() -> Option<std::sync::MutexGuard<'static, ()>> {
+    let turn = privileged_turn()?;
+    require(succeeds("mpirun", &["--version"]), "mpirun (OpenMPI)").then_some(turn)
+}
+
+/// A small direct-I/O random read: what the noise comparison measures.
+const WORK: &str = "size=32m,direct=true,runtime=3s,ramp_time=0";
+
+fn ops_of(record: &serde_json::Value) -> u64 {
+    record["ops"][0]["ops"].as_u64().unwrap()
+}
+
+fn iops_of(record: &serde_json::Value) -> f64 {
+    record["ops"][0]["iops"].as_f64().unwrap()
+}
+
+/// One `mpirun -np 4 bakeoff run randread --mpi` on `target`: its record, checked for the
+/// ranks' counts adding up to its own.
+fn mpi_run(target: &str, extra: &[&str]) -> serde_json::Value {
+    let out_dir = common::tmp();
+    let json = out_dir.path().join("run.json");
+    let out = mpirun(4)
+        .arg(bakeoff_bin())
+        .args([
+            "run", "randread", "--mpi", "--target", target, "--set", WORK,
+        ])
+        .args(["--quiet", "--json", json.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let ranks = record["clients"].as_array().unwrap();
+    assert_eq!(ranks.len(), 4, "one entry per rank");
+    let per_rank: Vec<u64> = ranks
+        .iter()
+        .map(|c| c["ops"][0]["ops"].as_u64().unwrap())
+        .collect();
+    assert!(per_rank.iter().all(|&n| n > 0), "{per_rank:?}");
+    assert_eq!(
+        ops_of(&record),
+        per_rank.iter().sum::<u64>(),
+        "{per_rank:?}"
+    );
+    let mpi = &record["mpi"];
+    assert_eq!(mpi["ranks"], 4);
+    assert_eq!(mpi["hosts"].as_array().unwrap().len(), 1, "{mpi}");
+    assert_eq!(mpi["hosts"][0]["ranks"].as_array().unwrap().len(), 4);
+    assert!(mpi["hosts"][0]["cpu"]["busy_us"].as_f64().unwrap() > 0.0);
+    assert!(
+        mpi["totals"]["device_read_ops"].as_u64().unwrap() > 0,
+        "{mpi}"
+    );
+    record
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    )
+}
+
+fn rank_dirs(target: &str) -> Vec<String> {
+    std::fs::read_dir(target)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("rank-") || n.starts_with(".bakeoff-mpi-"))
+        .collect()
+}
+
+/// The median and the range (max - min) of three or more runs.
+fn median_and_range(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[v.len() - 1] - v[0])
+}
+
+/// Noise, from 3 runs of each: the medians may differ by the two ranges added, plus 10% of
+/// the larger median (three runs on a shared 2-CPU machine understate the spread).
+#[test]
+fn four_ranks_make_one_record_within_noise_of_four_clients() {
+    let Some(_turn) = mpi_turn() else { return };
+    let fs = LoopFs::new(512 << 20, "ext4", "defaults");
+    let target = fs.target();
+    let mut mpi = Vec::new();
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        mpi.push(iops_of(&mpi_run(&target, &[])));
+        let set = format!("{WORK},clients=4");
+        clients.push(iops_of(&common::run_on(&target, "randread", &set)));
+    }
+    let removed = mpi_run(&target, &["--remove-data"]);
+    assert_eq!(removed["status"], "completed");
+    assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+    let (m_mpi, r_mpi) = median_and_range(mpi.clone());
+    let (m_cli, r_cli) = median_and_range(clients.clone());
+    let allowed = r_mpi + r_cli + 0.10 * m_mpi.max(m_cli);
+    assert!(
+        (m_mpi - m_cli).abs() <= allowed,
+        "MPI {mpi:?} vs clients=4 {clients:?}: medians differ by more than {allowed:.0}"
+    );
+}
+
+/// The process ids of `mpirun`'s ranks, with each one's rank (from its environment).
+fn ranks_of(mpirun: u32) -> Vec<(u32, u32)> {
+    let children = std::fs::read_to_string(format!("/proc/{mpirun}/task/{mpirun}/children"))
+        .unwrap_or_default();
+    children
+        .split_whitespace()
+        .filter_map(|p| p.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+            let env = String::from_utf8_lossy(&env).into_owned();
+            let rank = env
+                .split('\0')
+                .find_map(|kv| kv.strip_prefix("OMPI_COMM_WORLD_RANK="))?;
+            Some((pid, rank.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Processes whose command line names `target`.
+fn processes_on(target: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(target) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_rank_killed_mid_run_stops_every_rank_and_leaves_nothing() {
+    let Some(_turn) = mpi_turn() else { return };
+    let fs = LoopFs::new(512 << 20, "ext4", "defaults");
+    let target = fs.target();
+    let child = mpirun(4)
+        .arg(bakeoff_bin())
+        .args(["run", "randread", "--mpi", "--target", &target, "--quiet"])
+        .args(["--set", "size=32m,runtime=60s,ramp_time=0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut job = KillOnDrop(child);
+    // Every rank has laid out its files and runs (the run lasts a minute).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let laid_out = |r: u32| {
+        let dir = Path::new(&target).join(format!("rank-{r}"));
+        dir.join(".bakeoff-dataset.json").exists()
+    };
+    while (0..4).any(|r| !laid_out(r)) || ranks_of(job.0.id()).len() < 4 {
+        assert!(Instant::now() < deadline, "the ranks never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let ranks = ranks_of(job.0.id());
+    let (victim, _) = ranks.iter().find(|(_, r)| *r == 2).copied().unwrap();
+    let killed = Instant::now();
+    assert!(succeeds("kill", &["-KILL", &victim.to_string()]));
+    while job.0.try_wait().unwrap().is_none() {
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "ranks still run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = std::mem::replace(&mut job.0, Command::new("true").spawn().unwrap());
+    let out = out.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for rank in [0, 1, 3] {
+        let said = format!("bakeoff: error: rank {rank} on ");
+        assert!(
+            stderr.contains(&said),
+            "rank {rank} said nothing:\n{stderr}"
+        );
+    }
+    let rank0 = stderr.lines().find(|l| l.contains("error: rank 0 on "));
+    assert!(
+        rank0.is_some_and(|l| l.contains("for rank 2 on")),
+        "rank 0 names the dead rank:\n{stderr}"
+    );
+    assert!(
+        processes_on(&target).is_empty(),
+        "{:?}",
+        processes_on(&target)
+    );
+    assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+    assert!(succeeds("umount", &[&target]), "the mount is busy");
+}
+
+#[test]
+fn a_rank_that_sees_another_target_stops_every_rank_naming_it() {
+    let Some(_turn) = mpi_turn() else { return };
+    let fs = LoopFs::new(256 << 20, "ext4", "defaults");
+    let target = fs.target();
+    let elsewhere = scratch_dir();
+    let missing = format!("{}/missing", elsewhere.path().display());
+    for (other, why) in [
+        (
+            elsewhere.path().to_str().unwrap(),
+            "is not the directory rank 0 sees",
+        ),
+        (missing.as_str(), "No such file or directory"),
+    ] {
+        let args = |t: &str| -> Vec<String> {
+            let words = [
+                "run", "randread", "--mpi", "--quiet", "--set", WORK, "--target", t,
+            ];
+            std::iter::once(bakeoff_bin())
+                .chain(words.iter().map(|s| s.to_string()))
+                .collect()
+        };
+        let out = mpirun(3)
+            .args(args(&target))
+            .args([":", "-np", "1"])
+            .args(args(other))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        for rank in 0..4 {
+            let line = stderr
+                .lines()
+                .find(|l| l.starts_with(&format!("bakeoff: error: rank {rank} on ")))
+                .unwrap_or_else(|| panic!("rank {rank} said nothing:\n{stderr}"));
+            assert!(line.contains("rank 3 on ") && line.contains(why), "{line}");
+        }
+        assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+    }
+}
