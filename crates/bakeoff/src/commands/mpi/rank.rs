@@ -43,28 +43,42 @@ pub fn run(args: &RunArgs) -> Result<Code, Failure> {
     })?;
     let mut wire = Wire::new(universe.world(), timeout, &interrupt);
     let mut leftovers = Leftovers::default();
-    match session(args, &mut wire, &interrupt, &mut leftovers) {
+    let result = session(args, &mut wire, &interrupt, &mut leftovers);
+    let ended = Instant::now();
+    if let Err(f) = &result {
+        // Said before the cleanup: mpirun kills what is left of the job a second after its
+        // SIGTERM.
+        say(&format!("{:#}", f.error));
+    }
+    drop(leftovers);
+    let code = result.as_ref().map_or_else(|f| f.code, |c| *c);
+    if code != Code::Ok {
+        // The first rank to exit with an error makes mpirun kill the rest at once: each waits
+        // a moment, so that every rank has said why it stops.
+        let until = match (interrupt.load(Ordering::Relaxed), STOPPED.get()) {
+            (true, Some(signalled)) => *signalled + LINGER,
+            _ => ended + LINGER_AFTER_ERROR,
+        };
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+    }
+    match result {
         Ok(code) => {
-            drop(leftovers);
             drop(universe);
             Ok(code)
         }
         Err(f) => {
-            // Said before the cleanup: mpirun kills what is left of the job a second after
-            // its SIGTERM.
-            eprintln!("bakeoff: error: {:#}", f.error);
-            drop(leftovers);
-            if interrupt.load(Ordering::Relaxed) {
-                // The first rank to exit makes mpirun kill the rest at once: each waits until
-                // a moment after the signal, so that every rank has said why it stops.
-                let signalled = *STOPPED.get().unwrap_or(&Instant::now());
-                std::thread::sleep((signalled + LINGER).saturating_duration_since(Instant::now()));
-            }
             // Some rank may be gone: MPI_Finalize would wait for it forever.
             std::mem::forget(universe);
             Ok(f.code)
         }
     }
+}
+
+/// Prints `bakeoff: error: MESSAGE` in one write, so that ranks' lines do not interleave.
+fn say(message: &str) {
+    use std::io::Write;
+    let line = format!("bakeoff: error: {message}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// The directories to remove when a rank ends: every rank's, by every rank (one that died
@@ -102,6 +116,9 @@ fn remove_all(dirs: &[PathBuf]) {
 /// How long after a stop signal a rank exits: mpirun's SIGKILL follows its SIGTERM after a
 /// second (`odls_base_sigkill_timeout`).
 const LINGER: Duration = Duration::from_millis(700);
+
+/// How long a rank that learned of a failure waits before it exits (see [`LINGER`]).
+const LINGER_AFTER_ERROR: Duration = Duration::from_millis(300);
 
 /// When this rank saw its stop signal.
 static STOPPED: OnceLock<Instant> = OnceLock::new();
@@ -286,20 +303,20 @@ fn follow(
     prepared: &mut Prepared,
     interrupt: &AtomicBool,
 ) -> Result<Code, Failure> {
-    // Rank 0 may still be laying out a point's larger dataset.
-    let between = layout_time(&go.plan);
+    // Rank 0 may still be laying out a point's larger dataset, or waiting (for as long as
+    // this rank would) for a slower rank's report: this rank waits longer, so that rank 0,
+    // which knows who is missing, is the one that says it.
+    let mut between = wire.after_gather(layout_time(&go.plan));
     loop {
         match wire.broadcast::<Command>(None, "the next point", between)? {
             Command::Measure(plan) => {
                 // Its own failure went to rank 0 in its report; the end says it to all.
                 let (_own, _) = measure_point(wire, &plan, prepared, interrupt, true)?;
+                between = wire.after_gather(layout_time(&plan) + plan.ramp_time + plan.runtime);
             }
             Command::Finish { status, error } => {
                 if let Some(e) = error {
-                    eprintln!(
-                        "bakeoff: error: {}: the run failed: {e}",
-                        wire.name(wire.rank)
-                    );
+                    say(&format!("{}: the run failed: {e}", wire.name(wire.rank)));
                 }
                 return Ok(Code::from_status(status));
             }

@@ -183,7 +183,7 @@ pub fn agree(
             .filter_map(|(r, e)| e.map(|e| format!("{}: {e}", wire.name(r))))
             .collect()
     });
-    let failures = wire.broadcast(failures.as_ref(), step, std::time::Duration::ZERO)?;
+    let failures = wire.broadcast(failures.as_ref(), step, wire.after_gather(planned))?;
     if failures.is_empty() {
         return Ok(());
     }

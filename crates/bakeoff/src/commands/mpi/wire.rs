@@ -59,7 +59,7 @@ impl<'a> Wire<'a> {
     pub fn meet(&mut self) -> Result<(), Failure> {
         let own = self.hosts[self.rank].clone();
         let all = self.gather(&own, "start", Duration::ZERO)?;
-        self.hosts = self.broadcast(all.as_ref(), "start", Duration::ZERO)?;
+        self.hosts = self.broadcast(all.as_ref(), "start", self.after_gather(Duration::ZERO))?;
         Ok(())
     }
 
@@ -127,7 +127,13 @@ impl<'a> Wire<'a> {
     /// Every rank arrives before any goes on.
     pub fn barrier(&self, step: &str, planned: Duration) -> Result<(), Failure> {
         self.gather(&(), step, planned)?;
-        self.broadcast(Some(&()), step, Duration::ZERO)
+        self.broadcast(Some(&()), step, self.after_gather(planned))
+    }
+
+    /// How long a rank waits for rank 0's answer to a gather planned to take `planned`: longer
+    /// than rank 0 waits for the gather, so that rank 0, which knows who is missing, says it.
+    pub fn after_gather(&self, planned: Duration) -> Duration {
+        planned + self.timeout
     }
 
     /// Sends `bytes` to rank `to`, waiting until it is taken (or the deadline).
