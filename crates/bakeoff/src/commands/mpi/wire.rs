@@ -203,7 +203,13 @@ impl Deadline {
         if now < self.at && !stopping {
             return Ok(());
         }
-        if stopping && now < self.at.min(stopped_at(now) + STOPPING) {
+        // Rank 0 gives up first: the others wait for its word (the end of an interrupted run).
+        let grace = if wire.rank == 0 {
+            STOPPING
+        } else {
+            4 * STOPPING
+        };
+        if stopping && now < self.at.min(stopped_at(now) + grace) {
             return Ok(());
         }
         let names: Vec<String> = missing.iter().map(|&r| wire.name(r)).collect();
