@@ -188,45 +188,60 @@ fn processes_on(target: &str) -> Vec<String> {
     found
 }
 
+/// `mpirun -np NP bakeoff run randread --mpi` on `target` with `extra` arguments, in the
+/// background, once every rank has laid out its files: the job, and rank `rank`'s process id.
+fn start(np: u32, target: &str, extra: &[&str], rank: u32) -> (KillOnDrop, u32) {
+    let child = mpirun(np)
+        .arg(bakeoff_bin())
+        .args(["run", "randread", "--mpi", "--target", target, "--quiet"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let job = KillOnDrop(child);
+    let laid_out = |r: u32| {
+        let dir = Path::new(target).join(format!("rank-{r}"));
+        dir.join(".bakeoff-dataset.json").exists()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while (0..np).any(|r| !laid_out(r)) || ranks_of(job.0.id()).len() < np as usize {
+        assert!(Instant::now() < deadline, "the ranks never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ranks = ranks_of(job.0.id());
+    let (pid, _) = ranks.into_iter().find(|(_, r)| *r == rank).unwrap();
+    (job, pid)
+}
+
+/// The output of `job`, which must end with an error within 30 s.
+fn end_of(job: &mut KillOnDrop, still: &str) -> Output {
+    let since = Instant::now();
+    while job.0.try_wait().unwrap().is_none() {
+        assert!(since.elapsed() < Duration::from_secs(30), "{still}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let child = std::mem::replace(&mut job.0, Command::new("true").spawn().unwrap());
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{}", text(&out));
+    out
+}
+
 #[test]
 fn a_rank_killed_mid_run_stops_every_rank_and_leaves_nothing() {
     let Some(_turn) = mpi_turn() else { return };
     let fs = LoopFs::new(512 << 20, "ext4", "defaults");
     let target = fs.target();
-    let child = mpirun(4)
-        .arg(bakeoff_bin())
-        .args(["run", "randread", "--mpi", "--target", &target, "--quiet"])
-        .args(["--set", "size=32m,runtime=60s,ramp_time=0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut job = KillOnDrop(child);
-    // Every rank has laid out its files and runs (the run lasts a minute).
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let laid_out = |r: u32| {
-        let dir = Path::new(&target).join(format!("rank-{r}"));
-        dir.join(".bakeoff-dataset.json").exists()
-    };
-    while (0..4).any(|r| !laid_out(r)) || ranks_of(job.0.id()).len() < 4 {
-        assert!(Instant::now() < deadline, "the ranks never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // The run lasts a minute.
+    let (mut job, victim) = start(
+        4,
+        &target,
+        &["--set", "size=32m,runtime=60s,ramp_time=0"],
+        2,
+    );
     std::thread::sleep(Duration::from_secs(3));
-    let ranks = ranks_of(job.0.id());
-    let (victim, _) = ranks.iter().find(|(_, r)| *r == 2).copied().unwrap();
-    let killed = Instant::now();
     assert!(succeeds("kill", &["-KILL", &victim.to_string()]));
-    while job.0.try_wait().unwrap().is_none() {
-        assert!(
-            killed.elapsed() < Duration::from_secs(30),
-            "ranks still run"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = std::mem::replace(&mut job.0, Command::new("true").spawn().unwrap());
-    let out = out.wait_with_output().unwrap();
-    assert!(!out.status.success());
+    let out = end_of(&mut job, "ranks still run");
     let stderr = String::from_utf8_lossy(&out.stderr);
     for rank in [0, 1, 3] {
         let said = format!("bakeoff: error: rank {rank} on ");
@@ -297,47 +312,23 @@ fn a_rank_that_stops_answering_is_named_after_the_timeout() {
     let Some(_turn) = mpi_turn() else { return };
     let fs = LoopFs::new(256 << 20, "ext4", "defaults");
     let target = fs.target();
-    let child = mpirun(3)
-        .arg(bakeoff_bin())
-        .args(["run", "randread", "--mpi", "--target", &target, "--quiet"])
-        .args(["--set", "size=16m,runtime=4s,ramp_time=0", "--warm"])
-        .args(["--mpi-timeout", "3s"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut job = KillOnDrop(child);
-    let laid_out = |r: u32| {
-        let dir = Path::new(&target).join(format!("rank-{r}"));
-        dir.join(".bakeoff-dataset.json").exists()
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while (0..3).any(|r| !laid_out(r)) || ranks_of(job.0.id()).len() < 3 {
-        assert!(Instant::now() < deadline, "the ranks never started");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let set = ["--set", "size=16m,runtime=4s,ramp_time=0", "--warm"];
+    let (mut job, stopped) = start(
+        3,
+        &target,
+        &[&set[..], &["--mpi-timeout", "3s"]].concat(),
+        1,
+    );
     std::thread::sleep(Duration::from_secs(1));
-    let (stopped, _) = (ranks_of(job.0.id()).into_iter())
-        .find(|(_, r)| *r == 1)
-        .unwrap();
     let since = Instant::now();
     assert!(succeeds("kill", &["-STOP", &stopped.to_string()]));
-    while job.0.try_wait().unwrap().is_none() {
-        assert!(
-            since.elapsed() < Duration::from_secs(30),
-            "ranks still wait"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let out = end_of(&mut job, "ranks still wait");
     // Its window (at most 4 s left) and the timeout (3 s) passed before rank 0 gave up.
     assert!(
         since.elapsed() >= Duration::from_secs(3),
         "{:?}",
         since.elapsed()
     );
-    let out = std::mem::replace(&mut job.0, Command::new("true").spawn().unwrap());
-    let out = out.wait_with_output().unwrap();
-    assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let rank0 = stderr.lines().find(|l| l.contains("error: rank 0 on "));
     assert!(

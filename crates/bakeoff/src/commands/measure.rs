@@ -8,7 +8,6 @@ use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{
     DatasetInfo, Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION,
 };
-use bakeoff_engine::results::RoleCounts;
 use bakeoff_engine::{
     execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
 };
@@ -181,12 +180,13 @@ impl Prepared<'_> {
     /// [`Prepared::measure`], with the exact counts the record's figures summarise (what an
     /// MPI rank hands to rank 0 to add); a window that cannot start is a failed record here,
     /// which the rank reports like any other.
+    #[cfg(feature = "mpi")]
     pub fn measure_counted(
         &self,
         plan: &Plan,
         interrupt: &AtomicBool,
         quiet: bool,
-    ) -> Result<(RunRecord, Vec<RoleCounts>), Failure> {
+    ) -> Result<(RunRecord, Vec<bakeoff_engine::results::RoleCounts>), Failure> {
         let mut counts = Vec::new();
         let record = self.window(plan, quiet).run(&mut |on_tick| {
             let output = execute(plan, &self.dataset, interrupt, on_tick);

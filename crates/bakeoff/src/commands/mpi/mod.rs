@@ -42,6 +42,11 @@ fn usage(args: &RunArgs) -> Result<(), Failure> {
              bakeoff does not build a stack per host: give --target DIR instead of --stack",
         );
     }
+    if args.mem_limit.is_some() || !args.stack_opts.devices.is_empty() {
+        return refuse(
+            "--mem-limit and --device apply to runs on a stack, which --mpi does not build",
+        );
+    }
     if args.target.is_none() {
         return refuse("give --target DIR, a directory every rank's host has mounted");
     }
