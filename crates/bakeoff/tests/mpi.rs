@@ -270,6 +270,8 @@ fn a_rank_that_sees_another_target_stops_every_rank_naming_it() {
     let fs = LoopFs::new(256 << 20, "ext4", "defaults");
     let target = fs.target();
     let elsewhere = scratch_dir();
+    // A directory of the same name as a rank's in the wrong target is not the run's.
+    std::fs::create_dir(elsewhere.path().join("rank-1")).unwrap();
     let missing = format!("{}/missing", elsewhere.path().display());
     for (other, why) in [
         (
@@ -302,6 +304,10 @@ fn a_rank_that_sees_another_target_stops_every_rank_naming_it() {
             assert!(line.contains("rank 3 on ") && line.contains(why), "{line}");
         }
         assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+        assert!(
+            elsewhere.path().join("rank-1").exists(),
+            "not the run's: kept"
+        );
     }
 }
 

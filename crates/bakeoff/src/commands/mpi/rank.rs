@@ -171,7 +171,12 @@ fn session(
     };
     let own = own_directory(wire, &target, &go);
     let mine = own.as_ref().map(|_| ()).map_err(Clone::clone);
-    let dirs: Vec<PathBuf> = (0..wire.size).map(|r| rank_dir(&target, r)).collect();
+    // Only in a target this rank verified as the shared one: a rank given another directory
+    // must not remove `rank-N` directories that are not the run's.
+    let dirs: Vec<PathBuf> = match &own {
+        Ok(_) => (0..wire.size).map(|r| rank_dir(&target, r)).collect(),
+        Err(_) => Vec::new(),
+    };
     remove_on_stop(dirs.clone(), interrupt.clone());
     leftovers.dirs = dirs;
     let agreed = agree(wire, mine, "the target check", Duration::ZERO);
