@@ -352,3 +352,45 @@ fn a_rank_that_stops_answering_is_named_after_the_timeout() {
     );
     assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
 }
+
+/// A ramp under MPI: each point's offered rate is shared by the ranks, and the one record's
+/// points carry what all ranks achieved together.
+#[test]
+fn a_ramp_shares_each_point_among_the_ranks() {
+    let Some(_turn) = mpi_turn() else { return };
+    let fs = LoopFs::new(256 << 20, "ext4", "defaults");
+    let target = fs.target();
+    let ramp = "start=400,step=x2,until=mean>500ms,point=2s,max_points=2,bisect=0";
+    let record = {
+        let out_dir = common::tmp();
+        let json = out_dir.path().join("run.json");
+        let out = mpirun(2)
+            .arg(bakeoff_bin())
+            .args(["run", "randread", "--mpi", "--target", &target, "--warm"])
+            .args(["--set", "size=16m", "--ramp", ramp, "--remove-data"])
+            .args(["--quiet", "--json", json.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let text = std::fs::read_to_string(json).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()
+    };
+    let points = record["ramp"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{points:?}");
+    for (point, offered) in points.iter().zip([400.0, 800.0]) {
+        assert_eq!(point["offered_ops_s"], offered);
+        let achieved = point["achieved_ops_s"].as_f64().unwrap();
+        assert!(
+            (achieved - offered).abs() < 0.1 * offered,
+            "both ranks together carry the point: {achieved} of {offered}"
+        );
+    }
+    // The record shows the headline point (800 ops/s): each of 2 ranks' 1 thread paced at 400.
+    assert_eq!(record["plan"]["roles"][0]["rate_iops"], 400.0);
+    let per_rank: Vec<u64> = (record["clients"].as_array().unwrap().iter())
+        .map(|c| c["ops"][0]["ops"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per_rank.len(), 2);
+    assert_eq!(ops_of(&record), per_rank.iter().sum::<u64>());
+    assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+}
