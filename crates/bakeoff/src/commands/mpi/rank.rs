@@ -190,7 +190,7 @@ fn session(
     let mut prepared = lay_out(wire, &go, &placement, interrupt, quiet)?;
     let code = match kept {
         Some((ramp, exports)) => {
-            let led = lead(
+            let run = lead(
                 wire,
                 &target,
                 &go,
@@ -199,28 +199,36 @@ fn session(
                 interrupt,
                 quiet,
             );
-            let record = led.inspect_err(|f| {
-                // Tell the ranks that are still there, so they end now and say why.
-                let finish = Command::Finish {
-                    status: f.code as u8,
-                    error: Some(format!("{:#}", f.error)),
-                };
-                let _ = wire.broadcast(Some(&finish), "the end", Duration::ZERO);
-            })?;
-            let code = status_code(&record);
-            let error = record.error.clone();
-            let finish = Command::Finish {
-                status: code as u8,
-                error,
-            };
-            wire.broadcast(Some(&finish), "the end", Duration::ZERO)?;
-            crate::commands::run::report(exports, &record)?;
-            code
+            end_lead(wire, run, exports)?
         }
         None => follow(wire, &go, &mut prepared, interrupt)?,
     };
     leftovers.keep = code == Code::Ok && !go.remove_data;
     Ok(code)
+}
+
+/// Rank 0 after the run: tells every rank how it ended (also when it failed here, so that
+/// the ranks still there end now and say why), then prints and writes the record.
+fn end_lead(
+    wire: &Wire,
+    run: Result<RunRecord, Failure>,
+    exports: Vec<crate::commands::exports::Export>,
+) -> Result<Code, Failure> {
+    let finish = match &run {
+        Ok(record) => Command::Finish {
+            status: status_code(record) as u8,
+            error: record.error.clone(),
+        },
+        Err(f) => Command::Finish {
+            status: f.code as u8,
+            error: Some(format!("{:#}", f.error)),
+        },
+    };
+    let told = wire.broadcast(Some(&finish), "the end", Duration::ZERO);
+    let record = run?;
+    told?;
+    crate::commands::run::report(exports, &record)?;
+    Ok(status_code(&record))
 }
 
 /// Lays out this rank's copy, then, once every rank has, applies the cache rule once per host.
