@@ -188,6 +188,16 @@ fn processes_on(target: &str) -> Vec<String> {
     found
 }
 
+/// No process on `target` and no rank's directory or marker in it.
+fn assert_nothing_left(target: &str) {
+    assert!(
+        processes_on(target).is_empty(),
+        "{:?}",
+        processes_on(target)
+    );
+    assert!(rank_dirs(target).is_empty(), "{:?}", rank_dirs(target));
+}
+
 /// `mpirun -np NP bakeoff run randread --mpi` on `target` with `extra` arguments, in the
 /// background, once every rank has laid out its files: the job, and rank `rank`'s process id.
 fn start(np: u32, target: &str, extra: &[&str], rank: u32) -> (KillOnDrop, u32) {
@@ -255,12 +265,7 @@ fn a_rank_killed_mid_run_stops_every_rank_and_leaves_nothing() {
         rank0.is_some_and(|l| l.contains("for rank 2 on")),
         "rank 0 names the dead rank:\n{stderr}"
     );
-    assert!(
-        processes_on(&target).is_empty(),
-        "{:?}",
-        processes_on(&target)
-    );
-    assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+    assert_nothing_left(&target);
     assert!(succeeds("umount", &[&target]), "the mount is busy");
 }
 
@@ -345,12 +350,7 @@ fn a_rank_that_stops_answering_is_named_after_the_timeout() {
         stderr.contains("bakeoff: error: rank 2 on "),
         "rank 2 said nothing:\n{stderr}"
     );
-    assert!(
-        processes_on(&target).is_empty(),
-        "{:?}",
-        processes_on(&target)
-    );
-    assert!(rank_dirs(&target).is_empty(), "{:?}", rank_dirs(&target));
+    assert_nothing_left(&target);
 }
 
 /// A ramp under MPI: each point's offered rate is shared by the ranks, and the one record's
