@@ -187,6 +187,7 @@ pub fn record() -> RunRecord {
         dataset: None,
         clients: Vec::new(),
         ramp: None,
+        mpi: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);
