@@ -4,6 +4,8 @@
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
 packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk zfs-fuse jq postgresql git)
+# `run --mpi` (cargo feature mpi): OpenMPI, and libclang for the bindings rsmpi generates.
+packages+=(openmpi-bin libopenmpi-dev libclang-dev clang)
 # Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where
 # the archive has it (Debian 12), else the full browser.
 if apt-cache show chromium-headless-shell >/dev/null 2>&1; then

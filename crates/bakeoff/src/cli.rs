@@ -283,6 +283,15 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run as one rank of an MPI job (under mpirun or srun): every rank is a client with its
+    /// own files in rank-N/ under the shared --target directory, and rank 0 writes the one
+    /// record (docs/mpi.md). Needs bakeoff built with `--features mpi`.
+    #[arg(long)]
+    pub mpi: bool,
+    /// With --mpi: how long a rank waits for the others at a step (beyond the step's planned
+    /// length) before it gives up and names the ranks that did not arrive.
+    #[arg(long, value_name = "DUR", default_value = "120s", requires = "mpi")]
+    pub mpi_timeout: String,
 }
 
 #[derive(Args, Debug)]

@@ -23,6 +23,27 @@ pub enum Code {
     Interrupted = 130,
 }
 
+impl Code {
+    /// Every code.
+    const ALL: [Code; 7] = [
+        Code::Ok,
+        Code::Usage,
+        Code::Environment,
+        Code::Io,
+        Code::Refused,
+        Code::Unreadable,
+        Code::Interrupted,
+    ];
+
+    /// The code whose exit status is `status` (one process telling another how it ended);
+    /// an unknown status is an environment failure.
+    pub fn from_status(status: u8) -> Code {
+        (Code::ALL.into_iter())
+            .find(|c| *c as u8 == status)
+            .unwrap_or(Code::Environment)
+    }
+}
+
 impl From<Code> for ExitCode {
     fn from(c: Code) -> ExitCode {
         ExitCode::from(c as u8)

@@ -284,13 +284,76 @@ fn a_runs_export_html_renders_its_charts_and_provenance_in_a_browser() {
     );
     assert!(html.contains("id=\"chart-latency_percentiles\""));
     let Some(chrome) = browser() else { return };
-    let loaded = run_chromium(&chrome, &page, &["--dump-dom"]);
-    assert_eq!(drawn_charts(&loaded.dom), charts);
+    assert_renders(&chrome, &page, charts);
+}
+
+/// Chromium renders `page` with `charts` charts drawn and asks for nothing.
+fn assert_renders(chrome: &Path, page: &Path, charts: usize) {
+    let loaded = run_chromium(chrome, page, &["--dump-dom"]);
+    assert_eq!(drawn_charts(&loaded.dom), charts, "charts drawn");
     assert!(
         loaded.requests.is_empty(),
         "requests: {:?}",
         loaded.requests
     );
+}
+
+/// A comparison of a recipe of three phases (a write, a sync, a tar of what was written) on
+/// two `dir=` stacks, two repetitions, into `root/results`.
+fn phase_study(root: &Path) -> PathBuf {
+    let (a, b, out) = (root.join("a"), root.join("b"), root.join("results"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let recipe = root.join("tiny.toml");
+    let text = "[[phase]]\nname = \"write\"\nrun = \"head -c 2m /dev/urandom > f\"\n\
+                [[phase]]\nname = \"flush\"\naction = \"sync\"\n\
+                [[phase]]\nname = \"tar\"\nrun = \"tar cf f.tar f\"\n";
+    std::fs::write(&recipe, text).unwrap();
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", root.join("state"))
+        .args(["compare", "--warm", "--repeat", "2", "--workload"])
+        .arg(&recipe)
+        .arg("--images")
+        .arg(root.join("images"))
+        .arg("--stack")
+        .arg(format!("dir={}", a.display()))
+        .arg("--stack")
+        .arg(format!("dir={}", b.display()))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
+#[test]
+fn a_recipe_comparisons_report_shows_its_phases_as_grouped_bars_in_a_browser() {
+    let d = tmp();
+    let results = phase_study(d.path());
+    let (page, charts) = (d.path().join("phases.html"), d.path().join("charts"));
+    report_to("html", &page, &results).success().stdout("");
+    report_to("svg", &charts, &results).success().stdout("");
+    let expected = count_files(&charts);
+    let svg = std::fs::read_to_string(charts.join("phases_real_s.svg")).unwrap();
+    for phase in ["write", "flush", "tar", "(baseline)"] {
+        assert!(svg.contains(phase), "{phase} in the time chart");
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("id=\"phase-table-1\"") && !html.contains("comparison-table"));
+    assert_eq!(html.matches("<figure class=\"chart\"").count(), expected);
+    assert!(
+        (1..=3).contains(&expected),
+        "time, and device writes and CPU where measured: {expected}"
+    );
+    let Some(chrome) = browser() else { return };
+    assert_renders(&chrome, &page, expected);
+    let shot = target_dir().join("html-phases.png");
+    let _ = std::fs::remove_file(&shot);
+    let screenshot = format!("--screenshot={}", shot.display());
+    run_chromium(&chrome, &page, &[&screenshot, "--window-size=1400,2000"]);
+    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("{}: {e}", shot.display()));
+    assert!(png.starts_with(b"\x89PNG"), "{}", shot.display());
 }
 
 #[test]

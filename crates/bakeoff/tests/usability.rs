@@ -185,3 +185,44 @@ fn one_thread_reads_one_thread() {
                 .and(predicate::str::contains("(user ").and(predicate::str::contains("%, sys "))),
         );
 }
+
+/// `--mpi` is refused with its reason where it cannot apply, in every build; a build without
+/// the `mpi` feature says how to get one.
+#[test]
+fn mpi_says_what_it_needs() {
+    let dir = common::tmp();
+    let target = dir.path().to_str().unwrap();
+    bakeoff()
+        .args(["run", "randread", "--mpi", "--stack", "ext4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "bakeoff does not build a stack per host",
+        ));
+    bakeoff()
+        .args(["run", "tpcc", "--mpi", "--target", target])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "recipes and databases run on one host",
+        ));
+    if cfg!(feature = "mpi") {
+        return;
+    }
+    bakeoff()
+        .args(["run", "randread", "--mpi", "--target", target])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("built without MPI")
+                .and(predicate::str::contains(
+                    "cargo build --release --features mpi",
+                ))
+                .and(predicate::str::contains("libopenmpi-dev")),
+        );
+    assert_eq!(
+        std::fs::read_dir(target).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}

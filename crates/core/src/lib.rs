@@ -16,6 +16,7 @@ mod doc;
 pub mod fileop;
 pub mod findings;
 pub mod keys;
+pub mod mpi;
 pub mod op;
 pub mod personality;
 pub mod phaserecord;

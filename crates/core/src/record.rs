@@ -148,7 +148,7 @@ impl CpuSplit {
 }
 
 /// bakeoff's own resource use (getrusage): CPU over the measured window, peak memory.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolUsage {
     /// User CPU in the window (all of bakeoff's threads, including modelled application CPU).
     pub user_us: u64,
@@ -455,6 +455,10 @@ pub struct RunRecord {
     /// are then those of the headline point (see `docs/ramp.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<crate::ramp::RampRecord>,
+    /// `run --mpi`: the ranks and hosts, each host's accounting and their sums; `clients`
+    /// then lists the ranks (see `docs/mpi.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<crate::mpi::MpiRecord>,
 }
 
 /// The dataset of a run.

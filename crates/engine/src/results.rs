@@ -7,8 +7,8 @@
 use crate::harness::RoleDesc;
 use crate::histogram::LatencyCounts;
 use crate::stats::{latency, ThreadStats, Totals, KINDS};
-use bakeoff_core::plan::OpKind;
-use bakeoff_core::record::{OpStats, RoleResult};
+use bakeoff_core::plan::{OpKind, Plan};
+use bakeoff_core::record::{ClientOps, OpStats, RoleResult};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -121,6 +121,41 @@ pub fn summarize(
         })
         .collect();
     (results, op_stats(&all, measured))
+}
+
+/// What the `copies` of `plan` that reported (of `planned` started: client processes, MPI
+/// ranks) recorded, added exactly into one result over `measured`: per role, per kind, and
+/// the summed counts themselves.
+pub fn add_copies(
+    plan: &Plan,
+    planned: u32,
+    copies: &[&[RoleCounts]],
+    measured: Duration,
+) -> (Vec<RoleResult>, Vec<OpStats>, Vec<RoleCounts>) {
+    let roles = crate::run::role_descs(plan, planned);
+    let mut counts = vec![RoleCounts::default(); roles.len()];
+    for copy in copies {
+        for (sum, role) in counts.iter_mut().zip(copy.iter()) {
+            sum.add(role);
+        }
+    }
+    let (results, ops) = summarize(&roles, &counts, measured);
+    (results, ops, counts)
+}
+
+/// One copy's operations and bytes per kind (the kinds that occurred), over all its roles.
+pub fn copy_ops(counts: &[RoleCounts]) -> Vec<ClientOps> {
+    let mut own = Totals::default();
+    counts.iter().for_each(|c| own.add(&c.delta));
+    OpKind::ALL
+        .into_iter()
+        .filter(|k| own.ops[k.index()] > 0)
+        .map(|k| ClientOps {
+            kind: k,
+            ops: own.ops[k.index()],
+            bytes: own.bytes[k.index()],
+        })
+        .collect()
 }
 
 #[cfg(test)]

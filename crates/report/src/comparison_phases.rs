@@ -58,6 +58,16 @@ pub struct PhaseTable {
     pub rows: Vec<PhaseRow>,
 }
 
+/// The rows after the phases: `total`, `space used MiB` and `compression ratio`.
+const TRAILING_ROWS: usize = 3;
+
+impl PhaseTable {
+    /// The rows of the phases, without the whole run and the space figures after them.
+    pub fn phase_rows(&self) -> &[PhaseRow] {
+        &self.rows[..self.rows.len().saturating_sub(TRAILING_ROWS)]
+    }
+}
+
 /// One row: a phase, the whole run, or a space figure.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseRow {
@@ -188,7 +198,8 @@ fn values(runs: &[RunRecord], get: &dyn Fn(&RunRecord) -> Option<f64>) -> Vec<f6
         .collect()
 }
 
-fn figure_of(key: &str) -> &'static Figure {
+/// The figure of a row's `figure` key (the real time for an unknown key).
+pub(crate) fn figure_of(key: &str) -> &'static Figure {
     [&REAL_S, &SPACE_MIB, &COMPRESS]
         .into_iter()
         .find(|f| f.key == key)
@@ -196,7 +207,7 @@ fn figure_of(key: &str) -> &'static Figure {
 }
 
 /// A cell's lines: the figure, then (for a phase) its CPU and device bytes.
-fn cell_lines(row: &PhaseRow, cell: &PhaseCell) -> Vec<String> {
+pub(crate) fn cell_lines(row: &PhaseRow, cell: &PhaseCell) -> Vec<String> {
     let mut lines = vec![cell_text(&cell.value, Some(figure_of(&row.figure)), true)];
     if let Some(cpu) = cell.command_cpu_s {
         lines.push(format!("cpu {cpu:.1} s"));
@@ -208,7 +219,7 @@ fn cell_lines(row: &PhaseRow, cell: &PhaseCell) -> Vec<String> {
     lines
 }
 
-fn headings(t: &PhaseTable) -> Vec<String> {
+pub(crate) fn headings(t: &PhaseTable) -> Vec<String> {
     let mut h = vec![format!("{} phase", t.recipe.trim())];
     for (i, s) in t.stacks.iter().enumerate() {
         let base = if t.baseline == Some(i) {
@@ -241,7 +252,8 @@ pub fn render_table(tables: &[PhaseTable]) -> String {
     out
 }
 
-const LEGEND: &str = "phases: median real s [range] ×ratio to the baseline (+ faster, - slower, = \
+pub(crate) const LEGEND: &str =
+    "phases: median real s [range] ×ratio to the baseline (+ faster, - slower, = \
 no significant difference, ? too few runs); cpu: user + sys of the phase's commands; dev: bytes \
 read and written on the stack's devices; space and compression read back after the last phase\n";
 
@@ -306,42 +318,8 @@ pub fn render_csv(tables: &[PhaseTable]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::comparison::{build, CellRuns};
-
-    /// ext4 (the baseline) and zfs, three runs each: zfs's build-2x 20 % slower, its flush
-    /// within noise, half the space at a compression ratio of 1.8.
     fn report() -> crate::comparison::StudyReport {
-        let runs = |build_s: [f64; 3], used_mib: u64, ratio: f64| -> Vec<RunRecord> {
-            build_s
-                .iter()
-                .map(|&s| {
-                    let mut r = crate::fixture::recipe_record();
-                    r.phases[0].real_s = s;
-                    r.phases[1].real_s = 2.0 + s / 1000.0;
-                    r.measured_ns = ((s + 2.0) * 1e9) as u64;
-                    let space = r.space.as_mut().unwrap();
-                    space.used_bytes = Some(used_mib << 20);
-                    space.compress_ratio = Some(ratio);
-                    r
-                })
-                .collect()
-        };
-        let cells = vec![
-            CellRuns {
-                label: "ext4 / build".into(),
-                stack: "ext4".into(),
-                runs: runs([100.0, 101.0, 99.0], 600, 1.0),
-                baseline: Some(0),
-            },
-            CellRuns {
-                label: "zfs:compression=on / build".into(),
-                stack: "zfs:compression=on".into(),
-                runs: runs([120.0, 121.0, 119.5], 300, 1.8),
-                baseline: Some(0),
-            },
-        ];
-        build(&cells, &[], &Method::default(), 3)
+        crate::fixture::phase_study()
     }
 
     #[test]

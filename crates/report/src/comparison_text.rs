@@ -114,7 +114,7 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
 
 /// True when the comparison has a table of headline figures to show: it has cells that are not
 /// recipes, or nothing else.
-fn has_figures(r: &StudyReport) -> bool {
+pub(crate) fn has_figures(r: &StudyReport) -> bool {
     !r.rows.is_empty() || r.phases.is_empty()
 }
 

@@ -3,6 +3,7 @@
 //! A few lines of script sort the comparison table by a column and open every collapsed
 //! section before printing; the print style does the same without them where it can.
 
+mod phases;
 mod run;
 mod study;
 

@@ -98,7 +98,7 @@ pub fn measure_with_devices(
 }
 
 /// Lays out `plan`'s dataset on its targets and calls `before_run` (the cache rule).
-fn prepare<'a>(
+pub fn prepare<'a>(
     plan: &Plan,
     placement: &'a Placement,
     interrupt: &AtomicBool,
@@ -171,22 +171,58 @@ impl Prepared<'_> {
         interrupt: &AtomicBool,
         quiet: bool,
     ) -> Result<RunRecord, Failure> {
-        let window = Window {
+        let record = self
+            .window(plan, quiet)
+            .run(&mut |on_tick| execute(plan, &self.dataset, interrupt, on_tick))?;
+        Ok(self.with_dataset(record, plan))
+    }
+
+    /// [`Prepared::measure`], with the exact counts the record's figures summarise (what an
+    /// MPI rank hands to rank 0 to add); a window that cannot start is a failed record here,
+    /// which the rank reports like any other.
+    #[cfg(feature = "mpi")]
+    pub fn measure_counted(
+        &self,
+        plan: &Plan,
+        interrupt: &AtomicBool,
+        quiet: bool,
+    ) -> Result<(RunRecord, Vec<bakeoff_engine::results::RoleCounts>), Failure> {
+        let mut counts = Vec::new();
+        let record = self.window(plan, quiet).run(&mut |on_tick| {
+            let output = execute(plan, &self.dataset, interrupt, on_tick);
+            let output = output.unwrap_or_else(|e| RunOutput {
+                roles: Vec::new(),
+                ops: Vec::new(),
+                measured: std::time::Duration::ZERO,
+                interrupted: false,
+                error: Some(e),
+                counts: Vec::new(),
+                clients: Vec::new(),
+            });
+            counts.clone_from(&output.counts);
+            Ok(output)
+        })?;
+        Ok((self.with_dataset(record, plan), counts))
+    }
+
+    fn window<'w>(&'w self, plan: &'w Plan, quiet: bool) -> Window<'w> {
+        Window {
             plan,
             path: self.path,
             devices: self.devices.clone(),
             daemons: self.daemons.clone(),
             quiet,
-        };
-        let mut record =
-            window.run(&mut |on_tick| execute(plan, &self.dataset, interrupt, on_tick))?;
+        }
+    }
+
+    fn with_dataset(&self, mut record: RunRecord, plan: &Plan) -> RunRecord {
         record.dataset = Some(DatasetInfo {
             planned_bytes: plan.dataset_bytes(),
             written_bytes: self.dataset.written_bytes,
             reused: self.dataset.reused,
             layout_ms: self.dataset.elapsed.as_millis() as u64,
         });
-        Ok(record)
+        record
     }
 
     fn measure_or_ramp(
@@ -325,6 +361,7 @@ fn record(
         dataset: None,
         clients,
         ramp: None,
+        mpi: None,
     };
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);

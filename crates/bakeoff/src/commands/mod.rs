@@ -8,6 +8,7 @@ pub mod demo;
 pub mod exec;
 pub mod exports;
 pub mod measure;
+pub mod mpi;
 pub mod on_stack;
 pub mod phases;
 pub mod preflight;

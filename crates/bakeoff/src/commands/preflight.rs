@@ -57,9 +57,10 @@ fn bytes_under(path: &Path) -> u64 {
     }
 }
 
-/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files, trees and client
-/// copies already there count as free, since the layout reuses or replaces them.
-fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
+/// Room for a dataset of `needed` bytes in `dir`: bakeoff's data files, trees, client copies
+/// and MPI ranks' directories already there count as free, since the layout reuses or
+/// replaces them.
+pub fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
     let (_, free) = free_bytes(dir)?;
     let ours: u64 = std::fs::read_dir(dir)
         .into_iter()
@@ -67,8 +68,11 @@ fn room_in_directory(dir: &Path, needed: u64) -> Result<(), Failure> {
         .filter_map(Result::ok)
         .filter(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let client = name.strip_prefix("client-").map(str::parse::<u32>);
-            name.starts_with("bakeoff-") || matches!(client, Some(Ok(_)))
+            let copy = (name
+                .strip_prefix("client-")
+                .or_else(|| name.strip_prefix("rank-")))
+            .map(str::parse::<u32>);
+            name.starts_with("bakeoff-") || matches!(copy, Some(Ok(_)))
         })
         .map(|e| bytes_under(&e.path()))
         .sum();

@@ -53,6 +53,23 @@ pub fn measure_ramp(
     interrupt: &AtomicBool,
     quiet: bool,
 ) -> Result<RunRecord, Failure> {
+    let mut point = |rate: f64| {
+        let point_plan = paced_plan(plan, rate, spec);
+        // A dataset sized by the offered load is laid out again for a point that needs more.
+        prepared.fit(&point_plan, interrupt, quiet)?;
+        prepared.measure(&point_plan, interrupt, quiet)
+    };
+    ramp_points(spec, interrupt, quiet, &mut point)
+}
+
+/// The ramp `spec` with `measure_point` measuring one point at an offered rate (ops/s):
+/// here, or on every rank of an MPI job.
+pub fn ramp_points(
+    spec: &RampSpec,
+    interrupt: &AtomicBool,
+    quiet: bool,
+    measure_point: &mut dyn FnMut(f64) -> Result<RunRecord, Failure>,
+) -> Result<RunRecord, Failure> {
     let mut points: Vec<RampPoint> = Vec::new();
     let mut kept = Kept::default();
     let mut unfinished: Option<RunRecord> = None;
@@ -77,13 +94,10 @@ pub fn measure_ramp(
                 spec.point.as_secs_f64()
             );
         }
-        let point_plan = paced_plan(plan, rate, spec);
-        // A dataset sized by the offered load is laid out again for a point that needs more.
-        match prepared.fit(&point_plan, interrupt, quiet) {
+        let record = match measure_point(rate) {
             Err(f) if f.code == Code::Interrupted && !points.is_empty() => break Stop::Interrupted,
             other => other?,
-        }
-        let record = prepared.measure(&point_plan, interrupt, quiet)?;
+        };
         match record.status {
             RunStatus::Completed => {}
             RunStatus::Interrupted => {

@@ -130,6 +130,9 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
+    if args.mpi {
+        return super::mpi::run(&args);
+    }
     if let Some(name) = (args.workload.as_deref()).filter(|n| is_db_workload(n)) {
         if args.ramp.is_some() {
             return Err(failure(

@@ -7,12 +7,11 @@ use super::protocol::{parse_report, Job, Outcome, Report, GO, STOP};
 use crate::clock::RunClock;
 use crate::harness::{RunOutput, Tick, TickKind};
 use crate::layout::Dataset;
-use crate::results::{summarize, RoleCounts};
-use crate::run::role_descs;
+use crate::results::{add_copies, copy_ops, RoleCounts};
 use crate::shared::RunError;
 use crate::stats::Totals;
-use bakeoff_core::plan::{OpKind, Plan};
-use bakeoff_core::record::{ClientOps, ClientResult};
+use bakeoff_core::plan::Plan;
+use bakeoff_core::record::ClientResult;
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -312,28 +311,20 @@ fn handle(fleet: &mut Fleet, i: usize, event: Event) -> Option<RunError> {
 
 /// Adds the clients' exact counts into one result; each client's own counts and CPU beside.
 fn merge(plan: &Plan, fleet: &Fleet, error: Option<RunError>, interrupted: bool) -> RunOutput {
-    let roles = role_descs(plan, plan.clients);
-    let mut counts = vec![RoleCounts::default(); roles.len()];
-    let mut clients = Vec::new();
-    let mut windows = Vec::new();
-    for (i, c) in fleet.clients.iter().enumerate() {
-        let Some(o) = &c.done else { continue };
-        let mut own = Totals::default();
-        for (sum, role) in counts.iter_mut().zip(&o.counts) {
-            sum.add(role);
-            own.add(&role.delta);
-        }
-        windows.push(o.measured_ns);
-        clients.push(client_result(i, c, o, &own));
-    }
+    let done: Vec<(usize, &Client, &Outcome)> = (fleet.clients.iter().enumerate())
+        .filter_map(|(i, c)| c.done.as_deref().map(|o| (i, c, o)))
+        .collect();
+    let windows: Vec<u64> = done.iter().map(|(_, _, o)| o.measured_ns).collect();
     let mean_ns = windows.iter().sum::<u64>() / (windows.len().max(1) as u64);
     let measured = Duration::from_nanos(mean_ns);
-    let (results, ops) = summarize(&roles, &counts, measured);
-    // A client stopped by a signal of its own (Ctrl-C reaches the whole process group).
-    let stopped_early = fleet
-        .clients
+    let each: Vec<&[RoleCounts]> = done.iter().map(|(_, _, o)| o.counts.as_slice()).collect();
+    let (results, ops, counts) = add_copies(plan, plan.clients, &each, measured);
+    let clients = done
         .iter()
-        .any(|c| c.done.as_ref().is_some_and(|o| o.interrupted));
+        .map(|&(i, c, o)| client_result(i, c, o))
+        .collect();
+    // A client stopped by a signal of its own (Ctrl-C reaches the whole process group).
+    let stopped_early = done.iter().any(|(_, _, o)| o.interrupted);
     RunOutput {
         roles: results,
         ops,
@@ -345,22 +336,13 @@ fn merge(plan: &Plan, fleet: &Fleet, error: Option<RunError>, interrupted: bool)
     }
 }
 
-fn client_result(i: usize, c: &Client, o: &Outcome, own: &Totals) -> ClientResult {
-    let ops = OpKind::ALL
-        .into_iter()
-        .filter(|k| own.ops[k.index()] > 0)
-        .map(|k| ClientOps {
-            kind: k,
-            ops: own.ops[k.index()],
-            bytes: own.bytes[k.index()],
-        })
-        .collect();
+fn client_result(i: usize, c: &Client, o: &Outcome) -> ClientResult {
     ClientResult {
         index: i as u32,
         pid: c.pid,
         dir: c.dir.display().to_string(),
         measured_ns: o.measured_ns,
-        ops,
+        ops: copy_ops(&o.counts),
         cpu_user_us: o.cpu_us.0,
         cpu_system_us: o.cpu_us.1,
         max_rss_bytes: o.max_rss_bytes,

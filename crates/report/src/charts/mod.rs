@@ -6,9 +6,10 @@
 //!
 //! A new kind of result is a new builder returning [`Chart`]s of the existing kinds: a load
 //! ramp's curves ([`ramp`]) are [`ChartKind::Lines`] (x achieved ops/s; response time, CPU,
-//! device MB/s and memory; the limit as a [`Guide`]); a phase recipe's timings are
-//! [`ChartKind::BarsWithRange`] with one series per stack (grouped bars per phase).
+//! device MB/s and memory; the limit as a [`Guide`]); a phase recipe's timings ([`phases`])
+//! are [`ChartKind::BarsWithRange`] with one series per stack (grouped bars per phase).
 
+pub mod phases;
 pub mod ramp;
 pub mod run;
 pub mod study;

@@ -8,12 +8,16 @@ use crate::comparison_text::{verdict_mark, verdict_word};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::Better;
 
-/// Every chart of a comparison: one per column that has values, the relative chart, then
-/// the ramps' highest rates within their limit.
+/// Every chart of a comparison: one per column that has values, the relative chart, the
+/// ramps' highest rates within their limit, then the recipes' phases as grouped bars.
 pub fn charts(r: &StudyReport) -> Vec<Chart> {
     let bars = (0..r.columns.len()).filter_map(|i| figure_bars(r, i));
     let ramps = r.ramps.iter().flat_map(super::ramp::study_charts);
-    bars.chain(relative_bars(r)).chain(ramps).collect()
+    let phases = super::phases::charts(r);
+    bars.chain(relative_bars(r))
+        .chain(ramps)
+        .chain(phases)
+        .collect()
 }
 
 /// A figure's label on a value axis, with its unit where the column heading has none.

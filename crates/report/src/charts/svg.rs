@@ -296,17 +296,28 @@ fn lines(area: &Area, c: &Chart) -> Drawn {
     Ok(())
 }
 
-/// Legend entries per row.
+/// Legend entries per row at most.
 const LEGEND_PER_ROW: usize = 3;
 
 /// Height of a legend row, pixels.
 const LEGEND_ROW: u32 = 24;
 
+/// Width of the legend's sample and the gap after it, pixels.
+const LEGEND_SAMPLE: i32 = 36;
+
+/// Legend entries per row: three when the names fit (about 8 pixels a character), fewer
+/// when they are long (a stack spec with its path), so they never overlap.
+fn legend_per_row(c: &Chart) -> usize {
+    let widest = c.series.iter().map(|s| shorten(&s.name).chars().count());
+    let entry = LEGEND_SAMPLE as usize + 8 * widest.max().unwrap_or(0) + 16;
+    ((WIDTH as usize - 80) / entry).clamp(1, LEGEND_PER_ROW)
+}
+
 /// Rows of legend under the chart: for lines, and for bars grouped by several series.
 fn legend_rows(c: &Chart) -> usize {
     match c.kind {
-        ChartKind::Lines => c.series.len().div_ceil(LEGEND_PER_ROW),
-        _ if c.series.len() > 1 => c.series.len().div_ceil(LEGEND_PER_ROW),
+        ChartKind::Lines => c.series.len().div_ceil(legend_per_row(c)),
+        _ if c.series.len() > 1 => c.series.len().div_ceil(legend_per_row(c)),
         _ => 0,
     }
 }
@@ -316,22 +327,29 @@ fn draw_legend(area: &Area, c: &Chart) -> Drawn {
     if legend_rows(c) == 0 {
         return Ok(());
     }
-    let column = (WIDTH as i32 - 80) / LEGEND_PER_ROW as i32;
+    let per_row = legend_per_row(c);
+    let column = (WIDTH as i32 - 80) / per_row as i32;
     for (k, s) in c.series.iter().enumerate() {
-        let (row, col) = ((k / LEGEND_PER_ROW) as i32, (k % LEGEND_PER_ROW) as i32);
+        let (row, col) = ((k / per_row) as i32, (k % per_row) as i32);
         let (x, y) = (74 + col * column, 10 + row * LEGEND_ROW as i32);
         if c.kind == ChartKind::Lines {
             let (line, marker) = legend_sample(k, (x, y));
             area.draw(&line).map_err(fail)?;
             area.draw(&marker).map_err(fail)?;
         } else {
-            let swatch = Rectangle::new([(x, y - 7), (x + 28, y + 7)], colour(k).filled());
-            area.draw(&swatch).map_err(fail)?;
+            // A series of the baseline's bars (a stack in grouped bars) has their grey.
+            let baseline = !s.points.is_empty() && s.points.iter().all(|p| p.baseline);
+            let fill = if baseline { BASELINE_FILL } else { colour(k) };
+            let corners = [(x, y - 7), (x + 28, y + 7)];
+            area.draw(&Rectangle::new(corners, fill.filled()))
+                .map_err(fail)?;
+            area.draw(&Rectangle::new(corners, INK.stroke_width(1)))
+                .map_err(fail)?;
         }
         let style = TextStyle::from((FONT, 15))
             .color(&INK)
             .pos(Pos::new(HPos::Left, VPos::Center));
-        let name = Text::new(s.name.clone(), (x + 36, y), style);
+        let name = Text::new(shorten(&s.name), (x + LEGEND_SAMPLE, y), style);
         area.draw(&name).map_err(fail)?;
     }
     Ok(())
@@ -359,7 +377,8 @@ mod tests {
         let study = crate::fixture::study(&["read_iops", "write_iops", "read_amplification"]);
         let charts = super::super::run::charts(&run)
             .into_iter()
-            .chain(super::super::study::charts(&study));
+            .chain(super::super::study::charts(&study))
+            .chain(super::super::study::charts(&crate::fixture::phase_study()));
         for c in charts {
             let svg = render(&c).unwrap();
             if let Ok(dir) = std::env::var("BAKEOFF_DUMP_SVG") {
@@ -380,8 +399,14 @@ mod tests {
                     c.id
                 ),
             }
-            for s in c.series.iter().filter(|_| c.kind == ChartKind::Lines) {
-                assert!(svg.contains(&s.name), "{}: legend {}", c.id, s.name);
+            let legend = c.kind == ChartKind::Lines || c.series.len() > 1;
+            for s in c.series.iter().filter(|_| legend) {
+                assert!(
+                    svg.contains(&shorten(&s.name)),
+                    "{}: legend {}",
+                    c.id,
+                    s.name
+                );
             }
         }
     }

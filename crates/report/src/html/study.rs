@@ -1,8 +1,8 @@
-//! The HTML page of a comparison: the table with verdict colours, the findings, the charts.
+//! The HTML page of a comparison: the table with verdict colours, the charts, the findings.
 
 use super::{charts_section, page};
 use crate::comparison::{CellRow, FigureCell, StudyReport};
-use crate::comparison_text::{cell_text, verdict_word};
+use crate::comparison_text::{cell_text, has_figures, verdict_word};
 use crate::figures::figure;
 use bakeoff_core::findings::{Finding, Severity};
 use bakeoff_core::verdict::Verdict;
@@ -10,26 +10,33 @@ use maud::{html, Markup};
 
 /// The comparison as one self-contained HTML page.
 pub fn render_study(r: &StudyReport) -> String {
-    let runs: usize = r.rows.iter().map(|row| row.runs).sum();
-    let title = format!("bakeoff comparison: {} cells", r.rows.len());
+    let phase_runs = r.phases.iter().flat_map(|t| &t.runs);
+    let runs: usize = r.rows.iter().map(|row| row.runs).sum::<usize>() + phase_runs.sum::<usize>();
+    let cells = r.rows.len() + r.phases.iter().map(|t| t.stacks.len()).sum::<usize>();
+    let title = format!("bakeoff comparison: {cells} cells");
     let body = html! {
         h1 { (title) }
         p.meta {
-            (r.rows.len()) " cells, " (runs) " runs; each figure is the median over a cell's \
+            (cells) " cells, " (runs) " runs; each figure is the median over a cell's \
             repetitions with their range, against its baseline: the ratio and a verdict \
             (minimum effect " (format!("{:.0}", r.min_effect * 100.0)) "%)."
         }
-        h2 #comparison { "Comparison" }
-        (legend())
-        div.wide { (table(r)) }
-        (findings(r))
+        @if has_figures(r) {
+            h2 #comparison { "Comparison" }
+            (legend())
+            div.wide { (table(r)) }
+        }
+        (super::phases::section(&r.phases))
+        // The charts before the findings: a study's findings run to pages, and the charts are
+        // what a reader takes in first.
         (charts_section(&crate::charts::study::charts(r)))
+        (findings(r))
     };
     page(&title, body)
 }
 
 /// The class of a verdict's colour.
-fn verdict_class(v: Verdict) -> &'static str {
+pub(super) fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::Better => "better",
         Verdict::Worse => "worse",
@@ -166,6 +173,33 @@ mod tests {
             1 + 3,
             "a heading row and a row per cell"
         );
+    }
+
+    #[test]
+    fn a_comparison_of_recipes_has_its_phase_table_and_grouped_charts() {
+        let html = render_study(&crate::fixture::phase_study());
+        assert_self_contained(&html);
+        assert!(html.contains("bakeoff comparison: 2 cells") && html.contains("6 runs"));
+        assert!(
+            !html.contains("id=\"comparison-table\""),
+            "no empty table of headline figures"
+        );
+        assert!(html.contains("id=\"phase-table-1\""));
+        assert!(html.contains("ext4 (baseline), 3 runs"));
+        assert!(html.contains("<td class=\"num worse\">120.0 [119.5–121.0] ×1.20-"));
+        assert!(
+            html.contains("<td class=\"num same\">"),
+            "the flush is the same"
+        );
+        assert!(html.contains("cpu 45.0 s<br>dev r 0 B w 3 GiB"));
+        for id in [
+            "phases_real_s",
+            "phases_device_write_mib",
+            "phases_command_cpu_s",
+        ] {
+            assert!(html.contains(&format!("id=\"chart-{id}\"")), "{id}");
+        }
+        assert_eq!(html.matches("<svg").count(), 3);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Tests of the findings rules, on records built from compact JSON.
 
 use super::*;
+use crate::plan::OpKind;
 use crate::record::*;
 use serde_json::json;
 
