@@ -27,7 +27,7 @@ pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;
 pub use error::ProbeError;
-pub use page_cache::{remove_stale_instances, PageCacheCounters, PageCacheProbe};
+pub use page_cache::{remove_stale_instances, PageCacheCounters, PageCacheProbe, TRACEFS};
 pub use parse::{
     parse_arc_counters, parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo,
     parse_mountinfo, parse_pid_stat, parse_proc_stat, parse_trace_events_written, ArcCounters,

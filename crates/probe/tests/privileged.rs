@@ -100,3 +100,51 @@ fn btrfs_over_two_loop_devices() {
         assert_eq!(info.mount_source.as_deref(), Some(a.node()));
     }
 }
+
+#[test]
+fn page_cache_instances_count_one_file_system_and_are_removed() {
+    let _serial = serial();
+    if !privileged() {
+        return;
+    }
+    let instances = Path::new(bakeoff_probe::TRACEFS).join("instances");
+    let ours = |dir: &std::fs::DirEntry| {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        name.starts_with(&format!("bakeoff-{}-", std::process::id()))
+    };
+    let count_ours = || {
+        std::fs::read_dir(&instances)
+            .unwrap()
+            .flatten()
+            .filter(ours)
+            .count()
+    };
+    let dir = tempfile::tempdir_in(SCRATCH).unwrap();
+    let file = dir.path().join("data");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let probe = bakeoff_probe::PageCacheProbe::start(dir.path()).unwrap();
+    assert_eq!(count_ours(), 12, "one lookup and eleven order instances");
+    let before = probe.read().unwrap();
+    // 256 buffered 4 KiB reads of a file just written (all in the page cache).
+    let f = std::fs::File::open(&file).unwrap();
+    let mut page = [0u8; 4096];
+    for i in 0..256u64 {
+        std::os::unix::fs::FileExt::read_exact_at(&f, &mut page, i * 4096).unwrap();
+    }
+    let after = probe.read().unwrap();
+    assert!(
+        after.lookups - before.lookups >= 256,
+        "{before:?} -> {after:?}"
+    );
+    drop(probe);
+    assert_eq!(count_ours(), 0, "dropping the probe removes its instances");
+
+    // An instance left by a process that no longer exists goes; ours stays.
+    let stale = instances.join("bakeoff-4194999-0-lookups");
+    std::fs::create_dir(&stale).unwrap();
+    let probe = bakeoff_probe::PageCacheProbe::start(dir.path()).unwrap();
+    assert!(bakeoff_probe::remove_stale_instances() >= 1);
+    assert!(!stale.exists());
+    assert_eq!(count_ours(), 12, "a live process's instances stay");
+    drop(probe);
+}
