@@ -192,7 +192,6 @@ impl Sampler {
                 arc_size_bytes: end.arc.and_then(|c| c.size),
                 arc_hits: arc(|c| c.hits),
                 arc_misses: arc(|c| c.misses),
-                page_cache_lookups: page_cache(|c| c.lookups),
                 page_cache_added_pages: page_cache(|c| c.added_pages),
                 page_cache_unavailable: self.probe.page_cache_unavailable().map(str::to_string),
             });

@@ -233,15 +233,12 @@ pub struct MemoryStats {
     /// ZFS ARC misses in the window, where a kstat exists.
     #[serde(default)]
     pub arc_misses: Option<u64>,
-    /// Buffered-read page-cache lookups on the target's file system in the window (the
-    /// kernel's `mm_filemap_get_pages` events), where tracefs counted them.
-    #[serde(default)]
-    pub page_cache_lookups: Option<u64>,
     /// Pages added to the page cache of the target's file system in the window (read from the
     /// device, read ahead, or created by buffered writes), where tracefs counted them.
     #[serde(default)]
     pub page_cache_added_pages: Option<u64>,
-    /// Why the page cache was not counted (no tracefs, a block-device target, not root).
+    /// Why the page cache was not counted (no tracefs, a block-device or in-memory target, not
+    /// root).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_cache_unavailable: Option<String>,
 }

@@ -102,8 +102,8 @@ pub struct Summary {
     /// Page-cache hit ratio of the application's buffered reads over the window, %:
     /// `1 - pages added to the file system's page cache / pages the reads spanned`, clamped to
     /// 0–100. Pages read ahead count as misses when added, so a cold sequential read is near 0.
-    /// `None` without the kernel's counts (see `memory.page_cache_unavailable`) or without a
-    /// buffered lookup (direct I/O, tmpfs).
+    /// `None` without the kernel's counts (see `memory.page_cache_unavailable`: tmpfs, a block
+    /// device, no tracefs) or where a role uses direct I/O.
     #[serde(default)]
     pub page_cache_hit_pct: Option<f64>,
     /// Database transactions per second (every kind).
@@ -186,11 +186,11 @@ pub(crate) fn percentile_us(ops: &[OpStats], kind: OpKind, p: f64) -> Option<f64
 const PAGE_BYTES: u64 = 4096;
 
 /// `1 - added / spanned` for the window's `r_ops` reads of `r_bytes` (bakeoff's reads are
-/// aligned to their size, so each spans `max(1, size / page)` pages).
+/// aligned to their size, so each spans `max(1, size / page)` pages). Direct reads look
+/// nothing up, so with any direct role there is no ratio.
 fn page_cache_hit_pct(record: &RunRecord, r_ops: u64, r_bytes: u64) -> Option<f64> {
-    let m = record.memory.as_ref()?;
-    let (lookups, added) = (m.page_cache_lookups?, m.page_cache_added_pages?);
-    if lookups == 0 {
+    let added = record.memory.as_ref()?.page_cache_added_pages?;
+    if record.plan.roles.iter().any(|r| r.direct) {
         return None;
     }
     let spanned = r_ops.max(r_bytes.div_ceil(PAGE_BYTES));
@@ -417,29 +417,34 @@ mod tests {
 
     #[test]
     fn page_cache_hits_are_pages_spanned_less_pages_added() {
-        let with_counts = |ops, lookups, added| {
+        let with_counts = |ops, direct, added| {
             let mut r = record(ops, vec![]);
             r.memory = Some(crate::record::MemoryStats {
-                page_cache_lookups: Some(lookups),
                 page_cache_added_pages: Some(added),
                 ..Default::default()
             });
+            let set = crate::settings::Settings::parse_set(&format!("direct={direct}")).unwrap();
+            let randread = crate::workload::builtin("randread").unwrap();
+            r.plan = randread.plan(&set).unwrap();
             Summary::compute(&r)
         };
         // 1000 reads of 8 KiB span 2000 pages; 500 added: 75 % hits.
         let reads = || vec![op(OpKind::Read, 1000, 8192 * 1000, 200_000)];
-        let s = with_counts(reads(), 1000, 500);
+        let s = with_counts(reads(), false, 500);
         assert_eq!(s.page_cache_hit_pct, Some(75.0));
         // Readahead added more than the reads spanned: no hit, not a negative share.
         assert_eq!(
-            with_counts(reads(), 1000, 5000).page_cache_hit_pct,
+            with_counts(reads(), false, 5000).page_cache_hit_pct,
             Some(0.0)
         );
         // 512-byte reads each span one page.
         let small = vec![op(OpKind::Read, 1000, 512 * 1000, 200_000)];
-        assert_eq!(with_counts(small, 1000, 100).page_cache_hit_pct, Some(90.0));
-        // No buffered lookup (direct I/O, tmpfs) or no counts: null, not 100 or 0.
-        assert_eq!(with_counts(reads(), 0, 0).page_cache_hit_pct, None);
+        assert_eq!(
+            with_counts(small, false, 100).page_cache_hit_pct,
+            Some(90.0)
+        );
+        // Direct I/O looks nothing up; no counts (tmpfs, no tracefs): null, not 100 or 0.
+        assert_eq!(with_counts(reads(), true, 0).page_cache_hit_pct, None);
         assert_eq!(
             Summary::compute(&record(reads(), vec![])).page_cache_hit_pct,
             None

@@ -1,17 +1,20 @@
-//! Page-cache lookups and insertions of one file system, counted by the kernel.
+//! Pages added to the page cache of one file system, counted by the kernel.
 //!
-//! The filemap tracepoints name the file system (`s_dev`) of every buffered-read lookup
-//! (`mm_filemap_get_pages`) and of every folio added to the page cache
-//! (`mm_filemap_add_to_page_cache`, a folio of `2^order` pages). Each is counted in a tracefs
-//! *instance* of bakeoff's own (`instances/bakeoff-<pid>-<n>-…`), filtered on the stack's
-//! `s_dev` (and, for insertions, on one folio order per instance), with a one-page ring buffer:
-//! nobody reads the events, the buffer's `entries + overrun` counters are the count. Histogram
-//! triggers would sum pages in one instance, but kernels built without `CONFIG_HIST_TRIGGERS`
-//! (this project's VM) refuse them; counting needs only the ring buffer. The global trace is
-//! not touched, and the instances are removed on drop and, after a crash, by
-//! [`remove_stale_instances`] (`bakeoff cleanup`).
+//! The filemap tracepoint `mm_filemap_add_to_page_cache` names the file system (`s_dev`) and
+//! the size (a folio of `2^order` pages) of every insertion into the page cache. It is counted
+//! in tracefs *instances* of bakeoff's own (`instances/bakeoff-<pid>-<n>-added-o<order>`), one
+//! per folio order, each filtered on the stack's `s_dev` and order, with a one-page ring
+//! buffer: nobody reads the events, the buffer's `entries + overrun` counters are the count.
+//! Histogram triggers would sum pages in one instance, but kernels built without
+//! `CONFIG_HIST_TRIGGERS` (this project's VM) refuse them. Lookups
+//! (`mm_filemap_get_pages`) are not counted: one event per buffered read cost 200-1,300 ns per
+//! cached 4 KiB read here (a quarter of the rate); insertions happen only where pages come
+//! from the device or are created, beside much larger costs. The global trace is not touched,
+//! and the instances are removed on drop and, after a crash, by [`remove_stale_instances`]
+//! (`bakeoff cleanup`).
 
 use crate::parse::parse_trace_events_written;
+use crate::target_info::target_info;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -27,22 +30,22 @@ const ORDERS: u32 = 11;
 /// Counts since the probe started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PageCacheCounters {
-    /// Buffered-read lookups on the file system (`mm_filemap_get_pages`: one per read of up to
-    /// 31 folios, one per batch of 31 folios in larger reads).
-    pub lookups: u64,
     /// Pages added to the page cache of the file system (`mm_filemap_add_to_page_cache`,
     /// `2^order` each): pages read from the device (asked for or read ahead) and pages
     /// created by buffered writes.
     pub added_pages: u64,
 }
 
-/// The tracefs instances counting one file system's page-cache events; removed on drop.
+/// The tracefs instances counting one file system's page-cache insertions; removed on drop.
 #[derive(Debug)]
 pub struct PageCacheProbe {
-    lookups: PathBuf,
     /// `(pages per folio, instance)`.
     added: Vec<(u64, PathBuf)>,
 }
+
+/// File systems whose files live in memory: every read finds its page, none is added through
+/// the traced path, so counting would report a meaningless 100 %.
+const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
 
 impl PageCacheProbe {
     /// Starts counting for the file system that holds `target`, or says why it cannot.
@@ -54,6 +57,14 @@ impl PageCacheProbe {
                 "the target is a block device: its page cache is the device's, not a file system's"
                     .into(),
             );
+        }
+        if let Some(fs) = target_info(target)
+            .filesystem
+            .filter(|fs| IN_MEMORY.contains(&fs.as_str()))
+        {
+            return Err(format!(
+                "{fs} keeps files in memory: there is no page cache to miss"
+            ));
         }
         let instances = Path::new(TRACEFS).join("instances");
         if !instances.is_dir() {
@@ -69,16 +80,8 @@ impl PageCacheProbe {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        let mut probe = PageCacheProbe {
-            lookups: instances.join(format!("{base}-lookups")),
-            added: Vec::new(),
-        };
+        let mut probe = PageCacheProbe { added: Vec::new() };
         // On an error `probe` drops here and removes what it created so far.
-        counting_instance(
-            &probe.lookups,
-            "mm_filemap_get_pages",
-            &format!("s_dev == {s_dev}"),
-        )?;
         for order in 0..ORDERS {
             let dir = instances.join(format!("{base}-added-o{order}"));
             let op = if order + 1 == ORDERS { ">=" } else { "==" };
@@ -98,16 +101,13 @@ impl PageCacheProbe {
         for (pages, dir) in &self.added {
             added_pages += pages * events_written(dir)?;
         }
-        Some(PageCacheCounters {
-            lookups: events_written(&self.lookups)?,
-            added_pages,
-        })
+        Some(PageCacheCounters { added_pages })
     }
 }
 
 impl Drop for PageCacheProbe {
     fn drop(&mut self) {
-        for dir in std::iter::once(&self.lookups).chain(self.added.iter().map(|(_, d)| d)) {
+        for (_, dir) in &self.added {
             // Removing an instance disables its events; a missing one was never created.
             let _ = std::fs::remove_dir(dir);
         }

@@ -178,7 +178,6 @@ pub fn record() -> RunRecord {
             arc_size_bytes: None,
             arc_hits: None,
             arc_misses: None,
-            page_cache_lookups: Some(1_200_000),
             page_cache_added_pages: Some(60_000),
             page_cache_unavailable: None,
         }),
