@@ -6,7 +6,7 @@
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$BENCH_DIR/.." && pwd)
-BAKEOFF=$REPO/target/release/bakeoff
+BAKEOFF=${CARGO_TARGET_DIR:-$REPO/target}/release/bakeoff
 
 # Cleanup registries, undone in reverse order: mounts, then loops, then paths.
 CLEAN_MOUNTS=()

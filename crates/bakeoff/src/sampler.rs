@@ -177,6 +177,9 @@ impl Sampler {
             let arc = |f: fn(&bakeoff_probe::ArcCounters) -> Option<u64>| {
                 Some(f(end.arc.as_ref()?)?.saturating_sub(f(start.arc.as_ref()?)?))
             };
+            let page_cache = |f: fn(&bakeoff_probe::PageCacheCounters) -> u64| {
+                Some(f(end.page_cache.as_ref()?).saturating_sub(f(start.page_cache.as_ref()?)))
+            };
             m.memory = Some(MemoryStats {
                 total_bytes: b.total,
                 cached_start_bytes: a.cached,
@@ -189,6 +192,8 @@ impl Sampler {
                 arc_size_bytes: end.arc.and_then(|c| c.size),
                 arc_hits: arc(|c| c.hits),
                 arc_misses: arc(|c| c.misses),
+                page_cache_added_pages: page_cache(|c| c.added_pages),
+                page_cache_unavailable: self.probe.page_cache_unavailable().map(str::to_string),
             });
         }
         m

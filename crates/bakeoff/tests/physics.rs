@@ -75,6 +75,42 @@ fn a_second_buffered_pass_is_served_from_the_page_cache() {
 }
 
 #[test]
+fn page_cache_hits_are_pages_the_kernel_did_not_add() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let stack = LoopFs::new(1280 << 20, "ext4", "noatime");
+    let mnt = stack.target();
+    let hot = format!("{mnt}/hot");
+    std::fs::create_dir(&hot).unwrap();
+    // A sequential pass brings the whole 64 MiB file into the page cache; random reads then
+    // find every page there.
+    let warm = |set: &str| run_json(&["run", "randread", "--warm", "--target", &hot, "--set", set]);
+    warm("rw=read,bs=1m,size=64m,runtime=1s");
+    let hits = warm("bs=4k,size=64m,runtime=2s");
+    assert!(hits["ops"][0]["ops"].as_u64().unwrap() > 10_000);
+    let pct = fig(&hits, "page_cache_hit_pct");
+    assert!(
+        pct >= 95.0,
+        "warm 4 KiB random reads: {pct}% page-cache hits"
+    );
+
+    // After caches are dropped, one sequential pass over 1 GiB adds every page it reads
+    // (readahead adds them before the reader looks them up): next to no hits.
+    let cold = run_on(&mnt, "randread", "rw=read,bs=128k,size=1g,runtime=1s");
+    let read = cold["ops"][0]["bytes"].as_f64().unwrap();
+    let added = cold["memory"]["page_cache_added_pages"].as_f64().unwrap() * 4096.0;
+    assert!(added >= read * 0.95, "{added} bytes added for {read} read");
+    let pct = fig(&cold, "page_cache_hit_pct");
+    // Had the pass wrapped around, the second round of the file would be hits.
+    let once = 100.0 * (1.0 - (1u64 << 30) as f64 / read).max(0.0);
+    assert!(
+        pct <= once + 5.0,
+        "cold sequential pass: {pct}% hits ({read} bytes read)"
+    );
+}
+
+#[test]
 fn every_fdatasync_carries_a_flush_to_the_device() {
     let Some(_turn) = privileged_turn() else {
         return;

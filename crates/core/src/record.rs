@@ -205,7 +205,7 @@ pub struct DeviceStats {
 }
 
 /// Memory and caches: start and end of the window, extremes sampled each second.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryStats {
     /// Total memory.
     pub total_bytes: u64,
@@ -233,6 +233,14 @@ pub struct MemoryStats {
     /// ZFS ARC misses in the window, where a kstat exists.
     #[serde(default)]
     pub arc_misses: Option<u64>,
+    /// Pages added to the page cache of the target's file system in the window (read from the
+    /// device, read ahead, or created by buffered writes), where tracefs counted them.
+    #[serde(default)]
+    pub page_cache_added_pages: Option<u64>,
+    /// Why the page cache was not counted (no tracefs, a block-device or in-memory target, not
+    /// root).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_cache_unavailable: Option<String>,
 }
 
 /// Where the run happened.

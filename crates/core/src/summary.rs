@@ -99,6 +99,13 @@ pub struct Summary {
     /// ZFS ARC hit ratio over the window (hits / (hits + misses)), %, where kstats exist.
     #[serde(default)]
     pub arc_hit_pct: Option<f64>,
+    /// Page-cache hit ratio of the application's buffered reads over the window, %:
+    /// `1 - pages added to the file system's page cache / pages the reads spanned`, clamped to
+    /// 0–100. Pages read ahead count as misses when added, so a cold sequential read is near 0.
+    /// `None` without the kernel's counts (see `memory.page_cache_unavailable`: tmpfs, a block
+    /// device, no tracefs) or where a role uses direct I/O.
+    #[serde(default)]
+    pub page_cache_hit_pct: Option<f64>,
     /// Database transactions per second (every kind).
     #[serde(default)]
     pub tps: Option<f64>,
@@ -175,6 +182,21 @@ pub(crate) fn percentile_us(ops: &[OpStats], kind: OpKind, p: f64) -> Option<f64
         .map(|ns| ns as f64 / 1e3)
 }
 
+/// Bytes per page of the page cache (4 KiB on x86-64 and on most arm64 kernels).
+const PAGE_BYTES: u64 = 4096;
+
+/// `1 - added / spanned` for the window's `r_ops` reads of `r_bytes` (bakeoff's reads are
+/// aligned to their size, so each spans `max(1, size / page)` pages). Direct reads look
+/// nothing up, so with any direct role there is no ratio.
+fn page_cache_hit_pct(record: &RunRecord, r_ops: u64, r_bytes: u64) -> Option<f64> {
+    let added = record.memory.as_ref()?.page_cache_added_pages?;
+    if record.plan.roles.iter().any(|r| r.direct) {
+        return None;
+    }
+    let spanned = r_ops.max(r_bytes.div_ceil(PAGE_BYTES));
+    ratio(added as f64, spanned as f64).map(|a| (100.0 * (1.0 - a)).clamp(0.0, 100.0))
+}
+
 impl Summary {
     /// The headline figures of `record`: from its merged per-kind results (`ops`), CPU,
     /// stack devices and memory, over its measured window.
@@ -214,6 +236,7 @@ impl Summary {
             cpu_other_pct: split.map(|x| x.other_pct),
             cpu_steal_pct: cpu.map(|c| c.steal_pct),
             arc_hit_pct: arc,
+            page_cache_hit_pct: page_cache_hit_pct(record, r_ops, r_bytes),
             ..Summary::default()
         };
         let log = record.devices.iter().filter(|d| d.role == "log");
@@ -390,6 +413,42 @@ mod tests {
         let s = Summary::compute(&record(reads, vec![]));
         assert_eq!(s.read_amplification, None);
         assert_eq!(s.reads_not_from_device_pct, None);
+    }
+
+    #[test]
+    fn page_cache_hits_are_pages_spanned_less_pages_added() {
+        let with_counts = |ops, direct, added| {
+            let mut r = record(ops, vec![]);
+            r.memory = Some(crate::record::MemoryStats {
+                page_cache_added_pages: Some(added),
+                ..Default::default()
+            });
+            let set = crate::settings::Settings::parse_set(&format!("direct={direct}")).unwrap();
+            let randread = crate::workload::builtin("randread").unwrap();
+            r.plan = randread.plan(&set).unwrap();
+            Summary::compute(&r)
+        };
+        // 1000 reads of 8 KiB span 2000 pages; 500 added: 75 % hits.
+        let reads = || vec![op(OpKind::Read, 1000, 8192 * 1000, 200_000)];
+        let s = with_counts(reads(), false, 500);
+        assert_eq!(s.page_cache_hit_pct, Some(75.0));
+        // Readahead added more than the reads spanned: no hit, not a negative share.
+        assert_eq!(
+            with_counts(reads(), false, 5000).page_cache_hit_pct,
+            Some(0.0)
+        );
+        // 512-byte reads each span one page.
+        let small = vec![op(OpKind::Read, 1000, 512 * 1000, 200_000)];
+        assert_eq!(
+            with_counts(small, false, 100).page_cache_hit_pct,
+            Some(90.0)
+        );
+        // Direct I/O looks nothing up; no counts (tmpfs, no tracefs): null, not 100 or 0.
+        assert_eq!(with_counts(reads(), true, 0).page_cache_hit_pct, None);
+        assert_eq!(
+            Summary::compute(&record(reads(), vec![])).page_cache_hit_pct,
+            None
+        );
     }
 
     #[test]

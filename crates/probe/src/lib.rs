@@ -4,7 +4,8 @@
 //! [`parse_block_stat`], [`parse_meminfo`], [`parse_arc_size`], [`parse_mountinfo`],
 //! [`parse_cpu_model`]) and pure delta math ([`cpu_stats`], [`device_stats`]), unit-tested on
 //! fixtures captured from real kernels; and a thin layer that reads `/proc` and `/sys`
-//! ([`resolve_devices`], [`target_info`], [`environment`], [`Probe::snapshot`]). The only `unsafe`
+//! ([`resolve_devices`], [`target_info`], [`environment`], [`Probe::snapshot`], and the tracefs
+//! instances of [`PageCacheProbe`]). The only `unsafe`
 //! is in the `sys` module (`sysconf`, `getrusage`, `uname`).
 #![warn(missing_docs)]
 
@@ -14,6 +15,7 @@ mod devices;
 mod env;
 mod error;
 mod mounts;
+mod page_cache;
 pub mod parse;
 mod read;
 mod snapshot;
@@ -25,10 +27,11 @@ pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;
 pub use error::ProbeError;
+pub use page_cache::{remove_stale_instances, PageCacheCounters, PageCacheProbe, TRACEFS};
 pub use parse::{
     parse_arc_counters, parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo,
-    parse_mountinfo, parse_pid_stat, parse_proc_stat, ArcCounters, CpuTimes, DiskCounters, MemInfo,
-    MountEntry, ProcStat,
+    parse_mountinfo, parse_pid_stat, parse_proc_stat, parse_trace_events_written, ArcCounters,
+    CpuTimes, DiskCounters, MemInfo, MountEntry, ProcStat,
 };
 pub use read::processes;
 pub use snapshot::{Probe, Snapshot};

@@ -2,12 +2,15 @@
 
 use crate::delta::device_stats;
 use crate::devices::DeviceInfo;
+use crate::page_cache::{PageCacheCounters, PageCacheProbe};
 use crate::parse::{
     parse_arc_counters, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes, DiskCounters,
     MemInfo,
 };
 use crate::read::{block_stat_path, read, ARCSTATS, PROC_MEMINFO, PROC_STAT};
 use bakeoff_core::record::DeviceStats;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Every counter at one moment. A source that could not be read or parsed is `None`.
@@ -23,6 +26,8 @@ pub struct Snapshot {
     pub mem: Option<MemInfo>,
     /// ZFS ARC counters, where a kstat exists.
     pub arc: Option<crate::parse::ArcCounters>,
+    /// Page-cache lookups and insertions of the target's file system, where counted.
+    pub page_cache: Option<PageCacheCounters>,
 }
 
 /// Takes snapshots of the machine and a fixed set of devices.
@@ -30,12 +35,29 @@ pub struct Snapshot {
 pub struct Probe {
     /// The devices to read, usually from [`crate::resolve_devices`].
     pub devices: Vec<DeviceInfo>,
+    /// The page-cache counters of the target's file system, or why there are none.
+    page_cache: Option<Result<Arc<PageCacheProbe>, String>>,
 }
 
 impl Probe {
     /// A probe over `devices`.
     pub fn new(devices: Vec<DeviceInfo>) -> Probe {
-        Probe { devices }
+        Probe {
+            devices,
+            page_cache: None,
+        }
+    }
+
+    /// Also counts the page-cache lookups and insertions of the file system holding `target`
+    /// (see [`PageCacheProbe`]), from now until the probe and its clones are dropped.
+    pub fn with_page_cache(mut self, target: &Path) -> Probe {
+        self.page_cache = Some(PageCacheProbe::start(target).map(Arc::new));
+        self
+    }
+
+    /// Why the page cache is not counted, when [`Probe::with_page_cache`] could not start.
+    pub fn page_cache_unavailable(&self) -> Option<&str> {
+        self.page_cache.as_ref()?.as_ref().err().map(String::as_str)
     }
 
     /// Reads every counter now. Never fails and never panics: unreadable sources are `None`.
@@ -59,6 +81,10 @@ impl Probe {
                 .iter()
                 .find_map(|p| read(p).ok())
                 .map(|text| parse_arc_counters(&text)),
+            page_cache: match &self.page_cache {
+                Some(Ok(p)) => p.read(),
+                _ => None,
+            },
         }
     }
 

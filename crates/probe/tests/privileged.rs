@@ -100,3 +100,43 @@ fn btrfs_over_two_loop_devices() {
         assert_eq!(info.mount_source.as_deref(), Some(a.node()));
     }
 }
+
+#[test]
+fn page_cache_instances_count_pages_added_and_are_removed() {
+    let _serial = serial();
+    if !privileged() {
+        return;
+    }
+    let instances = Path::new(bakeoff_probe::TRACEFS).join("instances");
+    let ours = |dir: &std::fs::DirEntry| {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        name.starts_with(&format!("bakeoff-{}-", std::process::id()))
+    };
+    let count_ours = || {
+        std::fs::read_dir(&instances)
+            .unwrap()
+            .flatten()
+            .filter(ours)
+            .count()
+    };
+    let dir = tempfile::tempdir_in(SCRATCH).unwrap();
+    let probe = bakeoff_probe::PageCacheProbe::start(dir.path()).unwrap();
+    assert_eq!(count_ours(), 11, "one instance per folio order");
+    let before = probe.read().unwrap();
+    // Writing 1 MiB to a new file creates its 256 pages in the page cache.
+    std::fs::write(dir.path().join("data"), vec![7u8; 1 << 20]).unwrap();
+    let after = probe.read().unwrap();
+    let added = after.added_pages - before.added_pages;
+    assert!(added >= 256, "{added} pages added for 1 MiB written");
+    drop(probe);
+    assert_eq!(count_ours(), 0, "dropping the probe removes its instances");
+
+    // An instance left by a process that no longer exists goes; ours stays.
+    let stale = instances.join("bakeoff-4194999-0-added-o0");
+    std::fs::create_dir(&stale).unwrap();
+    let probe = bakeoff_probe::PageCacheProbe::start(dir.path()).unwrap();
+    assert!(bakeoff_probe::remove_stale_instances() >= 1);
+    assert!(!stale.exists());
+    assert_eq!(count_ours(), 11, "a live process's instances stay");
+    drop(probe);
+}

@@ -302,6 +302,9 @@ pub const FIGURES: &[Figure] = &[
         |s| s.reads_not_from_device_pct,
     ),
     pct("arc_hit_pct", "ARC hit %", |s| s.arc_hit_pct),
+    pct("page_cache_hit_pct", "page-cache hit %", |s| {
+        s.page_cache_hit_pct
+    }),
     fig("tps", "txn/s", Verdict(Higher), |s| s.tps, 0, 0.0),
     fig("tpm", "txn/min", Verdict(Higher), |s| s.tpm, 0, 0.0),
     fig("nopm", "NOPM", Verdict(Higher), |s| s.nopm, 0, 0.0),

@@ -178,6 +178,8 @@ pub fn record() -> RunRecord {
             arc_size_bytes: None,
             arc_hits: None,
             arc_misses: None,
+            page_cache_added_pages: Some(60_000),
+            page_cache_unavailable: None,
         }),
         samples: vec![sample(1.0, 12_000.0, true), sample(2.0, 11_800.0, false)],
         findings: Vec::new(),

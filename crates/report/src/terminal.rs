@@ -388,6 +388,11 @@ fn system(r: &RunRecord) -> String {
         if let Some(h) = sm.arc_hit_pct {
             arc += &format!(" (hits {h:.1}%)");
         }
+        if let Some(h) = sm.page_cache_hit_pct {
+            arc += &format!(", page-cache hits {h:.1}%");
+        } else if let Some(why) = &m.page_cache_unavailable {
+            arc += &format!(", page-cache hits not counted: {why}");
+        }
         let _ = writeln!(
             s,
             "memory   page cache {} -> {}, dirty max {}, writeback max {}, available min {}{arc}",

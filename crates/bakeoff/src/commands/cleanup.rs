@@ -1,4 +1,5 @@
-//! `bakeoff cleanup`: replays the ledgers of killed runs (and, with --all, kept stacks).
+//! `bakeoff cleanup`: replays the ledgers of killed runs (and, with --all, kept stacks), and
+//! removes the tracefs instances of killed runs' page-cache probes.
 
 use crate::cli::CleanupArgs;
 use crate::exit::{failure, Code, Failure};
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 
 /// Undoes what dead bakeoff processes left; returns how many ledgers were replayed.
 pub fn replay_stale(quiet: bool) -> Result<usize, Failure> {
+    bakeoff_probe::remove_stale_instances();
     replay(stale_ledgers(&state_dir()), quiet)
 }
 
@@ -53,6 +55,10 @@ pub fn run(args: CleanupArgs) -> Result<Code, Failure> {
     let mut ledgers = stale_ledgers(&state_dir());
     if args.all {
         ledgers.extend(kept_stacks(&state_dir()).into_iter().map(|(_, p)| p));
+    }
+    let traces = bakeoff_probe::remove_stale_instances();
+    if traces > 0 {
+        println!("cleanup: {traces} tracefs instance(s) of killed runs removed");
     }
     let n = replay(ledgers, false)?;
     let kept = kept_stacks(&state_dir()).len();

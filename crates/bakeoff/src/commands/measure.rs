@@ -271,7 +271,8 @@ impl Window<'_> {
             self.quiet,
         );
         run_bar.set_prefix(plan.workload.clone());
-        let mut sampler = Sampler::new(Probe::new(self.devices), self.daemons);
+        let probe = Probe::new(self.devices).with_page_cache(self.path);
+        let mut sampler = Sampler::new(probe, self.daemons);
         let output = body(&mut |tick| {
             sampler.on_tick(tick);
             if tick.kind == TickKind::Second {

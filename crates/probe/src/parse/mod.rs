@@ -9,6 +9,7 @@ mod meminfo;
 mod mountinfo;
 mod pid_stat;
 mod proc_stat;
+mod trace_stats;
 
 pub use arcstats::{parse_arc_counters, parse_arc_size, ArcCounters};
 pub use block_stat::{parse_block_stat, DiskCounters};
@@ -17,6 +18,7 @@ pub use meminfo::{parse_meminfo, MemInfo};
 pub use mountinfo::{parse_mountinfo, MountEntry};
 pub use pid_stat::{parse_pid_stat, ProcStat};
 pub use proc_stat::{parse_proc_stat, CpuTimes};
+pub use trace_stats::parse_trace_events_written;
 
 use crate::error::ProbeError;
 
