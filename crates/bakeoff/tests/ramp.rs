@@ -307,8 +307,9 @@ fn a_one_second_stall_shows_in_its_points_p999_and_not_in_the_others() {
 ///
 /// Still failing (2026-11-24): the one run on an idle machine found 0.44x, its points' p99
 /// not rising with the rate but jumping between points of nearly the same rate (0.66 ms at
-/// 17.2k/s, 14.8 ms at 18.1k/s): stalls of the VM longer than the limit touching 1 % of a 3 s
-/// point decide a p99 limit, not queueing. At 30 % of capacity on the idle machine the
+/// 17.2k/s, 14.8 ms at 18.1k/s). That looks like stalls of the VM longer than the limit
+/// touching 1 % of a 3 s point (which decide a p99 limit), not queueing in the generator; one
+/// run cannot tell them from a knee at 18k/s. At 30 % of capacity on the idle machine the
 /// sleeping pacer's p99 was 2.2 ms against 0.4 ms for the old spinning one (service p99 613
 /// against 315 us), which suggests vCPUs that halt between wake-ups add latency a spin hides.
 /// Both need runs on a quiet machine, which this session did not get.
