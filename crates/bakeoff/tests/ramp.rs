@@ -295,9 +295,29 @@ fn a_one_second_stall_shows_in_its_points_p999_and_not_in_the_others() {
 /// the schedule, and they must not decide the answer). Below capacity the latency stays near
 /// those; past it the backlog grows with every operation offered, so a 3 s point's p99 crosses
 /// any such limit within the point: the limit finds the capacity, not its own value.
+///
+/// Why 16 paced threads can reach what 16 closed-loop threads do: the role's threads share one
+/// schedule (engine `worker::schedule`), so they are one queue with 16 servers, as the device
+/// is. At 85 % of capacity such a queue (D/G/16) waits little: a simulation with service
+/// times 0.5 + Exp(0.5) (p50 0.85) gives p99 2.8, under 4x p50 = 3.4, up to 95 % load; it
+/// crosses only at 97-99 %. With a schedule per thread (16 separate D/G/1 queues, what the
+/// engine did before) an arrival waits behind a slow read on its own thread while others
+/// idle: p99 5.4 at 85 % and past 3.4 already at 55-70 %, which is the 0.56x this test
+/// measured then.
+///
+/// Still failing (2026-11-24): the one run on an idle machine found 0.44x, its points' p99
+/// not rising with the rate but jumping between points of nearly the same rate (0.66 ms at
+/// 17.2k/s, 14.8 ms at 18.1k/s). That looks like stalls of the VM longer than the limit
+/// touching 1 % of a 3 s point (which decide a p99 limit), not queueing in the generator; one
+/// run cannot tell them from a knee at 18k/s. At 30 % of capacity on the idle machine the
+/// sleeping pacer's p99 was 2.2 ms against 0.4 ms for the old spinning one (service p99 613
+/// against 315 us), which suggests vCPUs that halt between wake-ups add latency a spin hides.
+/// Both need runs on a quiet machine, which this session did not get.
 #[test]
-#[ignore = "FAILS today (issue 12 stays open): on this VM the open-loop ramp found 0.56x the \
-            closed loop's IOPS (26,295 vs 47,251 within p99 1.27 ms); run with --ignored"]
+#[ignore = "FAILS on this VM (issue 12 stays open): on an idle machine (other processes 0% of \
+            the CPU) the shared-schedule ramp found 0.44x (17,697 of 39,905 IOPS within p99 \
+            1.57 ms), its points' p99 erratic in the rate (0.47, 3.78, 0.66, 0.73, 14.8 ms at \
+            16.0k-18.4k/s); run with --ignored"]
 fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     let Some(_turn) = privileged_turn() else {
         return;
@@ -329,6 +349,15 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         0.4 * capacity
     );
     let ramp = run(&["--set", set, "--ramp", &spec]);
+    // The premise must hold while the points run too: other work that starts after the
+    // closed loop would make the open loop's wake-ups, not the device, decide its maximum.
+    let busiest = (points(&ramp).iter())
+        .filter_map(|p| p["cpu"]["split"]["other_pct"].as_f64())
+        .fold(0.0, f64::max);
+    let free = format!("CPUs not taken by other processes during the ramp (up to {busiest:.0}%)");
+    if !bakeoff_testkit::require(busiest < 20.0, &free) {
+        return;
+    }
     let head = &ramp["ramp"]["headline"];
     let max = head["achieved_ops_s"].as_f64().unwrap_or(0.0);
     let curve: Vec<String> = points(&ramp)
@@ -342,6 +371,12 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         })
         .collect();
     let ratio = max / capacity;
+    // What was measured, for `--nocapture` (and for whoever reads the log of a passing run).
+    eprintln!(
+        "closed loop {capacity:.0} IOPS (p50 {service_us:.0}us, other processes {other:.0}% of \
+         the CPU); open loop {max:.0} ops/s within p99 {limit_us:.0}us: ratio {ratio:.2}; \
+         points: {curve:?}"
+    );
     assert!(
         (0.8..=1.1).contains(&ratio),
         "open loop {max:.0} ops/s within p99 {limit_us:.0}us vs closed loop {capacity:.0} IOPS \

@@ -7,6 +7,7 @@ use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
 use crate::layout::{plan_trees, Dataset, Region};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
+use crate::worker::schedule::Schedule;
 use crate::worker::{FileTree, FileWorker, FileWorkerSpec, Worker};
 use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
 use std::fs::OpenOptions;
@@ -146,6 +147,7 @@ fn worker_specs(
                 .filter(|&i| file_roles(plan, i).any(|r| std::ptr::eq(r, role)))
                 .collect();
             let role = Arc::new(role.clone());
+            let schedule = role_schedule(&role);
             for t in 0..role.threads as usize {
                 let share = mine.iter().filter_map(|&i| {
                     let k = dealt[i];
@@ -159,6 +161,7 @@ fn worker_specs(
                     seed: worker_seed(plan, ri, t),
                     compress_pct: plan.compress_pct,
                     trees: share.collect(),
+                    schedule: schedule.clone(),
                 };
                 specs.push(ThreadSpec {
                     role: ri,
@@ -172,11 +175,27 @@ fn worker_specs(
         }
         let files = Arc::new(open_role_files(role, &dataset.filesets[role.fileset])?);
         let role = Arc::new(role.clone());
+        let schedule = role_schedule(&role);
         for t in 0..role.threads as usize {
-            specs.push(worker_spec(plan, shared, &role, ri, t, files.clone()));
+            let spec = worker_spec(
+                plan,
+                shared,
+                &role,
+                (ri, t),
+                files.clone(),
+                schedule.clone(),
+            );
+            specs.push(spec);
         }
     }
     Ok(specs)
+}
+
+/// The one schedule of a paced role's arrivals, shared by all its threads (see
+/// [`crate::worker::schedule`]).
+fn role_schedule(role: &RolePlan) -> Option<Arc<Schedule>> {
+    role.rate_iops
+        .map(|rate| Arc::new(Schedule::new(rate, role.threads)))
 }
 
 /// The roles with threads whose file steps use fileset `i`.
@@ -222,9 +241,9 @@ fn worker_spec(
     plan: &Plan,
     shared: &Arc<Shared>,
     role: &Arc<RolePlan>,
-    ri: usize,
-    t: usize,
+    (ri, t): (usize, usize),
     files: Arc<RoleFiles>,
+    schedule: Option<Arc<Schedule>>,
 ) -> ThreadSpec {
     let kinds = role_kinds(role);
     let spec = WorkerSpec {
@@ -237,6 +256,7 @@ fn worker_spec(
         seed: worker_seed(plan, ri, t),
         compress_pct: plan.compress_pct,
         buf_len: dirtied_block_size(plan, ri),
+        schedule,
     };
     let body = with_engine(role.engine.unwrap_or(plan.engine), WorkerBody(spec));
     ThreadSpec {

@@ -213,4 +213,6 @@ pub struct WorkerSpec {
     /// Buffer size when the role's own steps do not say (a db writer writes the blocks other
     /// roles read).
     pub buf_len: Option<u64>,
+    /// The role's arrivals under `rate_iops`, one schedule for all its threads.
+    pub schedule: Option<Arc<crate::worker::schedule::Schedule>>,
 }

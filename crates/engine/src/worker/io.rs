@@ -12,7 +12,7 @@ pub(super) const AT_SUBMIT: u64 = u64::MAX;
 
 impl<E: Engine> Worker<E> {
     pub(super) fn run_io(&mut self, io: &IoStep) -> Result<(), RunError> {
-        if E::SYNCHRONOUS && self.slots.len() == 1 && self.interval_ns == 0 {
+        if E::SYNCHRONOUS && self.slots.len() == 1 && self.schedule.is_none() {
             return self.run_io_sync(io);
         }
         self.pump(io.count.unwrap_or(u64::MAX), Some(io), io.async_io)
@@ -74,21 +74,19 @@ impl<E: Engine> Worker<E> {
         }
     }
 
-    /// The scheduled start of the next I/O, sleeping until then if nothing is in flight;
-    /// `None` if it is not yet due and other I/O is in flight.
+    /// The scheduled start of the next I/O: the role's oldest arrival not yet taken, slept
+    /// for if nothing is in flight; `None` if it is not yet due and other I/O is in flight.
     fn pace(&mut self, idle: bool) -> Option<u64> {
-        if self.interval_ns == 0 {
+        if self.schedule.is_none() {
             return Some(AT_SUBMIT);
         }
         let now = self.tick();
-        let sched = self.next_sched_ns;
-        if sched > now {
-            if !idle {
-                return None;
-            }
-            super::sleep_until(&self.shared, sched);
+        let schedule = self.schedule.as_deref()?;
+        if !idle {
+            return schedule.take_due(now);
         }
-        self.next_sched_ns = sched + self.interval_ns;
+        let sched = schedule.take(now);
+        super::schedule::sleep_until(&self.shared, sched);
         Some(sched)
     }
 

@@ -6,6 +6,7 @@ mod db;
 mod files;
 mod io;
 mod log;
+pub mod schedule;
 mod sync_path;
 
 pub use files::{FileTree, FileWorker, FileWorkerSpec};
@@ -14,6 +15,7 @@ use crate::engines::{Completion, Engine, IoReq};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::ThreadStats;
 use bakeoff_core::plan::{OpKind, RolePlan, Step, SyncKind};
+use schedule::Schedule;
 use std::sync::Arc;
 
 #[derive(Clone, Copy, Default)]
@@ -45,8 +47,8 @@ pub struct Worker<E: Engine> {
     blocks: (u64, Vec<u64>),
     writes_since_sync: u64,
     last_write_file: u32,
-    interval_ns: u64,
-    next_sched_ns: u64,
+    /// The role's arrivals under `rate_iops` (open loop), shared with its other threads.
+    schedule: Option<Arc<Schedule>>,
     stamp: u64,
     clock_ns: u64,
     /// I/Os submitted and not yet reaped (async io steps leave some for an aiowait step).
@@ -72,6 +74,7 @@ impl<E: Engine> Worker<E> {
             seed,
             compress_pct,
             buf_len,
+            schedule,
         } = spec;
         let max_bs = role
             .steps
@@ -91,7 +94,6 @@ impl<E: Engine> Worker<E> {
                 source,
             }
         })?;
-        let interval_ns = role.rate_iops.map_or(0, |r| (1e9 / r) as u64);
         let threads = u64::from(role.threads.max(1));
         let nfiles = files.regions.len().max(1);
         let blocks = files
@@ -115,8 +117,7 @@ impl<E: Engine> Worker<E> {
             blocks: (0, Vec::new()),
             writes_since_sync: 0,
             last_write_file: 0,
-            interval_ns,
-            next_sched_ns: shared.now_ns(),
+            schedule,
             stamp: (thread as u64) << 40,
             clock_ns: 0,
             inflight: 0,
@@ -145,12 +146,9 @@ impl<E: Engine> Worker<E> {
 
     /// Runs until the run ends or an I/O fails.
     pub fn run(mut self) -> ThreadStats {
-        // The open-loop schedule starts when the run does, not when this worker was set up;
-        // the role's threads start a fraction of an interval apart, so their arrivals are
-        // spread evenly instead of all due at the same instant.
-        let threads = u64::from(self.role.threads.max(1));
-        let phase = self.interval_ns / threads * (self.thread as u64 % threads);
-        self.next_sched_ns = self.shared.now_ns() + phase;
+        if self.schedule.is_some() {
+            schedule::tighten_timer_slack();
+        }
         let outcome = if self.role.log_writer {
             self.run_log_writer()
         } else if self.role.db_writer {
@@ -259,25 +257,6 @@ fn sync_name(kind: SyncKind) -> &'static str {
     match kind {
         SyncKind::Fsync => "fsync",
         SyncKind::Fdatasync => "fdatasync",
-    }
-}
-
-/// Sleeps until the run's clock reads `t_ns` (an open loop's next scheduled start), spinning
-/// the last 100 µs for precision; returns early when the run stops.
-fn sleep_until(shared: &Shared, t_ns: u64) {
-    loop {
-        let now = shared.now_ns();
-        if now >= t_ns || shared.stopped() {
-            return;
-        }
-        let left = t_ns - now;
-        if left > 100_000 {
-            std::thread::sleep(std::time::Duration::from_nanos(
-                (left - 50_000).min(20_000_000),
-            ));
-        } else {
-            std::hint::spin_loop();
-        }
     }
 }
 

@@ -11,6 +11,7 @@ mod owned;
 
 pub use owned::FileTree;
 
+use super::schedule::{self, Schedule};
 use crate::buffers::{fill, AlignedBuf};
 use crate::shared::{RunError, Shared};
 use crate::stats::ThreadStats;
@@ -39,6 +40,8 @@ pub struct FileWorkerSpec {
     /// The trees its steps use: fileset index, the tree, and this thread's share of it
     /// (thread `k` of the `n` that use it).
     pub trees: Vec<(usize, Arc<FileTree>, u32, u32)>,
+    /// The role's arrivals under `rate_iops`, one schedule for all its threads.
+    pub schedule: Option<Arc<Schedule>>,
 }
 
 /// One tree as this thread works on it.
@@ -68,8 +71,8 @@ pub struct FileWorker {
     dirbuf: Vec<MaybeUninit<u8>>,
     /// `O_DSYNC` / `O_SYNC` from the role.
     sync_flags: OFlags,
-    interval_ns: u64,
-    next_sched_ns: u64,
+    /// The role's arrivals under `rate_iops` (open loop), shared with its other threads.
+    schedule: Option<Arc<Schedule>>,
     stamp: u64,
 }
 
@@ -117,8 +120,7 @@ impl FileWorker {
             SyncMode::Sync => OFlags::SYNC,
         };
         FileWorker {
-            interval_ns: role.rate_iops.map_or(0, |r| (1e9 / r) as u64),
-            next_sched_ns: spec.shared.now_ns(),
+            schedule: spec.schedule,
             stamp: spec.seed << 20,
             rbuf: AlignedBuf::new(bs),
             dirbuf: vec![MaybeUninit::uninit(); DIR_BUF],
@@ -136,8 +138,9 @@ impl FileWorker {
 
     /// Runs until the run ends or an operation fails.
     pub fn run(mut self) -> ThreadStats {
-        // The open-loop schedule starts when the run does, not when this worker was set up.
-        self.next_sched_ns = self.shared.now_ns();
+        if self.schedule.is_some() {
+            schedule::tighten_timer_slack();
+        }
         if let Err(e) = self.run_steps() {
             self.shared.fail(e);
         }
@@ -175,17 +178,15 @@ impl FileWorker {
         }
     }
 
-    /// The scheduled start of the next operation (now, in a closed loop), sleeping until it.
-    fn schedule(&mut self) -> u64 {
+    /// The scheduled start of the next operation (now, in a closed loop): the role's oldest
+    /// arrival not yet taken, slept for.
+    fn next_start(&mut self) -> u64 {
         let now = self.shared.now_ns();
-        if self.interval_ns == 0 {
+        let Some(schedule) = &self.schedule else {
             return now;
-        }
-        let sched = self.next_sched_ns;
-        if sched > now {
-            super::sleep_until(&self.shared, sched);
-        }
-        self.next_sched_ns = sched + self.interval_ns;
+        };
+        let sched = schedule.take(now);
+        schedule::sleep_until(&self.shared, sched);
         sched
     }
 

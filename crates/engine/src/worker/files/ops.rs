@@ -41,10 +41,10 @@ fn write_all_at(fd: impl AsFd, mut buf: &[u8], mut offset: u64) -> rustix::io::R
 impl FileWorker {
     /// Runs one file step on place `p` and records it.
     pub(super) fn file_op(&mut self, p: usize, f: &FileStep) -> Result<(), RunError> {
-        let sched = self.schedule();
-        let start = match self.interval_ns {
-            0 => sched,
-            _ => self.shared.now_ns(),
+        let sched = self.next_start();
+        let start = match self.schedule {
+            None => sched,
+            Some(_) => self.shared.now_ns(),
         };
         let done = match f.op {
             FileOp::Create => self.create(p)?,
