@@ -8,7 +8,7 @@
 
 use crate::comparison::{figure_cell, CellRuns, FigureCell};
 use crate::figures::{Compare, Figure};
-use bakeoff_core::ramp::RampPoint;
+use bakeoff_core::ramp::{Phase, RampPoint};
 use bakeoff_core::verdict::{Better, Method};
 use serde::Serialize;
 
@@ -29,6 +29,9 @@ pub struct RampComparison {
 pub struct RampGroup {
     /// The latency limit (of the baseline's ramp).
     pub limit: String,
+    /// The limit's bound in milliseconds (of the same ramp), drawn on the latency curves.
+    #[serde(skip)]
+    pub limit_ms: Option<f64>,
     /// The common load point's offered rate; `None` if no rate was met by every cell.
     pub common_ops_s: Option<f64>,
     /// One row per cell.
@@ -54,6 +57,10 @@ pub struct RampRow {
     pub none_within_limit_runs: usize,
     /// At the common load point, in [`RampComparison::common_figures`] order.
     pub at_common: Vec<FigureCell>,
+    /// Each repetition's climbing points (not the bisection's), in order of offered rate:
+    /// what the per-stack curves are drawn from. Not exported: the runs hold them.
+    #[serde(skip)]
+    pub climbs: Vec<Vec<RampPoint>>,
 }
 
 /// A figure of a point at the common load point.
@@ -161,6 +168,16 @@ fn ramps(c: &CellRuns) -> impl Iterator<Item = &bakeoff_core::ramp::RampRecord> 
     c.runs.iter().filter_map(|r| r.ramp.as_ref())
 }
 
+/// A ramp's climbing points in order of offered rate.
+fn climb(r: &bakeoff_core::ramp::RampRecord) -> Vec<RampPoint> {
+    let mut points: Vec<RampPoint> = (r.points.iter())
+        .filter(|p| p.phase == Phase::Climb)
+        .cloned()
+        .collect();
+    points.sort_by(|a, b| a.offered_ops_s.total_cmp(&b.offered_ops_s));
+    points
+}
+
 /// The highest offered rate at which every ramp of `cells` has a point within the limit.
 fn common_rate(cells: &[&CellRuns]) -> Option<f64> {
     let all: Vec<_> = cells.iter().flat_map(|c| ramps(c)).collect();
@@ -226,9 +243,9 @@ fn group(cells: &[CellRuns], members: &[usize], base: usize, method: &Method) ->
         .collect()
     };
     let baseline = members.contains(&base).then(|| &cells[base]);
-    let limit = (baseline.into_iter().chain(member_cells.iter().copied()))
-        .find_map(|c| ramps(c).next().map(|r| r.limit.clone()))
-        .unwrap_or_default();
+    let limit_ramp =
+        (baseline.into_iter().chain(member_cells.iter().copied())).find_map(|c| ramps(c).next());
+    let limit = limit_ramp.map(|r| r.limit.clone()).unwrap_or_default();
     let rows = members
         .iter()
         .map(|&i| {
@@ -252,11 +269,13 @@ fn group(cells: &[CellRuns], members: &[usize], base: usize, method: &Method) ->
                         figure_cell(&f.figure, &at(c, f), bs.as_deref(), method)
                     })
                     .collect(),
+                climbs: ramps(c).map(climb).collect(),
             }
         })
         .collect();
     RampGroup {
         limit,
+        limit_ms: limit_ramp.map(|r| r.spec.limit.max_ns as f64 / 1e6),
         common_ops_s: common,
         rows,
     }

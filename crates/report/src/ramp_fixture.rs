@@ -1,5 +1,6 @@
 //! Fixed ramp run records for the snapshot tests of the ramp exporters and comparison.
 
+use crate::comparison::CellRuns;
 use bakeoff_core::ramp::{Phase, RampPoint, RampRecord, RampSpec, Stop};
 use bakeoff_core::record::{CpuSplit, CpuStats, RunRecord};
 
@@ -116,3 +117,60 @@ pub const DIRECT: Cost = Cost {
     write_bytes: 0.0,
     cache: 200 << 20,
 };
+
+/// A copy-on-write stack with a large record: 8x the device reads and 3x the CPU per
+/// operation, and a ramp that crosses the limit at 2,250 ops/s (its bracket ends at 1,875).
+pub const COW: Cost = Cost {
+    cpu_us: 120.0,
+    read_bytes: 65536.0,
+    write_bytes: 4096.0,
+    cache: 900 << 20,
+};
+
+pub fn cow_ramp() -> bakeoff_core::ramp::RampRecord {
+    ramp_of(
+        COW,
+        &[
+            (Phase::Climb, 1000.0, 1.0),
+            (Phase::Climb, 1500.0, 2.5),
+            (Phase::Climb, 2250.0, 12.0),
+            (Phase::Bisect, 1875.0, 4.5),
+            (Phase::Bisect, 2062.5, 7.0),
+        ],
+    )
+}
+
+/// Three repetitions of a ramp, the achieved rates 1 % apart.
+pub fn runs(ramp: &bakeoff_core::ramp::RampRecord) -> Vec<RunRecord> {
+    [1.0, 0.99, 1.01]
+        .iter()
+        .map(|&k| {
+            let mut r = crate::fixture::record();
+            let mut ramp = ramp.clone();
+            ramp.points.iter_mut().for_each(|p| p.achieved_ops_s *= k);
+            if let Some(h) = ramp.headline.as_mut() {
+                h.achieved_ops_s *= k;
+            }
+            r.ramp = Some(ramp);
+            r
+        })
+        .collect()
+}
+
+/// Two stacks, ext4 the baseline, three repetitions each.
+pub fn cells() -> Vec<CellRuns> {
+    vec![
+        CellRuns {
+            label: "ext4 / randread".into(),
+            stack: "ext4".into(),
+            runs: runs(&ramp(DIRECT, 1.0)),
+            baseline: Some(0),
+        },
+        CellRuns {
+            label: "zfs / randread".into(),
+            stack: "zfs".into(),
+            runs: runs(&cow_ramp()),
+            baseline: Some(0),
+        },
+    ]
+}

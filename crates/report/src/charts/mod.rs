@@ -11,6 +11,7 @@
 
 pub mod phases;
 pub mod ramp;
+mod ramp_curves;
 pub mod run;
 pub mod study;
 mod style;

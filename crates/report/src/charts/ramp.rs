@@ -3,7 +3,7 @@
 //! comparison of ramps, each cell's highest rate within the limit.
 
 use super::{categories_axis, spanning, zero_based, Chart, ChartKind, Guide, Point, Series};
-use crate::ramp_comparison::{RampComparison, MAX_OPS};
+use crate::ramp_comparison::{RampComparison, RampGroup, MAX_OPS};
 use bakeoff_core::ramp::{RampPoint, RampRecord};
 
 fn mib(bytes: Option<u64>) -> Option<f64> {
@@ -15,57 +15,72 @@ fn ms(ns: Option<u64>) -> Option<f64> {
 }
 
 /// A quantity of a point: its legend name and how to read it.
-type Column = (&'static str, fn(&RampPoint) -> Option<f64>);
+pub(super) type Column = (&'static str, fn(&RampPoint) -> Option<f64>);
+
+/// One of the four curves: id stem, title and value axis label.
+pub(super) struct Curve {
+    pub stem: &'static str,
+    pub title: &'static str,
+    pub y_label: &'static str,
+}
+
+/// Figure 1: response time (the run's columns; a study draws the limit's statistic).
+pub(super) const LATENCY: Curve = Curve {
+    stem: "latency",
+    title: "Response time against load",
+    y_label: "response time (ms, from the scheduled start)",
+};
+/// Figure 2.
+pub(super) const CPU: Curve = Curve {
+    stem: "cpu",
+    title: "Machine CPU against load",
+    y_label: "machine CPU (% of all CPUs)",
+};
+/// Figure 3.
+pub(super) const DEVICES: Curve = Curve {
+    stem: "devices",
+    title: "Stack devices: bandwidth against load",
+    y_label: "device throughput (MB/s, 10^6 bytes)",
+};
+/// Figure 4.
+pub(super) const MEMORY: Curve = Curve {
+    stem: "memory",
+    title: "Memory and dataset against load",
+    y_label: "MiB",
+};
+
+pub(super) const BUSY: Column = ("busy", |p| p.cpu.as_ref().map(|c| c.busy_pct));
+pub(super) const DEVICE_READS: Column = ("device reads", |p| p.device_read_mb_s);
+pub(super) const DEVICE_WRITES: Column = ("device writes", |p| p.device_write_mb_s);
+pub(super) const PAGE_CACHE: Column = ("page cache", |p| mib(p.page_cache_bytes));
+pub(super) const ARC: Column = ("ZFS ARC", |p| mib(p.arc_bytes));
 
 /// Every chart of a ramp that has data.
 pub fn run_charts(r: &RampRecord) -> Vec<Chart> {
+    let limit_ms = r.spec.limit.max_ns as f64 / 1e6;
     let latency = curve(
         r,
-        ("ramp_latency", "Response time against load"),
-        "response time (ms, from the scheduled start)",
+        &LATENCY,
         &[
             ("mean", |p| p.lat_mean_ns.map(|v| v / 1e6)),
             ("p99", |p| ms(p.lat_p99_ns)),
             ("p99.9", |p| ms(p.lat_p999_ns)),
         ],
     )
-    .map(|mut c| {
-        c.guides.push(Guide::AtY {
-            y: r.spec.limit.max_ns as f64 / 1e6,
-            label: format!("limit: {}", r.limit),
-        });
-        c.y = zero_based(
-            c.y.label.clone(),
-            [c.y.max, r.spec.limit.max_ns as f64 / 1e6],
-        );
-        c
-    });
+    .map(|c| with_limit(c, limit_ms, &r.limit));
     let cpu = curve(
         r,
-        ("ramp_cpu", "Machine CPU against load"),
-        "machine CPU (% of all CPUs)",
-        &[
-            ("busy", |p| p.cpu.as_ref().map(|c| c.busy_pct)),
-            ("system", |p| p.cpu.as_ref().map(|c| c.system_pct)),
-        ],
+        &CPU,
+        &[BUSY, ("system", |p| p.cpu.as_ref().map(|c| c.system_pct))],
     );
-    let devices = curve(
-        r,
-        ("ramp_devices", "Stack devices: bandwidth against load"),
-        "device throughput (MB/s, 10^6 bytes)",
-        &[
-            ("device reads", |p| p.device_read_mb_s),
-            ("device writes", |p| p.device_write_mb_s),
-        ],
-    );
+    let devices = curve(r, &DEVICES, &[DEVICE_READS, DEVICE_WRITES]);
     let memory = curve(
         r,
-        ("ramp_memory", "Memory and dataset against load"),
-        "MiB",
+        &MEMORY,
         &[
-            ("page cache", |p| mib(p.page_cache_bytes)),
+            PAGE_CACHE,
             ("dirty (max)", |p| mib(p.dirty_max_bytes)),
-            ("ZFS ARC", |p| mib(p.arc_bytes)),
+            ARC,
             ("dataset", |p| mib(Some(p.dataset_bytes))),
         ],
     );
@@ -75,17 +90,22 @@ pub fn run_charts(r: &RampRecord) -> Vec<Chart> {
         .collect()
 }
 
+/// `chart` with the latency limit drawn and kept in view.
+pub(super) fn with_limit(mut chart: Chart, limit_ms: f64, limit: &str) -> Chart {
+    chart.guides.push(Guide::AtY {
+        y: limit_ms,
+        label: format!("limit: {limit}"),
+    });
+    chart.y = zero_based(chart.y.label.clone(), [chart.y.max, limit_ms]);
+    chart
+}
+
 /// Lines of `columns` over the points' achieved ops/s, in order of offered rate; `None` if
 /// no column has a value.
-fn curve(
-    r: &RampRecord,
-    (id, title): (&str, &str),
-    y_label: &str,
-    columns: &[Column],
-) -> Option<Chart> {
+fn curve(r: &RampRecord, figure: &Curve, columns: &[Column]) -> Option<Chart> {
     let mut points: Vec<&RampPoint> = r.points.iter().collect();
     points.sort_by(|a, b| a.offered_ops_s.total_cmp(&b.offered_ops_s));
-    let series: Vec<Series> = columns
+    let series = columns
         .iter()
         .map(|(name, get)| Series {
             name: name.to_string(),
@@ -100,78 +120,102 @@ fn curve(
                 })
                 .collect(),
         })
+        .collect();
+    lines(
+        (format!("ramp_{}", figure.stem), figure.title.into()),
+        figure.y_label.into(),
+        series,
+        "One point per load point of the ramp (climbing and bisecting), at the rate it \
+         achieved; caches were not dropped between points.",
+    )
+}
+
+/// A chart of lines over achieved ops/s from the series that have points; `None` if none
+/// has. The value axis covers every point's range.
+pub(super) fn lines(
+    (id, title): (String, String),
+    y_label: String,
+    series: Vec<Series>,
+    caption: &str,
+) -> Option<Chart> {
+    let series: Vec<Series> = series
+        .into_iter()
         .filter(|s| !s.points.is_empty())
         .collect();
     if series.is_empty() {
         return None;
     }
-    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.y));
+    let points = || series.iter().flat_map(|s| s.points.iter());
     Some(Chart {
-        id: id.into(),
-        title: title.into(),
+        id,
+        title,
         kind: ChartKind::Lines,
-        x: spanning(
-            "achieved load (ops/s)",
-            points.iter().map(|p| p.achieved_ops_s),
+        x: spanning("achieved load (ops/s)", points().map(|p| p.x)),
+        y: zero_based(
+            y_label,
+            points().map(|p| p.high.unwrap_or(p.y).max(p.y) * 1.04),
         ),
-        y: zero_based(y_label, ys.map(|v| v * 1.04)),
         categories: Vec::new(),
         series,
         guides: Vec::new(),
-        caption: "One point per load point of the ramp (climbing and bisecting), at the rate it \
-                  achieved; caches were not dropped between points."
-            .into(),
+        caption: caption.into(),
     })
 }
 
-/// Each cell's highest rate within the limit, one chart per group of compared cells.
+/// Per group of compared cells: each cell's highest rate within the limit, then the four
+/// curves with one line per cell (ids `ramp_study_latency_<group>` and so on).
 pub fn study_charts(rc: &RampComparison) -> Vec<Chart> {
-    rc.groups
-        .iter()
-        .enumerate()
-        .filter_map(|(i, g)| {
-            let points: Vec<Point> = (g.rows.iter().enumerate())
-                .filter_map(|(n, row)| {
-                    let c = &row.max_ops_s;
-                    Some(Point {
-                        x: n as f64,
-                        y: c.median?,
-                        low: c.min,
-                        high: c.max,
-                        note: super::study::note(c, &MAX_OPS, row.is_baseline),
-                        baseline: row.is_baseline,
-                    })
-                })
-                .collect();
-            if points.is_empty() {
-                return None;
-            }
-            let ends = points.iter().flat_map(|p| [p.y, p.high.unwrap_or(p.y)]);
-            let labels = g.rows.iter().map(|row| match row.is_baseline {
-                true => format!("{} (baseline)", row.label),
-                false => row.label.clone(),
-            });
-            Some(Chart {
-                id: format!("ramp_max_ops_{i}"),
-                title: format!("Highest rate within {}", g.limit),
-                kind: ChartKind::BarsWithRange,
-                x: categories_axis("cell", g.rows.len()),
-                y: zero_based("highest rate within the limit (ops/s)", ends),
-                categories: labels.collect(),
-                series: vec![Series {
-                    name: "median over repetitions".into(),
-                    points,
-                }],
-                guides: Vec::new(),
-                caption: format!(
-                    "Bar: the median over repetitions of the highest achieved rate whose {} \
-                     met the limit; whisker: smallest to largest repetition; beside it the \
-                     ratio to the baseline with its verdict. Higher is better.",
-                    g.limit.split(" <=").next().unwrap_or("latency")
-                ),
-            })
+    (rc.groups.iter().enumerate())
+        .flat_map(|(i, g)| {
+            max_ops_bars(i, g)
+                .into_iter()
+                .chain(super::ramp_curves::group_curves(i, g))
         })
         .collect()
+}
+
+/// Each cell's highest rate within the limit, as bars.
+fn max_ops_bars(i: usize, g: &RampGroup) -> Option<Chart> {
+    let points: Vec<Point> = (g.rows.iter().enumerate())
+        .filter_map(|(n, row)| {
+            let c = &row.max_ops_s;
+            Some(Point {
+                x: n as f64,
+                y: c.median?,
+                low: c.min,
+                high: c.max,
+                note: super::study::note(c, &MAX_OPS, row.is_baseline),
+                baseline: row.is_baseline,
+            })
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let ends = points.iter().flat_map(|p| [p.y, p.high.unwrap_or(p.y)]);
+    let labels = g.rows.iter().map(|row| match row.is_baseline {
+        true => format!("{} (baseline)", row.label),
+        false => row.label.clone(),
+    });
+    Some(Chart {
+        id: format!("ramp_max_ops_{i}"),
+        title: format!("Highest rate within {}", g.limit),
+        kind: ChartKind::BarsWithRange,
+        x: categories_axis("cell", g.rows.len()),
+        y: zero_based("highest rate within the limit (ops/s)", ends),
+        categories: labels.collect(),
+        series: vec![Series {
+            name: "median over repetitions".into(),
+            points,
+        }],
+        guides: Vec::new(),
+        caption: format!(
+            "Bar: the median over repetitions of the highest achieved rate whose {} \
+                     met the limit; whisker: smallest to largest repetition; beside it the \
+                     ratio to the baseline with its verdict. Higher is better.",
+            g.limit.split(" <=").next().unwrap_or("latency")
+        ),
+    })
 }
 
 #[cfg(test)]
