@@ -23,7 +23,7 @@ const CAPTION: &str = "One line per cell, one point per climbing rate of the ram
 /// The four curves of group `i` (ids `ramp_study_<figure>_<i>`), those with data.
 pub(super) fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
     let stat = g.limit.split(" <=").next().unwrap_or("latency");
-    let latency_column: Column = ("", |p| p.limit_stat_ns.map(|v| v / 1e6));
+    let latency_column: Column = ("limit statistic", |p| p.limit_stat_ns.map(|v| v / 1e6));
     let latency = chart(
         i,
         g,
@@ -43,14 +43,18 @@ pub(super) fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
         DEVICES.y_label.into(),
         &[DEVICE_READS, DEVICE_WRITES],
     );
-    let memory = chart(i, g, &MEMORY, MEMORY.y_label.into(), &[PAGE_CACHE, ARC]);
+    let memory = Curve {
+        title: "Memory against load",
+        ..MEMORY
+    };
+    let memory = chart(i, g, &memory, MEMORY.y_label.into(), &[PAGE_CACHE, ARC]);
     [latency, cpu, devices, memory]
         .into_iter()
         .flatten()
         .collect()
 }
 
-/// One line per cell and column (a column without a name: the cell's label alone).
+/// One line per cell and column, named by the cell (and the column if there are several).
 fn chart(
     i: usize,
     g: &RampGroup,
@@ -62,8 +66,8 @@ fn chart(
         .iter()
         .flat_map(|&(name, get)| {
             g.rows.iter().map(move |row| Series {
-                name: match name {
-                    "" => row.label.clone(),
+                name: match columns.len() {
+                    1 => row.label.clone(),
                     _ => format!("{}: {name}", row.label),
                 },
                 points: by_rate(&row.climbs)
@@ -76,7 +80,7 @@ fn chart(
     lines(
         (
             format!("ramp_study_{}_{i}", figure.stem),
-            format!("{} ({})", figure.title, g.limit),
+            figure.title.into(),
         ),
         y_label,
         series,
@@ -119,4 +123,68 @@ fn summary(points: &[&RampPoint], get: fn(&RampPoint) -> Option<f64>) -> Option<
         high: ranged.then_some(high),
         ..Point::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Guide;
+    use crate::ramp_fixture::cells;
+    use bakeoff_core::verdict::Method;
+
+    /// The fixture's comparison, each repetition's latencies scaled (0.9, 1.0, 1.2) so the
+    /// bands have width.
+    fn charts() -> Vec<super::Chart> {
+        let mut cells = cells();
+        for cell in &mut cells {
+            for (run, k) in cell.runs.iter_mut().zip([1.0, 0.9, 1.2]) {
+                let ramp = run.ramp.as_mut().unwrap();
+                (ramp.points.iter_mut())
+                    .for_each(|p| p.limit_stat_ns = p.limit_stat_ns.map(|v| v * k));
+            }
+        }
+        let rc = crate::ramp_comparison::build(&cells, &Method::default()).unwrap();
+        super::super::ramp::study_charts(&rc)
+    }
+
+    #[test]
+    fn each_cell_is_a_line_of_medians_over_its_climbing_rates_with_a_band() {
+        let charts = charts();
+        let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "ramp_max_ops_0",
+                "ramp_study_latency_0",
+                "ramp_study_cpu_0",
+                "ramp_study_devices_0",
+                "ramp_study_memory_0"
+            ]
+        );
+        let lat = &charts[1];
+        let names: Vec<&str> = lat.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ext4 / randread", "zfs / randread"]);
+        assert_eq!(
+            lat.y.label,
+            "p99 response time (ms, from the scheduled start)"
+        );
+        assert_eq!(lat.x.label, "achieved load (ops/s)");
+        assert!(lat.guides.contains(&Guide::AtY {
+            y: 5.0,
+            label: "limit: p99 <= 5.00ms".into()
+        }));
+        // ext4 climbs 1000, 1500, 2250, 3375 (its bisection's 2812.5 and 3093.75 left out);
+        // at 3375 the repetitions achieved 2997 x (1, 0.99, 1.01) with p99 9 ms x (1, 0.9, 1.2).
+        let ext4 = &lat.series[0].points;
+        assert_eq!(ext4.len(), 4, "climbing points only: {ext4:?}");
+        let top = &ext4[3];
+        assert_eq!((top.x, top.y), (2997.0, 9.0));
+        assert!((top.low.unwrap() - 8.1).abs() < 1e-9 && (top.high.unwrap() - 10.8).abs() < 1e-9);
+        let memory = &charts[4];
+        assert!(
+            memory.series.iter().all(|s| !s.name.contains("ARC")),
+            "no ARC off ZFS"
+        );
+        let text: String = charts[1..].iter().map(|c| format!("{c}\n")).collect();
+        insta::assert_snapshot!(text);
+    }
 }
