@@ -96,7 +96,8 @@ pub(super) fn with_limit(mut chart: Chart, limit_ms: f64, limit: &str) -> Chart 
         y: limit_ms,
         label: format!("limit: {limit}"),
     });
-    chart.y = zero_based(chart.y.label.clone(), [chart.y.max, limit_ms]);
+    // Headroom above the limit, so its line is not the chart's frame.
+    chart.y = zero_based(chart.y.label.clone(), [chart.y.max, limit_ms * 1.1]);
     chart
 }
 

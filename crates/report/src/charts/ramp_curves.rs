@@ -20,7 +20,8 @@ const CAPTION: &str = "One line per cell, one point per climbing rate of the ram
                        achieved rate (x) and of the value (y); band: smallest to largest \
                        repetition.";
 
-/// The four curves of group `i` (ids `ramp_study_<figure>_<i>`), those with data.
+/// The curves of group `i` (ids `ramp_study_<figure>_<i>`: latency, cpu, device_reads,
+/// device_writes, memory), those with data.
 pub(super) fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
     let stat = g.limit.split(" <=").next().unwrap_or("latency");
     let latency_column: Column = ("limit statistic", |p| p.limit_stat_ns.map(|v| v / 1e6));
@@ -36,19 +37,31 @@ pub(super) fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
         None => c,
     });
     let cpu = chart(i, g, &CPU, CPU.y_label.into(), &[BUSY]);
-    let devices = chart(
-        i,
-        g,
-        &DEVICES,
-        DEVICES.y_label.into(),
-        &[DEVICE_READS, DEVICE_WRITES],
+    // Reads and writes apart: one line per cell, as in the other figures.
+    let device = |stem, title, column| {
+        let figure = Curve {
+            stem,
+            title,
+            ..DEVICES
+        };
+        chart(i, g, &figure, DEVICES.y_label.into(), &[column])
+    };
+    let reads = device(
+        "device_reads",
+        "Stack devices: reads against load",
+        DEVICE_READS,
+    );
+    let writes = device(
+        "device_writes",
+        "Stack devices: writes against load",
+        DEVICE_WRITES,
     );
     let memory = Curve {
         title: "Memory against load",
         ..MEMORY
     };
     let memory = chart(i, g, &memory, MEMORY.y_label.into(), &[PAGE_CACHE, ARC]);
-    [latency, cpu, devices, memory]
+    [latency, cpu, reads, writes, memory]
         .into_iter()
         .flatten()
         .collect()
@@ -156,7 +169,8 @@ mod tests {
                 "ramp_max_ops_0",
                 "ramp_study_latency_0",
                 "ramp_study_cpu_0",
-                "ramp_study_devices_0",
+                "ramp_study_device_reads_0",
+                "ramp_study_device_writes_0",
                 "ramp_study_memory_0"
             ]
         );
@@ -179,7 +193,7 @@ mod tests {
         let top = &ext4[3];
         assert_eq!((top.x, top.y), (2997.0, 9.0));
         assert!((top.low.unwrap() - 8.1).abs() < 1e-9 && (top.high.unwrap() - 10.8).abs() < 1e-9);
-        let memory = &charts[4];
+        let memory = &charts[5];
         assert!(
             memory.series.iter().all(|s| !s.name.contains("ARC")),
             "no ARC off ZFS"

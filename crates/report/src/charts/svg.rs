@@ -289,7 +289,13 @@ fn lines(area: &Area, c: &Chart) -> Drawn {
         };
         let line = DashedPathElement::new(vec![from, to], 6, 4, INK.stroke_width(1));
         let style = TextStyle::from((FONT, 14)).color(&INK);
-        let text = EmptyElement::at(to) + Text::new(label.clone(), (4, 2), style);
+        // A level's label sits above its line's right end, inside the plot (beyond the end
+        // it was cut off); a time's beside the top of its line.
+        let (style, offset) = match g {
+            Guide::AtY { .. } => (style.pos(Pos::new(HPos::Right, VPos::Bottom)), (-4, -3)),
+            Guide::AtX { .. } => (style, (4, 2)),
+        };
+        let text = EmptyElement::at(to) + Text::new(label.clone(), offset, style);
         chart.draw_series([line]).map_err(fail)?;
         chart.draw_series([text]).map_err(fail)?;
     }
