@@ -377,6 +377,13 @@ mod tests {
         );
     }
 
+    /// A comparison of the ramp fixture's two stacks: its bars and curves with bands.
+    fn ramp_study() -> crate::comparison::StudyReport {
+        let cols = [crate::figures::figure("read_iops").unwrap()];
+        let cells = crate::ramp_fixture::cells();
+        crate::comparison::build(&cells, &cols, &Default::default(), 3)
+    }
+
     #[test]
     fn every_chart_of_the_fixtures_draws_with_its_parts() {
         let run = crate::fixture::record();
@@ -384,14 +391,17 @@ mod tests {
         let charts = super::super::run::charts(&run)
             .into_iter()
             .chain(super::super::study::charts(&study))
-            .chain(super::super::study::charts(&crate::fixture::phase_study()));
+            .chain(super::super::study::charts(&crate::fixture::phase_study()))
+            .chain(super::super::study::charts(&ramp_study()));
         for c in charts {
             let svg = render(&c).unwrap();
             if let Ok(dir) = std::env::var("BAKEOFF_DUMP_SVG") {
                 std::fs::write(format!("{dir}/{}.svg", c.id), &svg).unwrap();
             }
             assert!(svg.starts_with("<svg"), "{}: {svg:.80}", c.id);
-            assert!(svg.contains(&c.title), "{}: title", c.id);
+            // Text is XML-escaped (a ramp's limit reads `p99 <= 5.00ms`).
+            let title = c.title.replace('<', "&lt;");
+            assert!(svg.contains(&title), "{}: title", c.id);
             assert!(
                 svg.contains(&c.y.label) || svg.contains(&c.x.label),
                 "{}: axis label",
