@@ -227,6 +227,8 @@ mod tests {
             arc_size_bytes: None,
             arc_hits: None,
             arc_misses: None,
+            page_cache_added_pages: None,
+            page_cache_unavailable: None,
         };
         let t = HostTotals::of(&[host(2, Some(m.clone())), host(4, Some(m))]);
         assert_eq!((t.cpus, t.cpu_busy_us), (6, Some(200.0)));
