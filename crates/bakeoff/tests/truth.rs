@@ -1,7 +1,7 @@
 //! Headline figures mean what their names say, shown on real runs whose physics is known
 //! (root, loop devices the tests create; in CI for real): CPU per operation excludes other
 //! processes, a partition is counted as itself, buffered writes the page cache absorbed are
-//! named.
+//! named, and a run on tmpfs starts warm rather than "cold".
 
 mod common;
 use bakeoff_testkit::command::KillOnDrop;
@@ -254,4 +254,32 @@ fn the_redo_lands_on_the_log_stack() {
         "data device {data_written} bytes for {blocks} of data blocks"
     );
     assert!(fig(&v, "log_write_amplification") >= 0.9);
+}
+
+#[test]
+fn a_run_on_tmpfs_does_not_drop_caches_and_says_so() {
+    // Dropping caches cannot empty tmpfs; it only moves the target's pages to the inactive
+    // list, so a "cold" run would measure their re-activation on the LRU lock.
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let out_dir = common::tmp();
+    let json = out_dir.path().join("run.json");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .args(["run", "randread", "--target", dir.path().to_str().unwrap()])
+        .args(["--set", "bs=4k,size=16m,runtime=200ms", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the target is on tmpfs") && stderr.contains("caches are not dropped"),
+        "{stderr}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["cold"], false, "{}", v["cold"]);
+    assert_eq!(v["target"]["filesystem"], "tmpfs");
 }

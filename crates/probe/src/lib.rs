@@ -37,4 +37,4 @@ pub use read::processes;
 pub use snapshot::{Probe, Snapshot};
 pub use split::{cpu_split, family_cpu_us, SplitInputs};
 pub use sys::{rusage_children, rusage_self, ticks_per_second};
-pub use target_info::target_info;
+pub use target_info::{in_memory_filesystem, target_info};

@@ -14,7 +14,7 @@
 //! (`bakeoff cleanup`).
 
 use crate::parse::parse_trace_events_written;
-use crate::target_info::target_info;
+use crate::target_info::in_memory_filesystem;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -43,10 +43,6 @@ pub struct PageCacheProbe {
     added: Vec<(u64, PathBuf)>,
 }
 
-/// File systems whose files live in memory: every read finds its page, none is added through
-/// the traced path, so counting would report a meaningless 100 %.
-const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
-
 impl PageCacheProbe {
     /// Starts counting for the file system that holds `target`, or says why it cannot.
     pub fn start(target: &Path) -> Result<PageCacheProbe, String> {
@@ -58,10 +54,9 @@ impl PageCacheProbe {
                     .into(),
             );
         }
-        if let Some(fs) = target_info(target)
-            .filesystem
-            .filter(|fs| IN_MEMORY.contains(&fs.as_str()))
-        {
+        // Every read finds its page, none is added through the traced path: counting would
+        // report a meaningless 100 %.
+        if let Some(fs) = in_memory_filesystem(target) {
             return Err(format!(
                 "{fs} keeps files in memory: there is no page cache to miss"
             ));

@@ -195,10 +195,7 @@ fn run_on_target(
     ramp: Option<&RampSpec>,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let cold = !args.warm && rustix::process::geteuid().is_root();
-    if !args.warm && !cold {
-        eprintln!("bakeoff: warning: not root, so caches cannot be dropped: this run starts warm");
-    }
+    let cold = starts_cold(args.warm, target.directory(), true);
     let mut prepare = || {
         if cold {
             bakeoff_stack::stack::drop_caches().map_err(stack_failure)?;
@@ -216,6 +213,34 @@ fn run_on_target(
         }
     }
     record
+}
+
+/// Whether a run drops caches before it starts: not under `--warm`, not without root (a
+/// warning when `tell`), and not when the target directory is on `tmpfs` or `ramfs` (a note
+/// when `tell`): their files never leave memory, and dropping caches would only move the
+/// target's pages to the inactive list, so that the run measured their re-activation.
+pub(crate) fn starts_cold(warm: bool, dir: Option<&std::path::Path>, tell: bool) -> bool {
+    if warm {
+        return false;
+    }
+    if !rustix::process::geteuid().is_root() {
+        if tell {
+            eprintln!(
+                "bakeoff: warning: not root, so caches cannot be dropped: this run starts warm"
+            );
+        }
+        return false;
+    }
+    if let Some(fs) = dir.and_then(bakeoff_probe::in_memory_filesystem) {
+        if tell {
+            eprintln!(
+                "bakeoff: note: the target is on {fs}, whose files live in memory: caches are \
+                 not dropped (the run starts warm; --warm says so without this note)"
+            );
+        }
+        return false;
+    }
+    true
 }
 
 /// Prints the summary and writes the exports.

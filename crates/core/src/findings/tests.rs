@@ -226,6 +226,10 @@ fn compression_and_warm_runs() {
     let props = &mut r.stack.as_mut().unwrap().properties;
     props.insert("compression".into(), "off".into());
     assert!(!has(&r, "compressible_data"));
+    // A tmpfs target has no cache to drop: it starts warm by necessity, not by choice.
+    r.stack = None;
+    r.target.filesystem = Some("tmpfs".into());
+    assert!(!has(&r, "warm_run"));
 }
 
 #[test]

@@ -39,6 +39,14 @@ impl Target {
             Target::Directory(p) | Target::Device(p) => p,
         }
     }
+
+    /// The directory, if the target is one.
+    pub fn directory(&self) -> Option<&Path> {
+        match self {
+            Target::Directory(p) => Some(p),
+            Target::Device(_) => None,
+        }
+    }
 }
 
 /// One data file, or one region of a device.

@@ -8,6 +8,7 @@ use super::setup::{agree, own_directory, rank_dir, remove_marker, validate, Go, 
 use super::wire::Wire;
 use crate::cli::RunArgs;
 use crate::commands::measure::{interrupt_flag, prepare, status_code, Known, Prepared};
+use crate::commands::run::starts_cold;
 use crate::exit::{bad_value, failure, stack_failure, Code, Failure};
 use bakeoff_core::ramp::{paced_plan, RampSpec};
 use bakeoff_core::record::RunRecord;
@@ -254,12 +255,9 @@ fn lay_out<'p>(
         .map_err(|f| format!("{:#}", f.error));
     agree(wire, mine, "the layout", layout_time(&plan))?;
     let prepared = prepared?;
-    let root = rustix::process::geteuid().is_root();
-    if !go.warm && !root && wire.rank == 0 {
-        eprintln!("bakeoff: warning: not root, so caches cannot be dropped: this run starts warm");
-    }
+    let cold = starts_cold(go.warm, placement.data.directory(), wire.rank == 0);
     let first_on_host = wire.hosts.iter().position(|h| *h == wire.hosts[wire.rank]);
-    let dropped = if !go.warm && root && first_on_host == Some(wire.rank) {
+    let dropped = if cold && first_on_host == Some(wire.rank) {
         bakeoff_stack::stack::drop_caches()
             .map_err(stack_failure)
             .map_err(|f| format!("{:#}", f.error))
@@ -303,8 +301,7 @@ fn lead(
     };
     // The record describes the shared directory; each rank's own is in `clients`.
     record.target = bakeoff_probe::target_info(target);
-    let cold = !go.warm && rustix::process::geteuid().is_root();
-    record.cold = Some(cold);
+    record.cold = Some(starts_cold(go.warm, Some(target), false));
     record.findings = bakeoff_core::findings::run_findings(&record);
     Ok(record)
 }
