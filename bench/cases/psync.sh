@@ -19,7 +19,7 @@ case_psync() {
             fio)
                 fio_json "$WORK/psync-fio-$r.json" --name=x --filename="$file" --rw=randread \
                     --bs=4k --ioengine=psync --runtime="$secs" --time_based --size=1g \
-                    --norandommap --randrepeat=0
+                    --norandommap --randrepeat=0 --invalidate=0
                 F+=("$(j "$WORK/psync-fio-$r.json" '.jobs[0].read.iops')")
                 ;;
             pread)

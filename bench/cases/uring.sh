@@ -18,7 +18,7 @@ case_uring() {
                 fio_json "$WORK/uring-fio-$r.json" --name=x --filename="$file" --rw=randread \
                     --bs=4k --ioengine=io_uring --iodepth=32 --runtime="$secs" --time_based --size=1g \
                     --fixedbufs --registerfiles --iodepth_batch_submit=32 \
-                    --iodepth_batch_complete_max=32 --norandommap --randrepeat=0
+                    --iodepth_batch_complete_max=32 --norandommap --randrepeat=0 --invalidate=0
                 F+=("$(j "$WORK/uring-fio-$r.json" '.jobs[0].read.iops')")
                 ;;
             esac

@@ -8,6 +8,7 @@ pub mod clients;
 pub mod clock;
 pub mod coupling;
 pub mod engines;
+pub mod fdtable;
 pub mod harness;
 pub mod histogram;
 pub mod layout;

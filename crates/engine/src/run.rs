@@ -3,6 +3,7 @@
 
 use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::engines::{with_engine, Engine, WithEngine};
+use crate::fdtable::PrivateTable;
 use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
 use crate::layout::{plan_trees, Dataset, Region};
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
@@ -110,28 +111,43 @@ impl WithEngine for WorkerBody {
     }
 }
 
-/// The body of a worker thread on engine `E`.
+/// The body of a worker thread on engine `E`. A synchronous engine's thread works in its own
+/// descriptor table (see [`crate::fdtable`]): its role's files stay open in [`RolesFiles`]
+/// until the thread is joined, the worker opens no file, and it is dropped before the table.
 fn worker_body<E: Engine + 'static>(spec: WorkerSpec) -> Body {
     Box::new(move |shared, stats, mut ready| {
+        let table = if E::SYNCHRONOUS {
+            PrivateTable::enter()
+        } else {
+            None
+        };
         let worker = Worker::<E>::new(WorkerSpec { stats, ..spec });
         ready.go();
-        match worker {
+        let stats = match worker {
             Ok(w) => w.run(),
             Err(e) => {
                 shared.fail(e);
                 ThreadStats::new(Arc::new(Counters::default()), &[], false)
             }
-        }
+        };
+        drop(table);
+        stats
     })
 }
+
+/// Every role's open files, kept by the thread that runs the workers until they are joined:
+/// the last reference to a file is then dropped, and the file closed, in the process's own
+/// descriptor table, not in a worker's private one.
+type RolesFiles = Vec<Arc<RoleFiles>>;
 
 /// The worker threads of `plan`, role by role, every role's files opened first.
 fn worker_specs(
     plan: &Plan,
     dataset: &Dataset,
     shared: &Arc<Shared>,
-) -> Result<Vec<ThreadSpec>, RunError> {
+) -> Result<(Vec<ThreadSpec>, RolesFiles), RunError> {
     let trees = file_trees(plan, dataset);
+    let mut kept = RolesFiles::new();
     // How many threads use each tree, and how many were given their share so far.
     let users: Vec<u32> = (0..plan.filesets.len())
         .map(|i| file_roles(plan, i).map(|r| r.threads).sum())
@@ -174,6 +190,7 @@ fn worker_specs(
             continue;
         }
         let files = Arc::new(open_role_files(role, &dataset.filesets[role.fileset])?);
+        kept.push(files.clone());
         let role = Arc::new(role.clone());
         let schedule = role_schedule(&role);
         for t in 0..role.threads as usize {
@@ -188,7 +205,7 @@ fn worker_specs(
             specs.push(spec);
         }
     }
-    Ok(specs)
+    Ok((specs, kept))
 }
 
 /// The one schedule of a paced role's arrivals, shared by all its threads (see
@@ -352,12 +369,15 @@ pub fn execute_gated(
         ramp: plan.ramp_time,
         runtime: plan.runtime,
     };
-    let specs = worker_specs(plan, dataset, &shared)?;
+    let (specs, files) = worker_specs(plan, dataset, &shared)?;
     let mut specs = specs.into_iter().map(Ok);
     let roles = role_descs(plan, 1);
-    harness::run_gated(
+    let output = harness::run_gated(
         &shared, timing, &roles, &mut specs, interrupt, on_tick, gate,
-    )
+    );
+    // Every worker has been joined (on every path of `run_gated`): close the files here.
+    drop(files);
+    output
 }
 
 /// The roles of `plan` as results name them; `copies` runs of each (client processes).
