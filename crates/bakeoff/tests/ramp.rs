@@ -289,35 +289,26 @@ fn a_one_second_stall_shows_in_its_points_p999_and_not_in_the_others() {
 /// Open and closed loop must agree where physics says they do: the highest rate an open loop
 /// carries within a latency limit is the capacity a saturating closed loop measures.
 ///
-/// The limit: p99 at 4x the closed loop's median (its service time with 16 requests queued at
-/// the device), or twice the p99 of an open loop at a quarter of the capacity if that is
-/// higher (the tail the machine itself adds: scheduling delays of a busy machine count from
-/// the schedule, and they must not decide the answer). Below capacity the latency stays near
-/// those; past it the backlog grows with every operation offered, so a 3 s point's p99 crosses
-/// any such limit within the point: the limit finds the capacity, not its own value.
+/// The limit is on the mean, as seed 004's was ("until the response time rose above 15 ms"):
+/// 5x the closed loop's median (its service time with 16 requests queued at the device).
+/// Below capacity the mean stays near the service time; past it the backlog grows by the
+/// excess every second, and so does the mean. A p99 limit does not find that knee on this VM:
+/// measured on an idle machine (ext4 on a loop device over /dev/vda, 8 KiB direct reads, 16
+/// threads; closed loop 39-43k IOPS, p50 368-399 us), p99 is flat at 0.9-1.5 ms from 35 % to
+/// 90 % of capacity in most points, but a stall of the virtual disk near capacity takes
+/// ρ/(1-ρ) times its length to drain, and at 75-85 % of capacity single 3 s points reached
+/// p99 5.3, 8.4, 12.4 and 33.8 ms between points under 1.6 ms (two runs of this test with
+/// `until=p99>5ms`: 0.74x and 0.78x; with a p99 limit of 1.5 ms: 0.41x and 0.44x). That is the
+/// tail an open loop is right to report (a closed loop hides it), not the capacity; the mean
+/// counts each stall by its share of the operations. The test checks the premise: at a
+/// quarter of the capacity the mean is under half the limit. With this limit and a closed
+/// loop on each side of the ramp: 0.95x, 0.94x and 0.93x in three runs in a row.
 ///
 /// Why 16 paced threads can reach what 16 closed-loop threads do: the role's threads share one
 /// schedule (engine `worker::schedule`), so they are one queue with 16 servers, as the device
-/// is. At 85 % of capacity such a queue (D/G/16) waits little: a simulation with service
-/// times 0.5 + Exp(0.5) (p50 0.85) gives p99 2.8, under 4x p50 = 3.4, up to 95 % load; it
-/// crosses only at 97-99 %. With a schedule per thread (16 separate D/G/1 queues, what the
-/// engine did before) an arrival waits behind a slow read on its own thread while others
-/// idle: p99 5.4 at 85 % and past 3.4 already at 55-70 %, which is the 0.56x this test
-/// measured then.
-///
-/// Still failing (2026-11-24): the one run on an idle machine found 0.44x, its points' p99
-/// not rising with the rate but jumping between points of nearly the same rate (0.66 ms at
-/// 17.2k/s, 14.8 ms at 18.1k/s). That looks like stalls of the VM longer than the limit
-/// touching 1 % of a 3 s point (which decide a p99 limit), not queueing in the generator; one
-/// run cannot tell them from a knee at 18k/s. At 30 % of capacity on the idle machine the
-/// sleeping pacer's p99 was 2.2 ms against 0.4 ms for the old spinning one (service p99 613
-/// against 315 us), which suggests vCPUs that halt between wake-ups add latency a spin hides.
-/// Both need runs on a quiet machine, which this session did not get.
+/// is. With a schedule per thread (16 separate queues, what the engine did before) an arrival
+/// waits behind a slow read on its own thread while others idle (0.56x then).
 #[test]
-#[ignore = "FAILS on this VM (issue 12 stays open): on an idle machine (other processes 0% of \
-            the CPU) the shared-schedule ramp found 0.44x (17,697 of 39,905 IOPS within p99 \
-            1.57 ms), its points' p99 erratic in the rate (0.47, 3.78, 0.66, 0.73, 14.8 ms at \
-            16.0k-18.4k/s); run with --ignored"]
 fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     let Some(_turn) = privileged_turn() else {
         return;
@@ -330,7 +321,9 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         args.extend(extra);
         run_json(&args)
     };
-    let closed = run(&["--set", &format!("{set},runtime=5s")]);
+    let closed_args = ["--set".to_string(), format!("{set},runtime=5s")];
+    let closed_run = || run(&[&closed_args[0], &closed_args[1]]);
+    let closed = closed_run();
     // The premise: the device, not the CPU, is the limit. Pacing (sleeps and wake-ups) costs
     // an open loop CPU a closed loop does not spend, so on a machine whose CPUs other work
     // takes, the open loop saturates the CPU first and the two cannot agree.
@@ -339,16 +332,25 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     if !bakeoff_testkit::require(other < 20.0, &free) {
         return;
     }
-    let capacity = fig(&closed, "read_iops");
+    let before = fig(&closed, "read_iops");
     let service_us = fig(&closed, "read_lat_p50_us");
-    let per_thread = capacity / 4.0 / 16.0;
+    let per_thread = before / 4.0 / 16.0;
     let light = run(&["--set", &format!("{set},runtime=3s,rate_iops={per_thread}")]);
-    let limit_us = (4.0 * service_us).max(2.0 * fig(&light, "read_lat_p99_us"));
+    let limit_us = 5.0 * service_us;
+    let light_mean = light["ops"][0]["lat"]["mean_ns"].as_f64().unwrap() / 1000.0;
+    let calm = format!("a mean under half the limit at a quarter of capacity ({light_mean:.0} us)");
+    if !bakeoff_testkit::require(light_mean < limit_us / 2.0, &calm) {
+        return;
+    }
     let spec = format!(
-        "start={:.0},step=x1.15,until=p99>{limit_us:.0}us,point=3s,bisect=3",
-        0.4 * capacity
+        "start={:.0},step=x1.15,until=mean>{limit_us:.0}us,point=3s,bisect=3",
+        0.4 * before
     );
     let ramp = run(&["--set", set, "--ramp", &spec]);
+    // The virtual disk's capacity drifts between runs minutes apart (closed loops of 40.7k,
+    // 43.3k and 50.6k IOPS in three runs of this test): measure it on both sides of the ramp.
+    let after = fig(&closed_run(), "read_iops");
+    let capacity = (before + after) / 2.0;
     // The premise must hold while the points run too: other work that starts after the
     // closed loop would make the open loop's wake-ups, not the device, decide its maximum.
     let busiest = (points(&ramp).iter())
@@ -364,8 +366,9 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         .iter()
         .map(|p| {
             format!(
-                "{:.0}/s p99 {:.2}ms",
+                "{:.0}/s mean {:.2}ms p99 {:.2}ms",
                 p["offered_ops_s"].as_f64().unwrap(),
+                p["lat_mean_ns"].as_f64().unwrap_or(f64::NAN) / 1e6,
                 ms(&p["lat_p99_ns"])
             )
         })
@@ -373,13 +376,13 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     let ratio = max / capacity;
     // What was measured, for `--nocapture` (and for whoever reads the log of a passing run).
     eprintln!(
-        "closed loop {capacity:.0} IOPS (p50 {service_us:.0}us, other processes {other:.0}% of \
-         the CPU); open loop {max:.0} ops/s within p99 {limit_us:.0}us: ratio {ratio:.2}; \
+        "closed loop {before:.0} and {after:.0} IOPS (p50 {service_us:.0}us, other processes {other:.0}% of \
+         the CPU); open loop {max:.0} ops/s within mean {limit_us:.0}us: ratio {ratio:.2}; \
          points: {curve:?}"
     );
     assert!(
         (0.8..=1.1).contains(&ratio),
-        "open loop {max:.0} ops/s within p99 {limit_us:.0}us vs closed loop {capacity:.0} IOPS \
+        "open loop {max:.0} ops/s within mean {limit_us:.0}us vs closed loop {capacity:.0} IOPS \
          (ratio {ratio:.2}); stop: {}; points: {curve:?}",
         ramp["ramp"]["stop"]
     );
