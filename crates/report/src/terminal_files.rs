@@ -7,16 +7,19 @@ use bakeoff_core::record::RunRecord;
 use bakeoff_core::units::format_bytes;
 use std::fmt::Write;
 
-/// The header's threads and dataset: `4 clients x 2 threads, dataset 12 MiB (reused)`.
+/// The header's threads and dataset: `4 clients x 2 threads, dataset 12 MiB (reused)`, or
+/// under MPI `4 ranks x 2 threads on 2 hosts, ...` (every rank runs the plan's threads).
 pub fn header_part(r: &RunRecord) -> String {
-    let threads = r.plan.threads();
-    let workers = match r.plan.clients {
-        0 => super::terminal::count(u64::from(threads), "thread"),
-        n => format!(
-            "{} x {}",
-            super::terminal::count(u64::from(n), "client"),
-            super::terminal::count(u64::from(threads), "thread")
+    use super::terminal::count;
+    let threads = count(u64::from(r.plan.threads()), "thread");
+    let workers = match (&r.mpi, r.plan.clients) {
+        (Some(mpi), _) => format!(
+            "{} x {threads} on {}",
+            count(u64::from(mpi.ranks), "rank"),
+            count(mpi.hosts.len() as u64, "host")
         ),
+        (None, 0) => threads,
+        (None, n) => format!("{} x {threads}", count(u64::from(n), "client")),
     };
     let reused = match &r.dataset {
         Some(d) if d.reused => " (reused)",
@@ -91,5 +94,20 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n         1 (pid 101): "), "{text}");
+    }
+
+    #[test]
+    fn mpi_ranks_and_hosts_are_named() {
+        let mut r = crate::fixture::record();
+        r.mpi = Some(bakeoff_core::mpi::MpiRecord {
+            ranks: 4,
+            hosts: vec![Default::default(), Default::default()],
+            totals: Default::default(),
+        });
+        let text = crate::terminal::render(&r);
+        assert!(
+            text.contains("4 ranks x 8 threads on 2 hosts, dataset "),
+            "{text}"
+        );
     }
 }
