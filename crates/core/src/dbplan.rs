@@ -11,6 +11,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+mod keys;
+pub use keys::{DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, TPCC_KEYS, TPCH_KEYS};
+
 /// Which database a workload runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -87,119 +90,6 @@ pub struct DbPlan {
     /// Every resolved setting as text, for the run record.
     pub settings: BTreeMap<String, String>,
 }
-
-use crate::keys::doc;
-
-/// Keys of `tpcc` (besides the run keys and `pg.*` / `sqlite.*`).
-pub const TPCC_KEYS: &[KeyDoc] = &[
-    doc(
-        "db",
-        "postgres",
-        "postgres (a server bakeoff starts) or sqlite (embedded)",
-    ),
-    doc("warehouses", "1", "warehouses loaded (100 MB or so each)"),
-    doc(
-        "terminals",
-        "4",
-        "connections running transactions, no keying or think time",
-    ),
-    doc(
-        "rate_tps",
-        "0",
-        "target transactions per second over all terminals, open loop (0: as fast as they go)",
-    ),
-    doc("load_threads", "2", "warehouses loaded in parallel"),
-    doc(
-        "procedures",
-        "true",
-        "each transaction one call of a PL/pgSQL function, as HammerDB runs it (false: the \
-         client sends each statement); db=sqlite has none and takes only false",
-    ),
-];
-
-/// Keys of `pgbench` (besides the run keys and `pg.*`).
-pub const PGBENCH_KEYS: &[KeyDoc] = &[
-    doc(
-        "db",
-        "postgres",
-        "postgres only: pgbench drives a PostgreSQL server",
-    ),
-    doc(
-        "scale",
-        "10",
-        "pgbench scale factor (-s): 100,000 accounts each",
-    ),
-    doc("clients", "4", "pgbench clients (-c)"),
-    doc("jobs", "2", "pgbench threads (-j)"),
-    doc(
-        "rate",
-        "0",
-        "target transactions per second (-R), 0: as fast as they go",
-    ),
-    doc(
-        "latency_limit",
-        "0",
-        "skip transactions later than this (--latency-limit), 0: none",
-    ),
-];
-
-/// Keys of `tpch` (besides `pg.*` / `sqlite.*`; no run keys: its phases run to their end).
-pub const TPCH_KEYS: &[KeyDoc] = &[
-    doc(
-        "db",
-        "postgres",
-        "postgres (a server bakeoff starts) or sqlite (embedded)",
-    ),
-    doc(
-        "sf",
-        "0.1",
-        "scale factor, 0.01 to 100: 1 is 6 million line items, about 1.9 GB on disk with indexes",
-    ),
-    doc(
-        "load_threads",
-        "2",
-        "connections loading the tables in parallel",
-    ),
-];
-
-/// SQLite options (`sqlite.KEY`), validated here.
-pub const SQLITE_KEYS: &[KeyDoc] = &[
-    doc(
-        "sqlite.journal_mode",
-        "wal",
-        "delete, truncate, persist, memory, wal or off",
-    ),
-    doc("sqlite.synchronous", "full", "off, normal, full or extra"),
-    doc(
-        "sqlite.page_size",
-        "4096",
-        "database page size: a power of two from 512 to 65536 (the database block size)",
-    ),
-    doc(
-        "sqlite.cache_size",
-        "-2000",
-        "page cache: pages, or negative KiB (SQLite's meaning)",
-    ),
-];
-
-/// The database workloads: name, one line, keys.
-pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
-    (
-        "tpcc",
-        "TPC-C on PostgreSQL or SQLite: New-Order, Payment, Order-Status, Delivery, Stock-Level",
-        TPCC_KEYS,
-    ),
-    (
-        "pgbench",
-        "the real pgbench (TPC-B-like) against a PostgreSQL server bakeoff manages",
-        PGBENCH_KEYS,
-    ),
-    (
-        "tpch",
-        "TPC-H on PostgreSQL or SQLite: schema, load, indexes, keys, analyze, 22 queries, each timed",
-        TPCH_KEYS,
-    ),
-];
 
 /// Bytes per unit of TPC-H's scale factor on disk after every phase, indexes and keys
 /// included: PostgreSQL's database was 184 MiB at SF 0.1 (`docs/tpch.md`), plus its WAL.
