@@ -289,20 +289,20 @@ fn a_one_second_stall_shows_in_its_points_p999_and_not_in_the_others() {
 /// Open and closed loop must agree where physics says they do: the highest rate an open loop
 /// carries within a latency limit is the capacity a saturating closed loop measures.
 ///
-/// The limit is on the mean, as seed 004's was ("until the response time rose above 15 ms"):
-/// 5x the closed loop's median (its service time with 16 requests queued at the device).
-/// Below capacity the mean stays near the service time; past it the backlog grows by the
-/// excess every second, and so does the mean. A p99 limit does not find that knee on this VM:
-/// measured on an idle machine (ext4 on a loop device over /dev/vda, 8 KiB direct reads, 16
-/// threads; closed loop 39-43k IOPS, p50 368-399 us), p99 is flat at 0.9-1.5 ms from 35 % to
-/// 90 % of capacity in most points, but a stall of the virtual disk near capacity takes
-/// ρ/(1-ρ) times its length to drain, and at 75-85 % of capacity single 3 s points reached
-/// p99 5.3, 8.4, 12.4 and 33.8 ms between points under 1.6 ms (two runs of this test with
-/// `until=p99>5ms`: 0.74x and 0.78x; with a p99 limit of 1.5 ms: 0.41x and 0.44x). That is the
-/// tail an open loop is right to report (a closed loop hides it), not the capacity; the mean
-/// counts each stall by its share of the operations. The test checks the premise: at a
-/// quarter of the capacity the mean is under half the limit. With this limit and a closed
-/// loop on each side of the ramp: 0.95x, 0.94x and 0.93x in three runs in a row.
+/// The limit is seed 004's own: a mean of 15 ms, 40-50x this device's service time. Below
+/// capacity the mean stays near the service time; past it the backlog grows by the excess
+/// every second, so within a 3 s point even 2 % over capacity brings the mean into the tens
+/// of ms, and the saturation rule (achieved < 95 % of offered) stops the climb too. A limit
+/// near the service time instead meets the virtual disk's stalls: measured on an idle machine
+/// (ext4 on a loop device over /dev/vda, 8 KiB direct reads, 16 threads; closed loop 39-52k
+/// IOPS, p50 298-399 us), p99 is flat at 0.9-1.5 ms from 35 % to 90 % of capacity in most
+/// points, but single 3 s points reached p99 5.3-42 ms, and a stall near capacity takes
+/// ρ/(1-ρ) times its length to drain. With `until=p99>5ms` this test found 0.74x and 0.78x,
+/// with a p99 limit of 1.5 ms 0.41x-0.44x, with a mean limit of 5x the median 0.93-0.95x in
+/// four runs and 0.45x in a fifth (one stall lifted a point at 47 % of capacity to a mean of
+/// 1.8 ms, p99 42 ms). That tail is what an open loop is right to report (a closed loop hides
+/// it); it is not the capacity. The test checks the premise: at a quarter of the capacity the
+/// mean is under half the limit. The capacity is measured on both sides of the ramp.
 ///
 /// Why 16 paced threads can reach what 16 closed-loop threads do: the role's threads share one
 /// schedule (engine `worker::schedule`), so they are one queue with 16 servers, as the device
@@ -336,7 +336,7 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     let service_us = fig(&closed, "read_lat_p50_us");
     let per_thread = before / 4.0 / 16.0;
     let light = run(&["--set", &format!("{set},runtime=3s,rate_iops={per_thread}")]);
-    let limit_us = 5.0 * service_us;
+    let limit_us = 15_000.0;
     let light_mean = light["ops"][0]["lat"]["mean_ns"].as_f64().unwrap() / 1000.0;
     let calm = format!("a mean under half the limit at a quarter of capacity ({light_mean:.0} us)");
     if !bakeoff_testkit::require(light_mean < limit_us / 2.0, &calm) {
