@@ -67,7 +67,7 @@ build_bakeoff() {
 # build_pread_loop: compiles bench/pread_loop.c into the work dir; prints the binary path.
 build_pread_loop() {
     local out=$WORK/pread_loop
-    [[ -x $out ]] || gcc -O2 -o "$out" "$BENCH_DIR/pread_loop.c"
+    [[ -x $out ]] || gcc -O2 -o "$out" "$BENCH_DIR/pread_loop.c" -lpthread
     printf '%s\n' "$out"
 }
 

@@ -1,7 +1,7 @@
 /*
  * pread_loop: the floor for "cache-resident 4 KiB random reads, one thread, psync".
  *
- *   pread_loop FILE SECONDS [BS]
+ *   pread_loop FILE SECONDS [BS [OTHER]]
  *
  * Opens FILE read-only, then for SECONDS seconds issues pread(fd, buf, BS, off) at
  * random BS-aligned offsets inside the file (xorshift64, no modulo bias worth caring
@@ -12,12 +12,21 @@
  *
  * No latency histograms, no per-op timestamps, no stats: this is what a benchmark tool
  * could at best achieve with the same syscall.
+ *
+ * OTHER (a diagnosis, not part of the bench) adds a second thread to the process: `idle`
+ * (it only sleeps) or `tick` (it wakes every 10 ms). With more than one thread, every pread
+ * takes and drops a reference on the file, which a single-threaded process skips (fdget in
+ * the kernel's fs/file.c); docs/PERFORMANCE.md measured it with interleaved pairs:
+ *
+ *   for r in $(seq 10); do pread_loop FILE 2 4096; pread_loop FILE 2 4096 idle; done
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,10 +38,35 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static volatile int stop;
+
+/* The second thread of OTHER=idle: never runs again. */
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+/* The second thread of OTHER=tick: wakes every 10 ms, as bakeoff's driver thread does. */
+static void *ticker(void *arg)
+{
+	struct timespec t = { 0, 10000000 };
+	(void)arg;
+	while (!stop)
+		nanosleep(&t, NULL);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s FILE SECONDS [BS]\n", argv[0]);
+		fprintf(stderr, "usage: %s FILE SECONDS [BS [idle|tick]]\n", argv[0]);
+		return 2;
+	}
+	const char *other = argc > 4 ? argv[4] : NULL;
+	if (other && strcmp(other, "idle") != 0 && strcmp(other, "tick") != 0) {
+		fprintf(stderr, "%s: OTHER is idle or tick, not %s\n", argv[0], other);
 		return 2;
 	}
 	double seconds = atof(argv[2]);
@@ -57,6 +91,12 @@ int main(int argc, char **argv)
 		perror("posix_memalign");
 		return 1;
 	}
+	pthread_t second;
+	if (other && pthread_create(&second, NULL, strcmp(other, "idle") == 0 ? sleeper : ticker,
+				    NULL) != 0) {
+		fprintf(stderr, "cannot start the second thread\n");
+		return 1;
+	}
 	uint64_t x = 0x9E3779B97F4A7C15ull, ops = 0;
 	double start = now(), end = start + seconds, t = start;
 	for (;;) {
@@ -75,6 +115,7 @@ int main(int argc, char **argv)
 		if (t >= end)
 			break;
 	}
+	stop = 1;
 	double el = t - start;
 	printf("iops=%.1f ops=%llu seconds=%.3f bs=%zu file_bytes=%lld\n", ops / el,
 	       (unsigned long long)ops, el, bs, (long long)st.st_size);

@@ -104,6 +104,17 @@ pub struct TargetInfo {
     pub mount_source: Option<String>,
 }
 
+/// File systems whose files live only in memory: their pages never leave the page cache.
+const IN_MEMORY_FILESYSTEMS: [&str; 2] = ["tmpfs", "ramfs"];
+
+impl TargetInfo {
+    /// The file system's name if it keeps its files in memory (`tmpfs`, `ramfs`): there is no
+    /// cache to drop and no page-cache miss to count there.
+    pub fn in_memory_filesystem(&self) -> Option<&str> {
+        (self.filesystem.as_deref()).filter(|fs| IN_MEMORY_FILESYSTEMS.contains(fs))
+    }
+}
+
 /// The machine and tool.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Environment {

@@ -38,17 +38,12 @@ pub fn target_info(path: &Path) -> TargetInfo {
     info
 }
 
-/// File systems whose files live only in memory: their pages never leave the page cache.
-const IN_MEMORY: [&str; 2] = ["tmpfs", "ramfs"];
-
-/// The file system holding `path` if it keeps its files in memory (`tmpfs`, `ramfs`): there is
-/// no cache to drop and no page-cache miss to count there. Dropping caches would only move
-/// its pages to the inactive list, and the run would then measure their re-activation (the
-/// LRU lock on each page's second read), not a cold start.
+/// The file system holding `path` if it keeps its files in memory
+/// ([`TargetInfo::in_memory_filesystem`]). Dropping caches would only move its pages to the
+/// inactive list, and a run would then measure their re-activation (the LRU lock on each
+/// page's second read), not a cold start.
 pub fn in_memory_filesystem(path: &Path) -> Option<String> {
-    target_info(path)
-        .filesystem
-        .filter(|fs| IN_MEMORY.contains(&fs.as_str()))
+    target_info(path).in_memory_filesystem().map(str::to_owned)
 }
 
 #[cfg(test)]

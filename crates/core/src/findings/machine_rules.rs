@@ -168,8 +168,7 @@ pub(super) fn compressible_data(c: &Ctx) -> Option<Finding> {
 pub(super) fn warm_run(c: &Ctx) -> Option<Finding> {
     let warm = c.r.cold == Some(false) || c.r.stack.as_ref().is_some_and(|s| s.cold == Some(false));
     // tmpfs and ramfs have no cache to drop: such a run starts warm by necessity.
-    let in_memory = matches!(c.r.target.filesystem.as_deref(), Some("tmpfs" | "ramfs"));
-    if !warm || in_memory {
+    if !warm || c.r.target.in_memory_filesystem().is_some() {
         return None;
     }
     let fix = "drop --warm (bakeoff syncs, drops caches and re-imports ZFS pools before a run)";

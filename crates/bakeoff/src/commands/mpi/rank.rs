@@ -188,7 +188,7 @@ fn session(
     let own = own.map_err(|e| failure(Code::Environment, e))?;
     let placement = Placement::single(Target::Directory(own));
     let quiet = args.quiet || wire.rank != 0;
-    let mut prepared = lay_out(wire, &go, &placement, interrupt, quiet)?;
+    let (mut prepared, cold) = lay_out(wire, &go, &placement, interrupt, quiet)?;
     let code = match kept {
         Some((ramp, exports)) => {
             let run = lead(
@@ -199,7 +199,12 @@ fn session(
                 &mut prepared,
                 interrupt,
                 quiet,
-            );
+            )
+            .map(|mut record| {
+                record.cold = Some(cold);
+                record.findings = bakeoff_core::findings::run_findings(&record);
+                record
+            });
             end_lead(wire, run, exports)?
         }
         None => follow(wire, &go, &mut prepared, interrupt)?,
@@ -232,14 +237,15 @@ fn end_lead(
     Ok(status_code(&record))
 }
 
-/// Lays out this rank's copy, then, once every rank has, applies the cache rule once per host.
+/// Lays out this rank's copy, then, once every rank has, applies the cache rule once per host;
+/// also whether the run starts cold.
 fn lay_out<'p>(
     wire: &Wire,
     go: &Go,
     placement: &'p Placement,
     interrupt: &AtomicBool,
     quiet: bool,
-) -> Result<Prepared<'p>, Failure> {
+) -> Result<(Prepared<'p>, bool), Failure> {
     let plan = go.plan.client_plan(wire.rank as u32);
     let prepared = prepare(
         &plan,
@@ -265,7 +271,7 @@ fn lay_out<'p>(
         Ok(())
     };
     agree(wire, dropped, "dropping caches", Duration::ZERO)?;
-    Ok(prepared)
+    Ok((prepared, cold))
 }
 
 /// How long a rank may take to lay out `plan`: at 20 MB/s, a slow shared file system.
@@ -301,8 +307,6 @@ fn lead(
     };
     // The record describes the shared directory; each rank's own is in `clients`.
     record.target = bakeoff_probe::target_info(target);
-    record.cold = Some(starts_cold(go.warm, Some(target), false));
-    record.findings = bakeoff_core::findings::run_findings(&record);
     Ok(record)
 }
 
