@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds bakeoff (release) and installs it system-wide with its shell completions and man
-# pages, all generated from the command-line definitions. Run it as root, or as a user with
+# pages, all generated from the command-line definitions, and docs/ (which the pages name). Run it as root, or as a user with
 # sudo: cargo builds as you, and only the copying runs with sudo, only when you are not root.
 #   PREFIX=/usr/local (default)   DESTDIR=/some/staging/root (default: none)
 set -euo pipefail
@@ -35,4 +35,7 @@ as_root install -D -m 644 "$stage/bakeoff.fish" "$root$prefix/share/fish/vendor_
 for page in "$stage"/man1/*.1; do
     as_root install -D -m 644 "$page" "$root$prefix/share/man/man1/$(basename "$page")"
 done
-echo "install: bakeoff, completions (bash, zsh, fish) and $(ls "$stage/man1" | wc -l) man pages in $root$prefix" >&2
+(cd docs && find . -name '*.md' -print) | while read -r doc; do
+    as_root install -D -m 644 "docs/$doc" "$root$prefix/share/doc/bakeoff/$doc"
+done
+echo "install: bakeoff, completions (bash, zsh, fish), $(ls "$stage/man1" | wc -l) man pages and docs/ in $root$prefix" >&2

@@ -15,7 +15,7 @@ pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
 /// some run records were unreadable and left out (named on stderr and in its notes); 130
 /// interrupted (partial figures printed, marked interrupted; everything built was torn down).
 #[derive(Parser, Debug)]
-#[command(name = "bakeoff", version, about, long_about)]
+#[command(name = "bakeoff", version, about, long_about, after_help = TOP_EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -31,8 +31,10 @@ pub enum Command {
     #[command(after_help = EXEC_EXAMPLES)]
     Exec(ExecArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
+    #[command(after_help = WORKLOADS_EXAMPLES)]
     Workloads(WorkloadsArgs),
     /// A short demonstration: slob on raw, ext4, xfs, btrfs and zfs loop stacks, side by side.
+    #[command(after_help = DEMO_EXAMPLES)]
     Demo(DemoArgs),
     /// Run a study: the same workload on several stacks and settings, repeated, compared.
     #[command(after_help = COMPARE_EXAMPLES)]
@@ -41,8 +43,10 @@ pub enum Command {
     #[command(after_help = REPORT_EXAMPLES)]
     Report(ReportArgs),
     /// Build, list and destroy storage stacks.
+    #[command(after_help = STACK_EXAMPLES)]
     Stack(StackArgs),
     /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
+    #[command(after_help = CLEANUP_EXAMPLES)]
     Cleanup(CleanupArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = COMPLETIONS_EXAMPLES)]
@@ -50,9 +54,13 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) to stdout, or write every page into a directory.
+    /// Print a man page (roff) to stdout: bakeoff(1), or a command's (`man run` is
+    /// bakeoff-run(1)); or write every page into a directory.
     #[command(after_help = MAN_EXAMPLES)]
     Man {
+        /// The command whose page to print (`run`, `stack create`); none: bakeoff(1).
+        #[arg(value_name = "COMMAND", conflicts_with = "out_dir")]
+        command: Vec<String>,
         /// Write bakeoff.1 and one page per subcommand (bakeoff-run.1, ...) into DIR.
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
@@ -62,6 +70,61 @@ pub enum Command {
     #[command(name = "__client", hide = true)]
     Client,
 }
+
+const TOP_EXAMPLES: &str = "\
+Examples:
+  bakeoff run slob --stack ext4 --set runtime=30s
+  bakeoff compare --stack ext4 --stack xfs --workload randread --repeat 3
+  bakeoff workloads
+  bakeoff man run | man -l -";
+
+const WORKLOADS_EXAMPLES: &str = "\
+Examples:
+  bakeoff workloads
+  bakeoff workloads show slob > my-slob.toml    # then: bakeoff run --job my-slob.toml ...
+  bakeoff workloads show tpcc";
+
+const WORKLOADS_LIST_EXAMPLES: &str = "\
+Examples:
+  bakeoff workloads list
+  bakeoff workloads list | grep recipe
+  bakeoff workloads list | cut -d' ' -f1    # the names alone";
+
+const WORKLOADS_SHOW_EXAMPLES: &str = "\
+Examples:
+  bakeoff workloads show randread
+  bakeoff workloads show slob > my-slob.toml    # then: bakeoff run --job my-slob.toml ...
+  bakeoff workloads show build                  # a recipe";
+
+const DEMO_EXAMPLES: &str = "\
+Examples:
+  bakeoff demo
+  bakeoff demo --stack ext4 --stack xfs --runtime 10s
+  bakeoff demo --size 4g --set readers=8";
+
+const STACK_EXAMPLES: &str = "\
+Examples:
+  bakeoff stack list
+  bakeoff stack create xfs:mount=noatime --keep
+  bakeoff stack destroy xfs-4242-1";
+
+const STACK_LIST_EXAMPLES: &str = "\
+Examples:
+  bakeoff stack list
+  bakeoff stack list --keys zfs
+  bakeoff stack list --keys btrfs";
+
+const STACK_DESTROY_EXAMPLES: &str = "\
+Examples:
+  bakeoff stack destroy xfs-4242-1    # the name `stack create --keep` printed
+  bakeoff stack destroy r10
+  bakeoff stack destroy r10 && bakeoff cleanup    # and whatever a killed run left";
+
+const CLEANUP_EXAMPLES: &str = "\
+Examples:
+  bakeoff cleanup          # after a killed run: undo what it left
+  bakeoff cleanup --all    # also destroy stacks kept with `stack create --keep`
+  bakeoff cleanup && losetup -a    # no loop device of bakeoff's left";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -101,6 +164,8 @@ Examples:
 const MAN_EXAMPLES: &str = "\
 Examples:
   bakeoff man | man -l -
+  bakeoff man run | man -l -                     # bakeoff-run(1)
+  bakeoff man stack create | man -l -
   bakeoff man --out-dir /usr/local/share/man/man1";
 
 const COMPLETIONS_EXAMPLES: &str = "\
@@ -195,6 +260,7 @@ pub struct StackArgs {
 #[derive(Subcommand, Debug)]
 pub enum StackAction {
     /// Every stack type: whether it can be built here, or what to install.
+    #[command(after_help = STACK_LIST_EXAMPLES)]
     List {
         /// Print the keys a type's specs take instead, with defaults and meaning.
         #[arg(long, value_name = "TYPE")]
@@ -215,6 +281,7 @@ pub enum StackAction {
         name: Option<String>,
     },
     /// Tear down a kept stack.
+    #[command(after_help = STACK_DESTROY_EXAMPLES)]
     Destroy {
         /// The name `stack create --keep` printed.
         name: String,
@@ -352,8 +419,10 @@ pub struct WorkloadsArgs {
 #[derive(Subcommand, Debug)]
 pub enum WorkloadsAction {
     /// One line per built-in workload (the default).
+    #[command(after_help = WORKLOADS_LIST_EXAMPLES)]
     List,
     /// Print a workload's TOML, with every key it accepts.
+    #[command(after_help = WORKLOADS_SHOW_EXAMPLES)]
     Show {
         /// Workload name.
         name: String,

@@ -26,7 +26,9 @@ fn main() -> std::process::ExitCode {
         cli::Command::Stack(args) => commands::stack::run(args),
         cli::Command::Cleanup(args) => commands::cleanup::run(args),
         cli::Command::Completions { shell } => commands::completions::completions(shell),
-        cli::Command::Man { out_dir } => commands::completions::man(out_dir.as_deref()),
+        cli::Command::Man { command, out_dir } => {
+            commands::completions::man(&command, out_dir.as_deref())
+        }
         cli::Command::Client => return client(),
     };
     match result {

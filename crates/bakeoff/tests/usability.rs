@@ -16,11 +16,22 @@ fn stdout_of(args: &[&str]) -> String {
 #[test]
 fn help_ends_with_three_or_four_examples() {
     for cmd in [
-        &["run"][..],
+        &[][..],
+        &["run"],
         &["exec"],
+        &["workloads"],
+        &["workloads", "list"],
+        &["workloads", "show"],
+        &["demo"],
         &["compare"],
         &["report"],
+        &["stack"],
+        &["stack", "list"],
         &["stack", "create"],
+        &["stack", "destroy"],
+        &["cleanup"],
+        &["completions"],
+        &["man"],
     ] {
         for help in ["-h", "--help"] {
             let mut args = cmd.to_vec();
@@ -31,7 +42,9 @@ fn help_ends_with_three_or_four_examples() {
                 .unwrap_or_else(|| panic!("{args:?} has no examples:\n{text}"));
             let lines: Vec<&str> = examples.lines().filter(|l| !l.trim().is_empty()).collect();
             assert!((3..=4).contains(&lines.len()), "{args:?}: {lines:?}");
-            let prefix = format!("  bakeoff {}", cmd.join(" "));
+            let prefix = format!("  bakeoff {}", cmd.join(" "))
+                .trim_end()
+                .to_string();
             assert!(
                 lines.iter().all(|l| l.starts_with(&prefix)),
                 "{args:?}: {lines:?}"
@@ -137,7 +150,7 @@ fn the_man_page_is_roff_and_renders() {
     }
     let run = std::fs::read_to_string(dir.path().join("bakeoff-run.1")).unwrap();
     assert!(
-        run.contains("dry\\-run") && run.contains("Examples:"),
+        run.contains("dry\\-run") && run.contains(".SH EXAMPLES"),
         "{run}"
     );
 }
@@ -225,4 +238,79 @@ fn mpi_says_what_it_needs() {
         0,
         "nothing written"
     );
+}
+
+/// Every page `man --out-dir` writes, by file name.
+fn man_pages() -> Vec<(String, String)> {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    bakeoff()
+        .args(["man", "--out-dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let mut pages: Vec<(String, String)> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(e.path()).unwrap())
+        })
+        .collect();
+    pages.sort();
+    pages
+}
+
+#[test]
+fn man_prints_each_commands_page_with_examples_and_docs() {
+    let run = stdout_of(&["man", "run"]);
+    assert!(run.contains("\n.TH bakeoff-run 1 "), "{run}");
+    let examples = run
+        .split_once(".SH EXAMPLES\n")
+        .expect("an EXAMPLES section")
+        .1;
+    assert!(examples.starts_with(".nf\n  bakeoff run "), "{examples}");
+    assert!(run.contains(".SH \"SEE ALSO\"") && run.contains("docs/workloads.md"));
+    let create = stdout_of(&["man", "stack", "create"]);
+    assert!(create.contains("\n.TH bakeoff-stack-create 1 "), "{create}");
+    assert!(create.contains("bakeoff\\-stack\\fR(1)"), "{create}");
+    bakeoff()
+        .args(["man", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the commands are run, exec"));
+    // Every page has its examples and SEE ALSO, `bakeoff man CMD` prints the page `--out-dir`
+    // writes, and every document a page names is in docs/.
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let pages = man_pages();
+    assert!(
+        pages.len() >= 13,
+        "{:?}",
+        pages.iter().map(|p| &p.0).collect::<Vec<_>>()
+    );
+    for (name, text) in &pages {
+        assert!(
+            text.contains(".SH EXAMPLES\n.nf\n"),
+            "{name} has no examples"
+        );
+        assert!(text.contains(".SH \"SEE ALSO\""), "{name} has no SEE ALSO");
+        for doc in text.split("\\fBdocs/").skip(1) {
+            let file = doc.split_once("\\fR").unwrap().0.replace("\\-", "-");
+            assert!(docs.join(&file).is_file(), "{name} names docs/{file}");
+        }
+        let words: Vec<&str> = name.trim_end_matches(".1").split('-').skip(1).collect();
+        let mut args = vec!["man"];
+        args.extend(&words);
+        assert_eq!(&stdout_of(&args), text, "bakeoff {args:?}");
+    }
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let (ok, text) = pipe("man", &["-l", "-"], &run);
+        assert!(
+            ok && text.contains("EXAMPLES") && text.contains("docs/stacks.md"),
+            "{text}"
+        );
+    }
 }
