@@ -4,7 +4,9 @@ use bakeoff_report::{Exporter, EXPORTERS};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod names;
 mod reports;
+pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
 
 /// Which storage stack should this database run on, and what does each choice cost?
@@ -297,9 +299,13 @@ pub struct CleanupArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// A built-in workload (randread, randwrite, randrw, read, write, slob, oltp, tpcc,
-    /// pgbench) or recipe (build).
-    #[arg(required_unless_present_any = ["job", "recipe"], conflicts_with_all = ["job", "recipe"])]
+    #[arg(
+        required_unless_present_any = ["job", "recipe"],
+        conflicts_with_all = ["job", "recipe"],
+        value_parser = WorkloadName,
+        hide_possible_values = true,
+        help = names::help("A built-in workload, database or recipe"),
+    )]
     pub workload: Option<String>,
     /// A workload file (TOML): flat fio keys, or a personality with [[role]] tables.
     #[arg(long, value_name = "FILE", conflicts_with = "recipe")]
@@ -424,7 +430,11 @@ pub enum WorkloadsAction {
     /// Print a workload's TOML, with every key it accepts.
     #[command(after_help = WORKLOADS_SHOW_EXAMPLES)]
     Show {
-        /// Workload name.
+        #[arg(
+            value_parser = WorkloadName,
+            hide_possible_values = true,
+            help = names::help("The workload"),
+        )]
         name: String,
     },
 }

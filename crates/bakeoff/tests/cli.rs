@@ -25,6 +25,54 @@ fn workloads_lists_and_shows() {
         .stdout(predicate::str::contains("rate_iops"));
 }
 
+/// The names `bakeoff workloads` lists: the first word of each line before the blank one.
+fn listed_names() -> Vec<String> {
+    let out = bakeoff().arg("workloads").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn every_list_of_workloads_names_every_workload() {
+    let names = listed_names();
+    for n in ["randread", "nfsmix", "tpcc", "pgbench", "tpch", "build"] {
+        assert!(names.iter().any(|x| x == n), "{n} not in {names:?}");
+    }
+    let d = tmp();
+    let t = d.path().to_str().unwrap();
+    let help = bakeoff().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let error = bakeoff()
+        .args(["run", "nosuch", "--target", t])
+        .output()
+        .unwrap();
+    assert_eq!(error.status.code(), Some(2));
+    let error = String::from_utf8(error.stderr).unwrap();
+    let compare = bakeoff().args(["compare", "--help"]).output().unwrap();
+    let compare = String::from_utf8(compare.stdout).unwrap();
+    let bash = bakeoff().args(["completions", "bash"]).output().unwrap();
+    let bash = String::from_utf8(bash.stdout).unwrap();
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect()
+    };
+    for (what, text) in [
+        ("run --help", &help),
+        ("the unknown-workload error", &error),
+        ("compare --help", &compare),
+        ("bash completions", &bash),
+    ] {
+        let words = words(text);
+        for n in &names {
+            assert!(words.contains(n), "{what} does not name {n}:\n{text}");
+        }
+    }
+}
+
 #[test]
 fn bad_settings_exit_2_and_name_the_key() {
     let d = tmp();

@@ -36,17 +36,57 @@ fn a_dry_run_says_ok_only_when_the_run_would_start() {
     std::fs::create_dir(d.path().join("out")).unwrap();
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    dry_run(&data, &["--json", json.to_str().unwrap()])
-        .success()
-        .stdout(predicate::str::contains("\"workload\""))
-        .stderr(predicate::str::ends_with(
-            "dry run: ok, the run would start\n",
-        ));
+    let html = d.path().join("out").join("r.html");
+    dry_run(
+        &data,
+        &[
+            "--json",
+            json.to_str().unwrap(),
+            "--export-html",
+            html.to_str().unwrap(),
+        ],
+    )
+    .success()
+    .stdout(predicate::str::starts_with(
+        "plan     randread: engine null, 1 s measured",
+    ))
+    .stderr(predicate::str::ends_with(
+        "dry run: ok, the run would start\n",
+    ));
     assert_eq!(entries(&data), 0, "the target is untouched");
-    assert_eq!(
-        entries(&d.path().join("out")),
-        0,
-        "the output was only tried"
+    // --json gets the plan; no other output is made.
+    assert_eq!(entries(&d.path().join("out")), 1, "only the plan's JSON");
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(plan["schema_version"], 1);
+    assert_eq!(plan["plan"]["workload"], "randread");
+}
+
+#[test]
+fn a_dry_run_prints_a_plan_to_read_and_its_json_with_json() {
+    let d = tmp();
+    let out = dry_run(d.path(), &[]).success().get_output().clone();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() <= 12, "{text}");
+    for line in [
+        "plan ",
+        "files    data 1 × 4 MiB",
+        "roles    job: 1 thread on data",
+        "settings ",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    assert!(!text.contains('{'), "no JSON without --json:\n{text}");
+    let out = dry_run(d.path(), &["--json", "-"])
+        .success()
+        .get_output()
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["plan"]["engine"], "null");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("plan     randread"),
+        "the plan goes to stderr: {err}"
     );
 }
 

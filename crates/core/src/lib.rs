@@ -34,6 +34,7 @@ pub mod units;
 pub mod verdict;
 pub mod workload;
 
+pub mod catalog;
 pub mod dbplan;
 pub mod dbrecord;
 pub mod job;

@@ -178,6 +178,11 @@ pub struct RecipePlan {
     pub phases: Vec<PhaseDef>,
 }
 
+/// The built-in recipes' names.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|(name, _)| *name)
+}
+
 /// The built-in recipes.
 pub fn builtins() -> Vec<Recipe> {
     BUILTINS

@@ -103,16 +103,32 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
-/// Formats a duration given in nanoseconds compactly: `812ns`, `45.2us`, `3.10ms`, `1.20s`.
+/// Formats a duration given in nanoseconds with three significant digits and the unit after
+/// a space: `812 ns`, `45.2 µs`, `310 µs`, `2.26 ms`, `1.20 s`. The one duration grammar of
+/// every human-readable output (`bakeoff_report`'s `fmt` module uses it; parsers accept it).
 pub fn format_nanos(nanos: f64) -> String {
-    if nanos < 1e3 {
-        format!("{nanos:.0}ns")
-    } else if nanos < 1e6 {
-        format!("{:.1}us", nanos / 1e3)
-    } else if nanos < 1e9 {
-        format!("{:.2}ms", nanos / 1e6)
+    let nanos = nanos.max(0.0);
+    let (value, unit) = if nanos < 999.5 {
+        (nanos, "ns")
+    } else if nanos < 999_500.0 {
+        (nanos / 1e3, "µs")
+    } else if nanos < 999_500_000.0 {
+        (nanos / 1e6, "ms")
     } else {
-        format!("{:.2}s", nanos / 1e9)
+        (nanos / 1e9, "s")
+    };
+    format!("{} {unit}", three_digits(value))
+}
+
+/// `2.26`, `45.2`, `310`: three significant digits for values from 1 to 999 (an integer below
+/// 10 when the unit is the smallest, `812 ns` but `3 ns`).
+pub fn three_digits(v: f64) -> String {
+    if v < 9.995 && v.fract() != 0.0 {
+        format!("{v:.2}")
+    } else if v < 99.95 && v.fract() != 0.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
     }
 }
 
@@ -148,7 +164,13 @@ mod tests {
     fn formats_are_readable() {
         assert_eq!(format_bytes(8192), "8 KiB");
         assert_eq!(format_bytes(1536 * 1024), "1.5 MiB");
-        assert_eq!(format_nanos(45_200.0), "45.2us");
+        assert_eq!(format_nanos(45_200.0), "45.2 µs");
+        assert_eq!(format_nanos(310_000.0), "310 µs");
+        assert_eq!(format_nanos(2_261_000.0), "2.26 ms");
+        assert_eq!(format_nanos(812.0), "812 ns");
+        assert_eq!(format_nanos(999_700.0), "1.00 ms");
+        assert_eq!(format_nanos(1.2e9), "1.20 s");
+        assert_eq!(format_nanos(30e9), "30 s");
     }
 
     proptest! {

@@ -63,6 +63,11 @@ pub struct Workload {
     pub path: Option<String>,
 }
 
+/// The built-in workloads' names, in the order `bakeoff workloads` lists them.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTINS.iter().map(|(name, _)| *name)
+}
+
 /// Names and descriptions of the built-in workloads.
 pub fn builtins() -> Vec<Workload> {
     BUILTINS

@@ -1,6 +1,30 @@
-//! Number formatting shared by the human-readable exporters.
+//! The one unit grammar of every human-readable output (terminal, Markdown, HTML, `--dry-run`):
+//!
+//! * durations and latencies: three significant digits, a space, then `ns`, `µs`, `ms` or `s`
+//!   (`812 ns`, `45.2 µs`, `310 µs`, `2.26 ms`); never `us`, never `2,261 µs`;
+//! * sizes: base 1024 with a space (`8 KiB`, `1.5 GiB`);
+//! * counts and rates: thousands separators from 100 up (`12,345`), one decimal below;
+//! * percentages: one decimal and `%` with no space (`12.5%`), differences of them in
+//!   percentage points (`+3.1 pt`).
+//!
+//! Machine formats (JSON, CSV) keep base units in field names and never use these.
 
 use bakeoff_core::units::{format_bytes, format_nanos};
+
+/// A duration or latency in nanoseconds: `2.26 ms`, `310 µs`.
+pub fn duration(ns: f64) -> String {
+    format_nanos(ns)
+}
+
+/// A duration or latency in microseconds (the `_us` figures of a summary), or `-`.
+pub fn micros(us: Option<f64>) -> String {
+    us.map_or_else(|| "-".into(), |u| format_nanos(u * 1e3))
+}
+
+/// A size in bytes: `8 KiB`.
+pub fn size(b: u64) -> String {
+    format_bytes(b)
+}
 
 /// `12,345` for counts and rates of at least 100; one decimal below.
 pub fn rate(v: f64) -> String {

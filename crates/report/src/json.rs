@@ -8,8 +8,3 @@ pub fn render(record: &RunRecord) -> String {
     s.push('\n');
     s
 }
-
-/// Pretty-printed JSON of a resolved plan (`bakeoff run --dry-run`).
-pub fn render_plan(plan: &bakeoff_core::Plan) -> String {
-    serde_json::to_string_pretty(plan).expect("plans serialise")
-}

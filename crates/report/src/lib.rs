@@ -13,6 +13,7 @@ pub mod csv;
 pub mod figures;
 pub mod html;
 pub mod json;
+pub mod plan_text;
 pub mod ramp;
 pub mod ramp_comparison;
 pub mod ramp_comparison_text;

@@ -44,11 +44,13 @@ pub struct CompareArgs {
     /// A stack to compare (repeatable).
     #[arg(long = "stack", value_name = "SPEC", required_unless_present = "study")]
     pub stacks: Vec<String>,
-    /// A workload to run on every stack (repeatable).
     #[arg(
         long = "workload",
         value_name = "NAME",
-        required_unless_present = "study"
+        required_unless_present = "study",
+        value_parser = super::WorkloadName,
+        hide_possible_values = true,
+        help = super::names::help("A workload to run on every stack (repeatable), or a workload file")
     )]
     pub workloads: Vec<String>,
     /// Workload keys for every workload: --set readers=32,writers=8.

@@ -350,11 +350,9 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
     }
     let exports = super::exports::open(&args.export.requested)?;
     if args.dry_run {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&plan).expect("plans serialise")
-        );
-        drop(exports);
+        let text = bakeoff_report::plan_text::render_db(&plan);
+        let json = bakeoff_report::plan_text::render_json(&plan);
+        super::exports::deliver_plan(&text, exports, &json)?;
         eprintln!("dry run: ok, the run would start");
         return Ok(Code::Ok);
     }

@@ -151,11 +151,9 @@ fn start(at: &Placement, plan: &RecipePlan) -> Result<Code, Failure> {
     phases::check(plan)?;
     let exports = exports::open(at.export)?;
     if at.dry_run {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(plan).expect("plans serialise")
-        );
-        drop(exports);
+        let text = bakeoff_report::plan_text::render_recipe(plan);
+        let json = bakeoff_report::plan_text::render_json(plan);
+        exports::deliver_plan(&text, exports, &json)?;
         eprintln!("dry run: ok, the run would start");
         return Ok(Code::Ok);
     }

@@ -77,6 +77,17 @@ pub fn deliver(
     Ok(())
 }
 
+/// A dry run's output: the plan as `human` reads it, and its JSON into `--export-json`
+/// (`--json`) if asked for (`-`: stdout, the plan then on stderr). Every other export is
+/// removed unwritten: a dry run makes no files but the plan.
+pub fn deliver_plan(human: &str, exports: Vec<Export>, json: &str) -> Result<(), Failure> {
+    let json_exports = exports
+        .into_iter()
+        .filter(|e| e.exporter.flag == "--export-json")
+        .collect();
+    deliver(human, json_exports, |_| json.to_string())
+}
+
 impl Export {
     fn create(exporter: &'static Exporter, path: &Path) -> Result<Export, Failure> {
         let flag = exporter.flag;

@@ -10,7 +10,7 @@ use bakeoff_core::dbplan::is_db_workload;
 use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::settings::Settings;
-use bakeoff_core::workload::{builtin, builtins, Workload};
+use bakeoff_core::workload::{builtin, Workload};
 use bakeoff_core::Plan;
 use bakeoff_engine::Target;
 use bakeoff_stack::gate::Claim;
@@ -32,21 +32,7 @@ pub fn load_workload(name: Option<&str>, job: Option<&Path>) -> Result<Workload,
             .map_err(|e| failure(Code::Usage, e));
     }
     let name = name.unwrap_or_default();
-    builtin(name).ok_or_else(|| {
-        let names: Vec<String> = builtins().into_iter().map(|w| w.name).collect();
-        let recipes: Vec<String> = bakeoff_core::recipe::builtins()
-            .into_iter()
-            .map(|r| r.name)
-            .collect();
-        failure(
-            Code::Usage,
-            format!(
-                "unknown workload '{name}' (built-in: {}; recipes: {}; or --job FILE, --recipe FILE)",
-                names.join(", "),
-                recipes.join(", ")
-            ),
-        )
-    })
+    builtin(name).ok_or_else(|| failure(Code::Usage, bakeoff_core::catalog::unknown(name)))
 }
 
 /// Merges every `--set` argument in order.
@@ -154,8 +140,9 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     let ramp = ramp_of(args.ramp.as_deref(), &plan)?;
     let checked = check(&args, &plan)?;
     if args.dry_run {
-        println!("{}", bakeoff_report::json::render_plan(&plan));
-        drop(checked);
+        let text = bakeoff_report::plan_text::render(&plan);
+        let json = bakeoff_report::plan_text::render_json(&plan);
+        exports::deliver_plan(&text, checked.exports, &json)?;
         if let Some(r) = &ramp {
             eprintln!(
                 "ramp: {r}: at most {} points, up to {:.0} min",

@@ -1,0 +1,233 @@
+//! What `run --dry-run` prints: the resolved plan a person reads (the JSON goes to
+//! `--json FILE`): the workload and its window, the files, each role and its loop, and every
+//! resolved setting.
+
+use crate::fmt::{duration, size};
+use bakeoff_core::dbplan::DbPlan;
+use bakeoff_core::plan::{IoMix, IoStep, Pattern, Plan, RolePlan, Step, SyncMode};
+use bakeoff_core::recipe::{PhaseWork, RecipePlan};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Version of the dry run's JSON (`{"schema_version", "plan"}`).
+pub const PLAN_SCHEMA_VERSION: u32 = 1;
+
+/// The dry run's JSON: the plan under `plan`, with `schema_version`.
+pub fn render_json(plan: &impl serde::Serialize) -> String {
+    #[derive(serde::Serialize)]
+    struct Doc<'a, T> {
+        schema_version: u32,
+        plan: &'a T,
+    }
+    let doc = Doc {
+        schema_version: PLAN_SCHEMA_VERSION,
+        plan,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("plans serialise");
+    s.push('\n');
+    s
+}
+
+/// `30 s measured after 5 s of warm-up`, or `30 s measured, no warm-up`.
+fn window(runtime: std::time::Duration, ramp: std::time::Duration) -> String {
+    let run = duration(runtime.as_nanos() as f64);
+    if ramp.is_zero() {
+        format!("{run} measured, no warm-up")
+    } else {
+        format!(
+            "{run} measured after {} of warm-up",
+            duration(ramp.as_nanos() as f64)
+        )
+    }
+}
+
+/// The plan of an I/O or file workload.
+pub fn render(plan: &Plan) -> String {
+    let mut s = format!(
+        "plan     {}: engine {}, {}, seed {}{}\n",
+        plan.workload,
+        plan.engine.name(),
+        window(plan.runtime, plan.ramp_time),
+        plan.seed,
+        if plan.clients > 1 {
+            format!(", {} client processes", plan.clients)
+        } else {
+            String::new()
+        },
+    );
+    let files: Vec<String> = (plan.filesets.iter())
+        .map(|f| {
+            let what = if f.tree.is_some() { "tree of" } else { "" };
+            format!("{} {what} {} × {}", f.name, f.nrfiles, size(f.file_size)).replace("  ", " ")
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "files    {} ({} in all)",
+        files.join("; "),
+        size(plan.dataset_bytes())
+    );
+    // A role of 0 threads (slob's sessions by default) does not run.
+    let running = plan.roles.iter().filter(|r| r.threads > 0);
+    for (i, role) in running.enumerate() {
+        let label = if i == 0 { "roles" } else { "" };
+        let _ = writeln!(s, "{label:<8} {}", role_line(plan, role));
+    }
+    s + &settings_lines(&plan.settings)
+}
+
+fn role_line(plan: &Plan, r: &RolePlan) -> String {
+    let mut how = vec![if r.direct { "direct" } else { "buffered" }.to_string()];
+    match r.sync_mode {
+        SyncMode::None => {}
+        m => how.push(format!("{m:?}").to_lowercase()),
+    }
+    if r.iodepth > 1 {
+        how.push(format!("iodepth {}", r.iodepth));
+    }
+    if let Some(rate) = r.rate_iops {
+        how.push(format!("{rate:.0} ops/s per thread"));
+    }
+    if let Some(e) = r.engine {
+        how.push(format!("engine {}", e.name()));
+    }
+    let mut steps: Vec<String> = r.steps.iter().map(|st| step_text(plan, st)).collect();
+    if r.db_writer {
+        steps.push("writes the blocks sessions dirty".into());
+    }
+    if r.log_writer {
+        steps.push("writes the redo commits hand it (group commit)".into());
+    }
+    format!(
+        "{}: {} on {} ({}): {}",
+        r.name,
+        crate::terminal::count(u64::from(r.threads), "thread"),
+        plan.filesets
+            .get(r.fileset)
+            .map_or("-", |f| f.name.as_str()),
+        how.join(", "),
+        steps.join(", ")
+    )
+}
+
+fn io_text(io: &IoStep) -> String {
+    let mix = match io.mix {
+        IoMix::Read => "read".to_string(),
+        IoMix::Write => "write".into(),
+        IoMix::Update => "read and write back".into(),
+        IoMix::Mixed { read_pct } => format!("{read_pct}% read, the rest write"),
+    };
+    let pattern = match io.pattern {
+        Pattern::Random => "random",
+        Pattern::Sequential => "sequential",
+    };
+    let count = io.count.map_or(String::new(), |n| format!(" ×{n}"));
+    let aio = if io.async_io { " async" } else { "" };
+    format!("{pattern}{aio} {mix} {}{count}", size(io.bs))
+}
+
+fn step_text(plan: &Plan, step: &Step) -> String {
+    let role = |i: usize| plan.roles.get(i).map_or("?", |r| r.name.as_str());
+    match step {
+        Step::Io(io) => io_text(io),
+        Step::Hog(n) => format!("CPU for {n} iterations"),
+        Step::File(f) => format!("{} {}", f.op.name(), size(f.bs)),
+        Step::Post(to) => {
+            let names: Vec<&str> = to.iter().map(|&i| role(i)).collect();
+            format!("post to {}", names.join(" and "))
+        }
+        Step::Wait => "wait for its gate".into(),
+        Step::Commit { bytes, log_role } => {
+            format!("commit {} through {}", size(*bytes), role(*log_role))
+        }
+        Step::Sync(k) => format!("{k:?}").to_lowercase(),
+        Step::AioWait => "wait for its async I/O".into(),
+        Step::Dirty { dbwriter, pct } => format!("dirty {pct}% for {}", role(*dbwriter)),
+    }
+}
+
+/// The resolved settings, `key=value`, wrapped at 100 columns.
+fn settings_lines(settings: &BTreeMap<String, String>) -> String {
+    let mut s = String::new();
+    let mut line = String::from("settings");
+    for (k, v) in settings {
+        let item = format!(" {k}={v}");
+        if line.len() + item.len() > 100 && line.trim() != "settings" {
+            let _ = writeln!(s, "{line}");
+            line = " ".repeat(8);
+        }
+        line.push_str(&item);
+    }
+    if line.trim() != "settings" && !line.trim().is_empty() {
+        let _ = writeln!(s, "{line}");
+    }
+    s
+}
+
+/// The plan of a database workload.
+pub fn render_db(plan: &DbPlan) -> String {
+    let s = format!(
+        "plan     {} on {}: {}, seed {}\n",
+        plan.workload,
+        serde_json::to_value(plan.db)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        window(plan.runtime, plan.ramp_time),
+        plan.seed,
+    );
+    s + &settings_lines(&plan.settings)
+}
+
+/// A command on one line of at most 90 characters: lines joined with `; `, the rest `…`.
+fn one_line(cmd: &str) -> String {
+    let joined = cmd
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    match joined.char_indices().nth(90) {
+        Some((i, _)) => format!("{}…", &joined[..i]),
+        None => joined,
+    }
+}
+
+/// The plan of a recipe: its phases in order.
+pub fn render_recipe(plan: &RecipePlan) -> String {
+    let mut s = format!(
+        "plan     recipe {}: {} phases\n",
+        plan.recipe,
+        plan.phases.len()
+    );
+    for (i, p) in plan.phases.iter().enumerate() {
+        let work = match &p.work {
+            PhaseWork::Shell(cmd) => one_line(cmd),
+            PhaseWork::Argv(argv) => argv.join(" "),
+            PhaseWork::Action { name, .. } => format!("action {name}"),
+        };
+        let par = if p.parallel > 1 {
+            format!(" (×{} at once)", p.parallel)
+        } else {
+            String::new()
+        };
+        let label = if i == 0 { "phases" } else { "" };
+        let _ = writeln!(s, "{label:<8} {}{par}: {work}", p.name);
+    }
+    s + &settings_lines(&plan.params)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_plan_reads_as_lines_not_json() {
+        let w = bakeoff_core::workload::builtin("slob").unwrap();
+        let plan = w.plan(&Default::default()).unwrap();
+        let text = super::render(&plan);
+        insta::assert_snapshot!(text);
+        assert!(text.lines().count() < 20, "{text}");
+        let json: serde_json::Value = serde_json::from_str(&super::render_json(&plan)).unwrap();
+        assert_eq!(json["schema_version"], 1);
+        assert_eq!(json["plan"]["workload"], "slob");
+    }
+}
