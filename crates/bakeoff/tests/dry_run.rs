@@ -48,7 +48,7 @@ fn a_dry_run_says_ok_only_when_the_run_would_start() {
     )
     .success()
     .stdout(predicate::str::starts_with(
-        "plan     randread: engine null, 1 s measured",
+        "plan     randread: engine null, 1.00 s measured",
     ))
     .stderr(predicate::str::ends_with(
         "dry run: ok, the run would start\n",

@@ -113,6 +113,26 @@ fn run_chromium(chrome: &Path, page: &Path, mode: &[&str]) -> Loaded {
     }
 }
 
+/// Widths Chromium laid `page` out with at a 1,400 px wide window: `probe` is a script
+/// expression giving an array of numbers, read after the page loaded.
+fn widths_at_1400(chrome: &Path, page: &Path, probe: &str) -> Vec<f64> {
+    let copy = page.with_extension("widths.html");
+    let script = format!(
+        "<script>addEventListener('load', () => \
+         document.body.dataset.widths = ({probe}).join(','))</script></body>"
+    );
+    let html = std::fs::read_to_string(page).unwrap();
+    std::fs::write(&copy, html.replace("</body>", &script)).unwrap();
+    let loaded = run_chromium(chrome, &copy, &["--dump-dom", "--window-size=1400,3000"]);
+    let widths = loaded
+        .dom
+        .split("data-widths=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("the widths were not recorded: {:.2000}", loaded.dom));
+    widths.split(',').map(|w| w.parse().unwrap()).collect()
+}
+
 /// The page as written holds nothing a browser would fetch: no `src`/`href`/`url(` and no URL
 /// but the SVG namespace.
 fn assert_self_contained(html: &str) {
@@ -237,6 +257,27 @@ fn a_real_studys_report_renders_its_charts_in_a_browser_without_the_network() {
         html.len()
     );
 
+    // It opens with the answer, and at a 1,400 px window nothing is wider than the window,
+    // the comparison table included (its box would scroll otherwise).
+    assert!(
+        html.contains("<p class=\"answer\" id=\"answer\">"),
+        "no answer first"
+    );
+    let w = widths_at_1400(
+        &chrome,
+        &page,
+        "[document.documentElement.scrollWidth, \
+          document.getElementById('comparison-table').parentElement.scrollWidth, \
+          document.getElementById('comparison-table').parentElement.clientWidth]",
+    );
+    assert!(w[0] <= 1400.0, "the page is {} px wide", w[0]);
+    assert!(
+        w[1] <= w[2],
+        "the table is {} px in a box of {} px",
+        w[1],
+        w[2]
+    );
+
     let shot = target_dir().join("html-report.png");
     let _ = std::fs::remove_file(&shot);
     let screenshot = format!("--screenshot={}", shot.display());
@@ -285,6 +326,24 @@ fn a_runs_export_html_renders_its_charts_and_provenance_in_a_browser() {
     assert!(html.contains("id=\"chart-latency_percentiles\""));
     let Some(chrome) = browser() else { return };
     assert_renders(&chrome, &page, charts);
+    // The summary is not clipped: its block holds all of its text at a 1,400 px window.
+    let w = widths_at_1400(
+        &chrome,
+        &page,
+        "[document.documentElement.scrollWidth, document.querySelector('pre.summary').scrollWidth, \
+          document.querySelector('pre.summary').clientWidth]",
+    );
+    assert!(w[0] <= 1400.0, "the page is {} px wide", w[0]);
+    assert!(
+        w[1] <= w[2],
+        "the summary is {} px in a block of {} px",
+        w[1],
+        w[2]
+    );
+    let shot = target_dir().join("html-run.png");
+    let screenshot = format!("--screenshot={}", shot.display());
+    run_chromium(&chrome, &page, &[&screenshot, "--window-size=1400,1600"]);
+    assert!(std::fs::read(&shot).is_ok_and(|png| png.starts_with(b"\x89PNG")));
 }
 
 /// Chromium renders `page` with `charts` charts drawn and asks for nothing.
@@ -392,7 +451,13 @@ fn report_out_checks_its_path_before_reading_and_markdown_links_its_charts() {
         let svg = std::fs::read_to_string(d.path().join(link)).unwrap();
         assert!(svg.starts_with("<svg"), "{link}");
     }
-    assert!(text.starts_with("| cell | runs |"), "{text:.100}");
+    // The answer first, then the table.
+    let (answer, table) = text.split_once("\n\n").unwrap();
+    assert!(
+        answer.starts_with("**No significant difference in read IOPS"),
+        "{answer}"
+    );
+    assert!(table.starts_with("| cell | runs |"), "{text:.300}");
     // compare refuses --format svg before running anything.
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     quick_compare(

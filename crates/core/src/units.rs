@@ -117,18 +117,18 @@ pub fn format_nanos(nanos: f64) -> String {
     } else {
         (nanos / 1e9, "s")
     };
-    format!("{} {unit}", three_digits(value))
+    format!("{} {unit}", three_digits(value, unit))
 }
 
-/// `2.26`, `45.2`, `310`: three significant digits for values from 1 to 999 (an integer below
-/// 10 when the unit is the smallest, `812 ns` but `3 ns`).
-pub fn three_digits(v: f64) -> String {
-    if v < 9.995 && v.fract() != 0.0 {
-        format!("{v:.2}")
-    } else if v < 99.95 && v.fract() != 0.0 {
+/// `2.26`, `45.2`, `310`: three significant digits for values from 1 to 999 (whole numbers
+/// of nanoseconds: `812 ns`, `3 ns`).
+fn three_digits(v: f64, unit: &str) -> String {
+    if unit == "ns" || v >= 99.95 {
+        format!("{v:.0}")
+    } else if v >= 9.995 {
         format!("{v:.1}")
     } else {
-        format!("{v:.0}")
+        format!("{v:.2}")
     }
 }
 
@@ -170,7 +170,8 @@ mod tests {
         assert_eq!(format_nanos(812.0), "812 ns");
         assert_eq!(format_nanos(999_700.0), "1.00 ms");
         assert_eq!(format_nanos(1.2e9), "1.20 s");
-        assert_eq!(format_nanos(30e9), "30 s");
+        assert_eq!(format_nanos(30e9), "30.0 s");
+        assert_eq!(format_nanos(12e6), "12.0 ms");
     }
 
     proptest! {

@@ -149,21 +149,54 @@ pub fn build(
         .collect();
     // A recipe's cells are compared phase by phase instead.
     let is_recipe = |c: &CellRuns| c.runs.iter().any(|r| !r.phases.is_empty());
-    let rows = rows
+    let mut rows: Vec<CellRow> = rows
         .into_iter()
         .zip(cells)
         .filter(|(_, c)| !is_recipe(c))
         .map(|(row, _)| row)
         .collect();
+    let mut notes = provenance_notes(cells);
+    let columns = drop_empty_columns(columns, &mut rows, &mut notes);
     StudyReport {
         schema_version: REPORT_SCHEMA_VERSION,
-        columns: columns.iter().map(|f| f.key.to_string()).collect(),
+        columns,
         min_effect: method.min_effect,
         rows,
-        notes: provenance_notes(cells),
+        notes,
         ramps: crate::ramp_comparison::build(cells, method),
         phases: crate::comparison_phases::tables(cells, method),
     }
+}
+
+/// The keys of the columns with a value in some row; the others (commit latency of a
+/// workload without commits, write IOPS of randread) leave every row, named in a note.
+fn drop_empty_columns(
+    columns: &[&'static Figure],
+    rows: &mut [CellRow],
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let keep: Vec<bool> = (0..columns.len())
+        .map(|i| rows.iter().any(|r| r.figures[i].median.is_some()))
+        .collect();
+    if rows.is_empty() || keep.iter().all(|k| *k) {
+        return columns.iter().map(|f| f.key.to_string()).collect();
+    }
+    for row in rows.iter_mut() {
+        let mut i = 0;
+        row.figures.retain(|_| (keep[i], i += 1).0);
+    }
+    let dropped: Vec<&str> = (columns.iter().zip(&keep))
+        .filter(|(_, k)| !**k)
+        .map(|(f, _)| f.key)
+        .collect();
+    notes.push(format!(
+        "not shown, no cell has a value: {}",
+        dropped.join(", ")
+    ));
+    (columns.iter().zip(&keep))
+        .filter(|(_, k)| **k)
+        .map(|(f, _)| f.key.to_string())
+        .collect()
 }
 
 /// Says when runs come from different machines, kernels or tool versions.
@@ -262,6 +295,33 @@ mod tests {
         assert_eq!(
             (busy.difference, busy.vs_baseline.is_none()),
             (Some(41.0), true)
+        );
+    }
+
+    #[test]
+    fn a_figure_with_no_value_in_any_cell_is_not_a_column() {
+        let cells = [
+            cell("base", &[(100.0, 1.0, 50.0)]),
+            cell("other", &[(200.0, 1.0, 50.0)]),
+        ];
+        let cols: Vec<_> = ["read_iops", "commit_lat_p99_us", "cpu_busy_pct"]
+            .iter()
+            .map(|k| figure(k).unwrap())
+            .collect();
+        let mut cells = cells;
+        for c in &mut cells {
+            for r in &mut c.runs {
+                r.summary.commit_lat_p99_us = None;
+            }
+        }
+        let r = build(&cells, &cols, &Method::default(), 1);
+        assert_eq!(r.columns, ["read_iops", "cpu_busy_pct"]);
+        assert!(r.rows.iter().all(|row| row.figures.len() == 2));
+        assert_eq!(r.rows[1].figures[0].median, Some(200.0));
+        assert!(
+            r.notes.iter().any(|n| n.ends_with(": commit_lat_p99_us")),
+            "{:?}",
+            r.notes
         );
     }
 }

@@ -32,6 +32,7 @@ const fn figure(
         decimals,
         floor: 0.0,
         percent: false,
+        micros: false,
     }
 }
 const REAL_S: Figure = figure("real_s", "real s", Compare::Verdict(Better::Lower), 1);

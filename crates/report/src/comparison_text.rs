@@ -5,7 +5,6 @@
 use crate::comparison::{CellRow, FigureCell, StudyReport};
 use crate::figures::{figure, Figure};
 use bakeoff_core::verdict::Verdict;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
 
 fn number(v: f64, decimals: usize) -> String {
@@ -40,12 +39,17 @@ pub(crate) fn verdict_mark(v: Verdict) -> &'static str {
 /// are (near) zero on a side.
 pub(crate) fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) -> String {
     let decimals = def.map_or(1, |d| d.decimals);
+    let micros = def.is_some_and(|d| d.micros);
+    let value = |v: f64| match micros {
+        true => crate::fmt::micros(Some(v)),
+        false => number(v, decimals),
+    };
     let Some(m) = f.median else { return "-".into() };
-    let mut s = number(m, decimals);
+    let mut s = value(m);
     if with_range {
         if let (Some(a), Some(b)) = (f.min, f.max) {
             if a != b {
-                let _ = write!(s, " [{}–{}]", number(a, decimals), number(b, decimals));
+                let _ = write!(s, " [{}–{}]", value(a), value(b));
             }
         }
     }
@@ -62,7 +66,11 @@ pub(crate) fn cell_text(f: &FigureCell, def: Option<&Figure>, with_range: bool) 
             ""
         };
         let sign = if d < 0.0 { "−" } else { "+" };
-        let _ = write!(s, " {sign}{}{unit}", signed(d.abs(), decimals.max(1)));
+        let magnitude = match micros {
+            true => crate::fmt::micros(Some(d.abs())),
+            false => signed(d.abs(), decimals.max(1)),
+        };
+        let _ = write!(s, " {sign}{magnitude}{unit}");
     }
     s
 }
@@ -71,7 +79,7 @@ fn signed(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$}")
 }
 
-fn headings(r: &StudyReport) -> Vec<String> {
+pub(crate) fn headings(r: &StudyReport) -> Vec<String> {
     let mut h = vec!["cell".to_string(), "runs".into()];
     h.extend(
         r.columns
@@ -81,7 +89,7 @@ fn headings(r: &StudyReport) -> Vec<String> {
     h
 }
 
-fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
+pub(crate) fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
     let label = if row.is_baseline {
         format!("{} (baseline)", row.label)
     } else {
@@ -122,17 +130,20 @@ pub(crate) fn has_figures(r: &StudyReport) -> bool {
 pub fn render_table(r: &StudyReport) -> String {
     let mut s = String::new();
     if has_figures(r) {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(headings(r));
-        for row in &r.rows {
-            t.add_row(row_cells(r, row, true));
-        }
         let legend = format!(
             "median [range over repetitions] ×ratio to the baseline: + better, - worse, = no significant difference, ? too few repetitions (minimum effect {:.0}%; docs/verdicts.md); no mark: a diagnostic figure; ±difference (pt: percentage points) where a ratio would mislead",
             r.min_effect * 100.0
         );
-        let _ = writeln!(s, "{t}\n{legend}");
+        if let Some(answer) = crate::comparison_answer::answer(r) {
+            let _ = writeln!(
+                s,
+                "{}\n",
+                crate::fmt::wrap(&answer, crate::comparison_table::TABLE_WIDTH)
+            );
+        }
+        let table = crate::comparison_table::render(r);
+        let legend = crate::fmt::wrap(&legend, crate::comparison_table::TABLE_WIDTH);
+        let _ = writeln!(s, "{table}\n{legend}");
     }
     if let Some(ramps) = &r.ramps {
         s += &crate::ramp_comparison_text::render_table(ramps);
@@ -145,6 +156,9 @@ pub fn render_table(r: &StudyReport) -> String {
 pub fn render_markdown(r: &StudyReport) -> String {
     let mut s = String::new();
     if has_figures(r) {
+        if let Some(answer) = crate::comparison_answer::answer(r) {
+            let _ = writeln!(s, "**{answer}**\n");
+        }
         let h = headings(r);
         let _ = write!(s, "| {} |\n|{}\n", h.join(" | "), "---|".repeat(h.len()));
         for row in &r.rows {

@@ -31,6 +31,9 @@ pub struct Figure {
     pub floor: f64,
     /// A percentage: compared by difference in percentage points.
     pub percent: bool,
+    /// A time in microseconds (a latency, CPU per operation): shown in the one duration
+    /// grammar (`2.26 ms`, `310 µs`, `fmt::micros`), so its label carries no unit.
+    pub micros: bool,
 }
 
 const fn fig(
@@ -49,6 +52,21 @@ const fn fig(
         decimals,
         floor,
         percent: false,
+        micros: false,
+    }
+}
+
+/// A time in microseconds, lower is better.
+const fn us(key: &'static str, label: &'static str, get: fn(&Summary) -> Option<f64>) -> Figure {
+    Figure {
+        key,
+        label,
+        compare: Compare::Verdict(Better::Lower),
+        get,
+        decimals: 1,
+        floor: 0.0,
+        percent: false,
+        micros: true,
     }
 }
 
@@ -61,6 +79,7 @@ const fn pct(key: &'static str, label: &'static str, get: fn(&Summary) -> Option
         decimals: 1,
         floor: 0.0,
         percent: true,
+        micros: false,
     }
 }
 
@@ -109,55 +128,13 @@ pub const FIGURES: &[Figure] = &[
         1,
         0.001,
     ),
-    fig(
-        "read_lat_p50_us",
-        "read p50 µs",
-        Verdict(Lower),
-        |s| s.read_lat_p50_us,
-        1,
-        0.0,
-    ),
-    fig(
-        "read_lat_p99_us",
-        "read p99 µs",
-        Verdict(Lower),
-        |s| s.read_lat_p99_us,
-        1,
-        0.0,
-    ),
-    fig(
-        "write_lat_p99_us",
-        "write p99 µs",
-        Verdict(Lower),
-        |s| s.write_lat_p99_us,
-        1,
-        0.0,
-    ),
-    fig(
-        "commit_lat_p50_us",
-        "commit p50 µs",
-        Verdict(Lower),
-        |s| s.commit_lat_p50_us,
-        1,
-        0.0,
-    ),
-    fig(
-        "commit_lat_p99_us",
-        "commit p99 µs",
-        Verdict(Lower),
-        |s| s.commit_lat_p99_us,
-        1,
-        0.0,
-    ),
+    us("read_lat_p50_us", "read p50", |s| s.read_lat_p50_us),
+    us("read_lat_p99_us", "read p99", |s| s.read_lat_p99_us),
+    us("write_lat_p99_us", "write p99", |s| s.write_lat_p99_us),
+    us("commit_lat_p50_us", "commit p50", |s| s.commit_lat_p50_us),
+    us("commit_lat_p99_us", "commit p99", |s| s.commit_lat_p99_us),
     pct("cpu_busy_pct", "machine CPU %", |s| s.cpu_busy_pct),
-    fig(
-        "cpu_us_per_op",
-        "CPU µs/op",
-        Verdict(Lower),
-        |s| s.cpu_us_per_op,
-        1,
-        0.0,
-    ),
+    us("cpu_us_per_op", "CPU/op", |s| s.cpu_us_per_op),
     pct("cpu_other_pct", "other CPU %", |s| s.cpu_other_pct),
     pct("cpu_steal_pct", "steal %", |s| s.cpu_steal_pct),
     fig(
@@ -308,46 +285,15 @@ pub const FIGURES: &[Figure] = &[
     fig("tps", "txn/s", Verdict(Higher), |s| s.tps, 0, 0.0),
     fig("tpm", "txn/min", Verdict(Higher), |s| s.tpm, 0, 0.0),
     fig("nopm", "NOPM", Verdict(Higher), |s| s.nopm, 0, 0.0),
-    fig(
-        "txn_lat_p50_us",
-        "txn p50 µs",
-        Verdict(Lower),
-        |s| s.txn_lat_p50_us,
-        0,
-        0.0,
-    ),
-    fig(
-        "txn_lat_p99_us",
-        "txn p99 µs",
-        Verdict(Lower),
-        |s| s.txn_lat_p99_us,
-        0,
-        0.0,
-    ),
-    fig(
-        "cpu_us_per_txn",
-        "CPU µs/txn",
-        Verdict(Lower),
-        |s| s.cpu_us_per_txn,
-        0,
-        0.0,
-    ),
-    fig(
-        "client_cpu_us_per_txn",
-        "client CPU µs/txn",
-        Verdict(Lower),
-        |s| s.client_cpu_us_per_txn,
-        0,
-        0.0,
-    ),
-    fig(
-        "server_cpu_us_per_txn",
-        "db CPU µs/txn",
-        Verdict(Lower),
-        |s| s.server_cpu_us_per_txn,
-        0,
-        0.0,
-    ),
+    us("txn_lat_p50_us", "txn p50", |s| s.txn_lat_p50_us),
+    us("txn_lat_p99_us", "txn p99", |s| s.txn_lat_p99_us),
+    us("cpu_us_per_txn", "CPU/txn", |s| s.cpu_us_per_txn),
+    us("client_cpu_us_per_txn", "client CPU/txn", |s| {
+        s.client_cpu_us_per_txn
+    }),
+    us("server_cpu_us_per_txn", "db CPU/txn", |s| {
+        s.server_cpu_us_per_txn
+    }),
     pct("client_cpu_share_pct", "client CPU share %", |s| {
         s.client_cpu_share_pct
     }),
@@ -426,6 +372,94 @@ pub const DB_DEFAULT_COLUMNS: &[&str] = &[
     "device_flushes_per_txn",
 ];
 
+/// The groups a comparison table shows its figures in, in order (when it has one row per
+/// figure); every figure is in exactly one (a test).
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "throughput",
+        &[
+            "read_iops",
+            "write_iops",
+            "commits_per_s",
+            "read_mb_s",
+            "write_mb_s",
+            "tps",
+            "tpm",
+            "nopm",
+        ],
+    ),
+    (
+        "latency",
+        &[
+            "read_lat_p50_us",
+            "read_lat_p99_us",
+            "write_lat_p99_us",
+            "commit_lat_p50_us",
+            "commit_lat_p99_us",
+            "txn_lat_p50_us",
+            "txn_lat_p99_us",
+        ],
+    ),
+    (
+        "CPU",
+        &[
+            "cpu_us_per_op",
+            "cpu_us_per_txn",
+            "client_cpu_us_per_txn",
+            "server_cpu_us_per_txn",
+            "client_cpu_share_pct",
+            "cpu_busy_pct",
+            "cpu_other_pct",
+            "cpu_steal_pct",
+        ],
+    ),
+    (
+        "device",
+        &[
+            "device_read_iops",
+            "device_write_iops",
+            "device_read_mb_s",
+            "device_write_mb_s",
+            "device_read_mb_s_peak",
+            "device_write_mb_s_peak",
+            "log_device_write_mb_s",
+            "device_read_bytes_per_op",
+            "device_write_bytes_per_op",
+            "read_amplification",
+            "write_amplification",
+            "write_amplification_per_copy",
+            "log_write_amplification",
+            "device_reads_per_op",
+            "device_writes_per_op",
+            "avg_device_read_size_bytes",
+            "avg_device_write_size_bytes",
+            "device_read_bytes_per_txn",
+            "device_write_bytes_per_txn",
+            "log_device_write_bytes_per_txn",
+            "device_flushes_per_txn",
+            "wal_bytes_per_txn",
+        ],
+    ),
+    (
+        "caches",
+        &[
+            "reads_not_from_device_pct",
+            "arc_hit_pct",
+            "page_cache_hit_pct",
+            "db_cache_hit_pct",
+            "checkpoints",
+        ],
+    ),
+];
+
+/// The index in [`GROUPS`] of the group of figure `key` (past the end for an unknown key).
+pub fn group_of(key: &str) -> usize {
+    GROUPS
+        .iter()
+        .position(|(_, keys)| keys.contains(&key))
+        .unwrap_or(GROUPS.len())
+}
+
 /// Keys of earlier versions that still select their figure.
 const ALIASES: &[(&str, &str)] = &[("cache_hit_pct", "reads_not_from_device_pct")];
 
@@ -464,5 +498,11 @@ mod tests {
         );
         assert!(DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
         assert!(DB_DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
+        let grouped: Vec<&str> = GROUPS.iter().flat_map(|(_, k)| k.iter().copied()).collect();
+        for f in FIGURES {
+            let n = grouped.iter().filter(|k| **k == f.key).count();
+            assert_eq!(n, 1, "{} is in {n} groups", f.key);
+        }
+        assert_eq!(grouped.len(), FIGURES.len());
     }
 }

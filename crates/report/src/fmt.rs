@@ -35,6 +35,31 @@ pub fn rate(v: f64) -> String {
     }
 }
 
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stays
+/// whole on its own line).
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// The widest line of `text`, in characters.
+pub fn width(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
 /// Thousands separators.
 pub fn group(n: u64) -> String {
     let s = n.to_string();

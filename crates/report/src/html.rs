@@ -27,6 +27,9 @@ table { border-collapse: collapse; font-size: .85rem; margin: .5rem 0; }
 th, td { border: 1px solid #ccc; padding: .2rem .45rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.num .range { color: #555; font-size: .8rem; }
+.answer { font-size: 1.1rem; font-weight: 600; margin: .6rem 0; }
+pre.summary { white-space: pre-wrap; overflow-wrap: anywhere; }
 table.sortable th { cursor: pointer; }
 .better { background: #cfe9d9; }
 .worse { background: #f6cdb8; }

@@ -80,7 +80,7 @@ fn rows(r: &RampRecord) -> (Vec<String>, Vec<Vec<String>>) {
         "p99",
         "p99.9",
         "cpu",
-        "cpu us/op",
+        "CPU/op",
         "dev rd MB/s",
         "dev wr MB/s",
         "cache",
@@ -102,7 +102,7 @@ fn rows(r: &RampRecord) -> (Vec<String>, Vec<Vec<String>>) {
                 lat(p.lat_p99_ns),
                 lat(p.lat_p999_ns),
                 pct(p.cpu.as_ref().map(|c| c.busy_pct)),
-                p.cpu_us_per_op.map_or("-".into(), |v| format!("{v:.1}")),
+                crate::fmt::micros(p.cpu_us_per_op),
                 mb(p.device_read_mb_s),
                 mb(p.device_write_mb_s),
                 mem(p.page_cache_bytes),
@@ -115,7 +115,7 @@ fn rows(r: &RampRecord) -> (Vec<String>, Vec<Vec<String>>) {
     (h, rows)
 }
 
-/// `ramp: until p99 <= 5.00ms, 3 s points, x1.4 from 100 ops/s; ...`.
+/// `ramp: until p99 <= 5.00 ms, 3 s points, x1.4 from 100 ops/s; ...`.
 fn about(r: &RampRecord) -> String {
     let s = &r.spec;
     let step = match s.step {
@@ -132,7 +132,7 @@ fn about(r: &RampRecord) -> String {
     )
 }
 
-/// The answer: `12,300 ops/s at p99 <= 5.00ms ...`, and why the ramp stopped.
+/// The answer: `12,300 ops/s at p99 <= 5.00 ms ...`, and why the ramp stopped.
 pub fn headline(r: &RampRecord) -> String {
     let stopped = match (r.stop, r.stopped_at_ops_s) {
         (Stop::Limit | Stop::Saturated, Some(at)) => {

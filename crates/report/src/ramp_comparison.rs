@@ -87,9 +87,21 @@ const fn point_figure(
             decimals,
             floor: 1e-9,
             percent: false,
+            micros: false,
         },
         of,
     }
+}
+
+/// A figure in microseconds at the common load point (shown as `310 µs`).
+const fn point_us(
+    key: &'static str,
+    label: &'static str,
+    of: fn(&RampPoint) -> Option<f64>,
+) -> PointFigure {
+    let mut f = point_figure(key, label, Compare::Verdict(Better::Lower), 1, of);
+    f.figure.micros = true;
+    f
 }
 
 /// The highest rate within the limit.
@@ -101,6 +113,7 @@ pub const MAX_OPS: Figure = Figure {
     decimals: 0,
     floor: 0.5,
     percent: false,
+    micros: false,
 };
 
 use Compare::{Diagnostic, Verdict};
@@ -117,13 +130,7 @@ pub const COMMON_FIGURES: &[PointFigure] = &[
         2,
         |p| p.limit_stat_ns.map(|v| v / 1e6),
     ),
-    point_figure(
-        "cpu_us_per_op",
-        "cpu us/op",
-        Verdict(Better::Lower),
-        1,
-        |p| p.cpu_us_per_op,
-    ),
+    point_us("cpu_us_per_op", "CPU/op", |p| p.cpu_us_per_op),
     point_figure(
         "device_read_kib_per_op",
         "dev KiB rd/op",

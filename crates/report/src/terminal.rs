@@ -111,7 +111,10 @@ fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
     ];
     let mut rows = Vec::new();
     for role in &r.roles {
-        for (i, op) in role.ops.iter().enumerate() {
+        // A kind the role did not do (slob's writer reads but its plan may name no writes,
+        // or the reverse) is no row: only kinds with operations.
+        let done = role.ops.iter().filter(|op| op.ops > 0);
+        for (i, op) in done.enumerate() {
             let l = op.lat.as_ref();
             let p = |q: f64| lat(l.and_then(|l| l.at(q)));
             let (name, threads) = if i == 0 {
@@ -300,10 +303,26 @@ fn cpu_lines(r: &RunRecord) -> String {
         } else {
             "stack daemons"
         };
+        let parts = match r
+            .summary
+            .client_cpu_share_pct
+            .filter(|_| r.database.is_some())
+        {
+            // A database run names the parts as its per-transaction split does: the client
+            // (bakeoff's terminals or pgbench) and the database (its server, or SQLite's work
+            // on the terminals' threads), on the same base as the rest.
+            Some(share) => {
+                let busy = x.tool_pct + x.daemons_pct + x.kernel_pct + x.other_pct;
+                let client = share / 100.0 * busy;
+                let database = (x.tool_pct + x.daemons_pct - client).max(0.0);
+                format!("client {client:.1}%, database and stack daemons {database:.1}%")
+            }
+            None => format!("{tool} {:.1}%, {daemons} {:.1}%", x.tool_pct, x.daemons_pct),
+        };
         let _ = writeln!(
             s,
-            "         by whom: {tool} {:.1}%, {daemons} {:.1}%, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
-            x.tool_pct, x.daemons_pct, x.kernel_pct, x.other_pct, c.steal_pct
+            "         by whom: {parts}, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
     let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
@@ -312,8 +331,8 @@ fn cpu_lines(r: &RunRecord) -> String {
     if r.summary.cpu_us_per_op.is_some() || (r.database.is_none() && r.phases.is_empty()) {
         let _ = writeln!(
             s,
-            "         {} µs CPU per operation (bakeoff + stack daemons + kernel){share}",
-            ratio(r.summary.cpu_us_per_op)
+            "         CPU per operation {} (bakeoff + stack daemons + kernel threads){share}",
+            crate::fmt::micros(r.summary.cpu_us_per_op)
         );
     }
     s
@@ -416,6 +435,28 @@ mod tests {
     #[test]
     fn markdown_summary_is_a_table_and_a_list() {
         insta::assert_snapshot!(super::render_markdown(&crate::fixture::record()));
+    }
+
+    #[test]
+    fn a_kind_with_no_operations_is_no_row() {
+        let mut r = crate::fixture::record();
+        let rows = |r: &bakeoff_core::record::RunRecord| super::role_rows(r).1.len();
+        let before = rows(&r);
+        let role = r
+            .roles
+            .iter_mut()
+            .find(|x| x.ops.len() > 1)
+            .expect("a role of two kinds");
+        let name = role.name.clone();
+        role.ops[0].ops = 0;
+        role.ops[0].iops = 0.0;
+        assert_eq!(rows(&r), before - 1);
+        // The role keeps its name on its remaining row.
+        let text = super::render(&r);
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(&name)),
+            "{text}"
+        );
     }
 
     #[test]

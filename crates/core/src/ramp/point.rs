@@ -133,7 +133,7 @@ pub struct RampHeadline {
 pub struct RampRecord {
     /// The ramp as resolved (defaults filled in).
     pub spec: RampSpec,
-    /// The limit as text (`p99 <= 5.00ms`).
+    /// The limit as text (`p99 <= 5.00 ms`).
     pub limit: String,
     /// Every finished point, in the order run.
     pub points: Vec<RampPoint>,

@@ -304,7 +304,7 @@ fn the_record_names_the_best_point_and_where_the_climb_stopped() {
         (1, 500.0, false)
     );
     assert_eq!(ramp.stopped_at_ops_s, Some(1000.0));
-    assert_eq!(ramp.limit, "mean <= 5.00ms");
+    assert_eq!(ramp.limit, "mean <= 5.00 ms");
     let json = serde_json::to_string(&ramp).unwrap();
     let back: RampRecord = serde_json::from_str(&json).unwrap();
     assert_eq!(back, ramp);

@@ -235,7 +235,7 @@ mod tests {
         let lat = &charts[0];
         assert!(lat.guides.contains(&Guide::AtY {
             y: 5.0,
-            label: "limit: p99 <= 5.00ms".into()
+            label: "limit: p99 <= 5.00 ms".into()
         }));
         let memory = &charts[3];
         assert!(

@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(lat.x.label, "achieved load (ops/s)");
         assert!(lat.guides.contains(&Guide::AtY {
             y: 5.0,
-            label: "limit: p99 <= 5.00ms".into()
+            label: "limit: p99 <= 5.00 ms".into()
         }));
         // ext4 climbs 1000, 1500, 2250, 3375 (its bisection's 2812.5 and 3093.75 left out);
         // at 3375 the repetitions achieved 2997 x (1, 0.99, 1.01) with p99 9 ms x (1, 0.9, 1.2).

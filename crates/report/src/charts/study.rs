@@ -23,6 +23,8 @@ pub fn charts(r: &StudyReport) -> Vec<Chart> {
 /// A figure's label on a value axis, with its unit where the column heading has none.
 pub fn value_label(f: &Figure) -> String {
     let unit = match f.key {
+        // The table shows these as `2.26 ms`; a chart's axis is in microseconds.
+        _ if f.micros => Some("µs"),
         k if k.ends_with("_iops") => Some("ops/s"),
         k if k.contains("amplification") => Some("device bytes per application byte"),
         "nopm" => Some("New-Orders/min"),

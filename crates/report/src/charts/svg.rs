@@ -399,7 +399,7 @@ mod tests {
                 std::fs::write(format!("{dir}/{}.svg", c.id), &svg).unwrap();
             }
             assert!(svg.starts_with("<svg"), "{}: {svg:.80}", c.id);
-            // Text is XML-escaped (a ramp's limit reads `p99 <= 5.00ms`).
+            // Text is XML-escaped (a ramp's limit reads `p99 <= 5.00 ms`).
             let title = c.title.replace('<', "&lt;");
             assert!(svg.contains(&title), "{}: title", c.id);
             assert!(

@@ -24,7 +24,8 @@ pub fn render_run(r: &RunRecord) -> String {
         }
         @if let Some(e) = &r.error { p.error { (e) } }
         h2 #summary { "Summary" }
-        pre { (crate::terminal::render(r)) }
+        // Wrapped, not scrolled: the summary's long lines (CPU, devices) stay in view.
+        pre.summary { (crate::terminal::render(r)) }
         @if !r.findings.is_empty() {
             h2 #findings { "Findings" }
             ul { @for f in &r.findings { (super::study::finding(f)) } }

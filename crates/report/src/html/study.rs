@@ -16,6 +16,9 @@ pub fn render_study(r: &StudyReport) -> String {
     let title = format!("bakeoff comparison: {cells} cells");
     let body = html! {
         h1 { (title) }
+        @if let Some(answer) = crate::comparison_answer::answer(r) {
+            p.answer #answer { (answer) }
+        }
         p.meta {
             (cells) " cells, " (runs) " runs; each figure is the median over a cell's \
             repetitions with their range, against its baseline: the ratio and a verdict \
@@ -73,9 +76,31 @@ fn figure_cell(key: &str, cell: &FigureCell) -> Markup {
             c.ci_high
         )
     });
+    // The range goes under the value, so that a row of figures fits the page's width.
+    let range = match (cell.min, cell.max) {
+        (Some(a), Some(b)) if a != b => {
+            let span = FigureCell {
+                median: Some(a),
+                ..FigureCell::default()
+            };
+            let to = FigureCell {
+                median: Some(b),
+                ..FigureCell::default()
+            };
+            let def = figure(key);
+            Some(format!(
+                "{}–{}",
+                cell_text(&span, def, false),
+                cell_text(&to, def, false)
+            ))
+        }
+        _ => None,
+    };
     html! {
-        td class=(class) title=[title]
-            data-sort=[cell.median] { (cell_text(cell, figure(key), true)) }
+        td class=(class) title=[title] data-sort=[cell.median] {
+            (cell_text(cell, figure(key), false))
+            @if let Some(range) = range { br; span.range { (range) } }
+        }
     }
 }
 
@@ -166,7 +191,8 @@ mod tests {
             "zfs is worse in read IOPS"
         );
         assert!(html.contains("<td class=\"num same\""), "ext4 is the same");
-        assert!(html.contains("48,902 [47,800–50,100] ×0.50-"));
+        assert!(html.contains("48,902 ×0.50-<br><span class=\"range\">47,800–50,100</span>"));
+        assert!(html.contains("<p class=\"answer\" id=\"answer\">The baseline raw / slob has"));
         assert!(html.contains("(baseline)"));
         assert_eq!(
             html.matches("<tr>").count(),

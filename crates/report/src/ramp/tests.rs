@@ -54,6 +54,6 @@ fn a_ramp_that_never_met_the_limit_says_so() {
     let r = RampRecord::finish(&r.spec, r.points, Stop::Limit);
     assert_eq!(
         headline(&r),
-        "no point met p99 <= 5.00ms (the latency limit was crossed at 1,000 ops/s offered)"
+        "no point met p99 <= 5.00 ms (the latency limit was crossed at 1,000 ops/s offered)"
     );
 }

@@ -16,7 +16,7 @@ fn the_common_point_is_the_highest_rate_every_run_met_the_limit_at() {
     let rc = build(&cells(), &Method::default()).unwrap();
     let g = &rc.groups[0];
     assert_eq!(g.common_ops_s, Some(1500.0));
-    assert_eq!(g.limit, "p99 <= 5.00ms");
+    assert_eq!(g.limit, "p99 <= 5.00 ms");
     let [ext4, zfs] = &g.rows[..] else {
         panic!("two rows")
     };

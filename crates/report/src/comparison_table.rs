@@ -1,0 +1,95 @@
+//! The comparison's headline figures as a terminal table that fits [`TABLE_WIDTH`] columns.
+//! Cells as rows and figures as columns when that fits; else, as hyperfine and criterion do,
+//! one row per figure (grouped: throughput, latency, CPU, device, caches) and one column per
+//! cell; and if even that is too wide, without the ranges (the CSV, JSON and Markdown keep
+//! them). docs/report.md says so.
+
+use crate::comparison::StudyReport;
+use crate::comparison_text::{cell_text, headings, row_cells};
+use crate::figures::{figure, group_of, GROUPS};
+use crate::fmt::width;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+/// The width the table keeps to: a terminal of 100 columns shows it whole.
+pub const TABLE_WIDTH: usize = 100;
+
+/// The first layout that fits: cells as rows, figures as rows, figures as rows without ranges.
+pub fn render(r: &StudyReport) -> String {
+    let wide = by_cell(r);
+    if width(&wide) <= TABLE_WIDTH {
+        return wide;
+    }
+    let tall = by_figure(r, true);
+    if width(&tall) <= TABLE_WIDTH {
+        return tall;
+    }
+    by_figure(r, false)
+}
+
+fn table(header: Vec<String>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
+/// One row per cell, one column per figure.
+fn by_cell(r: &StudyReport) -> String {
+    let mut t = table(headings(r));
+    for row in &r.rows {
+        t.add_row(row_cells(r, row, true));
+    }
+    t.to_string()
+}
+
+/// One row per figure under its group's heading, one column per cell.
+fn by_figure(r: &StudyReport, with_range: bool) -> String {
+    let mut header = vec![String::new()];
+    header.extend(r.rows.iter().map(|row| match row.is_baseline {
+        true => format!("{}\n(baseline)", row.label),
+        false => row.label.clone(),
+    }));
+    let mut t = table(header);
+    let mut runs = vec!["runs".to_string()];
+    runs.extend(r.rows.iter().map(|row| row.runs.to_string()));
+    t.add_row(runs);
+    let mut order: Vec<usize> = (0..r.columns.len()).collect();
+    order.sort_by_key(|&i| group_of(&r.columns[i]));
+    let mut group = usize::MAX;
+    for i in order {
+        let key = &r.columns[i];
+        let def = figure(key);
+        if group_of(key) != group {
+            group = group_of(key);
+            let name = GROUPS.get(group).map_or("other", |(name, _)| name);
+            t.add_row(vec![name.to_string()]);
+        }
+        let mut line = vec![format!("  {}", def.map_or(key.as_str(), |f| f.label))];
+        line.extend((r.rows.iter()).map(|row| cell_text(&row.figures[i], def, with_range)));
+        t.add_row(line);
+    }
+    for i in 1..=r.rows.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wide_comparison_turns_to_one_row_per_figure_and_fits() {
+        let every: Vec<&str> = crate::figures::FIGURES.iter().map(|f| f.key).collect();
+        let r = crate::fixture::study(&every);
+        let text = render(&r);
+        assert!(width(&text) <= TABLE_WIDTH, "{text}");
+        assert!(text.contains("│ latency"), "grouped:\n{text}");
+        // No figure without a value in some cell, and latencies in the one grammar.
+        assert!(!text.contains("commit p99"), "{text}");
+        assert!(!text.contains(" µs/") && !text.contains("us "), "{text}");
+        insta::assert_snapshot!(text);
+    }
+}
