@@ -144,7 +144,11 @@ fn compare_exports_the_comparison_in_each_format() {
     .success();
     let v: serde_json::Value = serde_json::from_str(&read(&f("c.json"))).unwrap();
     assert_eq!(v["rows"].as_array().unwrap().len(), 2);
-    assert!(read(&f("c.md")).starts_with("| cell | runs |"));
+    // The Markdown opens with the answer, then the table.
+    let md = read(&f("c.md"));
+    let (answer, table) = md.split_once("\n\n").unwrap();
+    assert!(answer.starts_with("**") && answer.contains("read IOPS"), "{answer}");
+    assert!(table.starts_with("| cell | runs |"), "{md}");
     assert!(read(&f("c.csv")).starts_with("cell,stack,runs,baseline,figure,"));
     // The exports hold what `report` prints from the results directory.
     for (format, export) in [("csv", "c.csv"), ("html", "c.html")] {
