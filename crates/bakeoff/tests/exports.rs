@@ -147,7 +147,10 @@ fn compare_exports_the_comparison_in_each_format() {
     // The Markdown opens with the answer, then the table.
     let md = read(&f("c.md"));
     let (answer, table) = md.split_once("\n\n").unwrap();
-    assert!(answer.starts_with("**") && answer.contains("read IOPS"), "{answer}");
+    assert!(
+        answer.starts_with("**") && answer.contains("read IOPS"),
+        "{answer}"
+    );
     assert!(table.starts_with("| cell | runs |"), "{md}");
     assert!(read(&f("c.csv")).starts_with("cell,stack,runs,baseline,figure,"));
     // The exports hold what `report` prints from the results directory.

@@ -4,20 +4,14 @@ use crate::cli::{WorkloadsAction, WorkloadsArgs};
 use crate::exit::{Code, Failure};
 use bakeoff_core::dbplan::{db_run_keys, is_db_workload, DB_WORKLOADS, SQLITE_KEYS};
 use bakeoff_core::job::{JOB_KEYS, RUN_KEYS};
-use bakeoff_core::workload::{builtins, Body};
+use bakeoff_core::workload::{builtin, Body};
 
 /// Runs the command.
 pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
     match args.action.unwrap_or(WorkloadsAction::List) {
         WorkloadsAction::List => {
-            for w in builtins() {
-                println!("{:<10} {}", w.name, w.description);
-            }
-            for (name, description, _) in DB_WORKLOADS {
-                println!("{name:<10} {description}");
-            }
-            for r in bakeoff_core::recipe::builtins() {
-                println!("{:<10} recipe: {}", r.name, r.description);
+            for (name, kind) in bakeoff_core::catalog::entries() {
+                println!("{name:<10} {}", description(name, kind));
             }
             println!("\n`bakeoff workloads show NAME` prints one as TOML (a database workload: its keys); run your copy with --job FILE (a recipe: --recipe FILE).");
         }
@@ -61,6 +55,21 @@ pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
         }
     }
     Ok(Code::Ok)
+}
+
+/// The one line `workloads list` shows for a name of the catalog.
+fn description(name: &str, kind: bakeoff_core::catalog::Kind) -> String {
+    use bakeoff_core::catalog::Kind;
+    match kind {
+        Kind::Io => builtin(name).map(|w| w.description).unwrap_or_default(),
+        Kind::Database => (DB_WORKLOADS.iter())
+            .find(|(n, _, _)| *n == name)
+            .map(|(_, d, _)| d.to_string())
+            .unwrap_or_default(),
+        Kind::Recipe => bakeoff_core::recipe::builtin(name)
+            .map(|r| format!("recipe: {}", r.description))
+            .unwrap_or_default(),
+    }
 }
 
 /// A database workload has no TOML of its own: its keys, and where its settings go.
