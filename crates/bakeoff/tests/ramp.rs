@@ -216,9 +216,9 @@ fn compare_of_ramps_adds_each_stacks_maximum_and_its_costs_at_the_common_point()
         ],
     )
     .success();
-    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).replace('\n', " ");
     assert!(
-        table.contains("ramps: the highest rate within p99 <= 2.00s")
+        table.contains("ramps: the highest rate within p99 <= 2.00 s")
             && table.contains("common load point, 100 ops/s offered"),
         "{table}"
     );

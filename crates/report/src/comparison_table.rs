@@ -26,11 +26,52 @@ pub fn render(r: &StudyReport) -> String {
     by_figure(r, false)
 }
 
+/// `t` with its cells wrapped to keep within [`TABLE_WIDTH`] (long cell labels, such as
+/// `dir=/a/long/path / randread`, take several lines), as the last resort of each layout.
+fn squeezed(mut t: Table) -> String {
+    let plain = t.to_string();
+    if width(&plain) <= TABLE_WIDTH {
+        return plain;
+    }
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_width(TABLE_WIDTH as u16);
+    t.to_string()
+}
+
 fn table(header: Vec<String>) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(header);
     t
+}
+
+/// A table of `rows` under `header` (its first column names each row), turned so that each
+/// column becomes a row when it is wider than [`TABLE_WIDTH`] as given.
+pub fn fitted(header: Vec<String>, rows: Vec<Vec<String>>) -> String {
+    let mut t = table(header.clone());
+    for row in &rows {
+        t.add_row(row.clone());
+    }
+    let wide = t.to_string();
+    if width(&wide) <= TABLE_WIDTH {
+        return wide;
+    }
+    let mut turned = table(
+        std::iter::once(String::new())
+            .chain(rows.iter().map(|r| r[0].clone()))
+            .collect(),
+    );
+    for (j, name) in header.iter().enumerate().skip(1) {
+        let mut line = vec![name.clone()];
+        line.extend(rows.iter().map(|r| r.get(j).cloned().unwrap_or_default()));
+        turned.add_row(line);
+    }
+    for i in 1..=rows.len() {
+        if let Some(c) = turned.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    squeezed(turned)
 }
 
 /// One row per cell, one column per figure.
@@ -73,12 +114,26 @@ fn by_figure(r: &StudyReport, with_range: bool) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    t.to_string()
+    match with_range {
+        true => t.to_string(),
+        false => squeezed(t),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_cell_labels_wrap_to_keep_the_width() {
+        let mut r = crate::fixture::study(&["read_iops", "read_lat_p99_us"]);
+        for row in &mut r.rows {
+            row.label = format!("dir=/var/tmp/a/rather/long/path/{} / randread", row.label);
+        }
+        let text = render(&r);
+        assert!(width(&text) <= TABLE_WIDTH, "{text}");
+        assert!(text.contains("1.22 ms"), "{text}");
+    }
 
     #[test]
     fn a_wide_comparison_turns_to_one_row_per_figure_and_fits() {

@@ -9,7 +9,7 @@ pub mod charts;
 pub mod comparison;
 mod comparison_answer;
 pub mod comparison_phases;
-mod comparison_table;
+pub(crate) mod comparison_table;
 pub mod comparison_text;
 pub mod csv;
 pub mod figures;

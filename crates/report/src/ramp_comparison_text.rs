@@ -6,7 +6,6 @@ use crate::comparison::FigureCell;
 use crate::comparison_text::{cell_text, csv_row};
 use crate::fmt::rate;
 use crate::ramp_comparison::{RampComparison, RampGroup, RampRow, COMMON_FIGURES, MAX_OPS};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
 
 /// The common-point figures any row of `g` has a value for (an ARC column only with ZFS).
@@ -95,13 +94,12 @@ pub fn render_table(rc: &RampComparison) -> String {
     let mut s = String::new();
     for g in &rc.groups {
         let shown = shown_figures(g);
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(headings(g, &shown));
-        for row in &g.rows {
-            t.add_row(cells(row, &shown, g.common_ops_s.is_some()));
-        }
-        let _ = write!(s, "\n{}\n{t}\n{}", intro(g), notes(g));
+        let rows = (g.rows.iter())
+            .map(|row| cells(row, &shown, g.common_ops_s.is_some()))
+            .collect();
+        let t = crate::comparison_table::fitted(headings(g, &shown), rows);
+        let intro = crate::fmt::wrap(&intro(g), crate::comparison_table::TABLE_WIDTH);
+        let _ = write!(s, "\n{intro}\n{t}\n{}", notes(g));
     }
     s
 }
