@@ -352,8 +352,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub remove_data: bool,
     /// Check everything the run needs (workload, sizes, target or stack and its tools,
-    /// devices, output files, disk space), print the resolved plan (as JSON into --json FILE,
-    /// - for stdout), and exit without touching anything; "dry run: ok" only when the run
+    /// devices, output files, disk space), print the resolved plan (as JSON into --json FILE;
+    /// stdout for "-"), and exit without touching anything; "dry run: ok" only when the run
     /// would start, else the run's exit code.
     #[arg(long)]
     pub dry_run: bool,
