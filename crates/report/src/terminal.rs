@@ -325,9 +325,14 @@ fn cpu_lines(r: &RunRecord) -> String {
             x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
-    let share = r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
-        format!("; bakeoff itself {p:.1}% of busy CPU")
-    });
+    // bakeoff's share, where the line above does not already give it on the base of all
+    // CPU time (two percentages of bakeoff on two bases side by side read as a contradiction).
+    let share = match c.split {
+        Some(_) => String::new(),
+        None => r.tool.share_of_busy_pct.map_or_else(String::new, |p| {
+            format!("; bakeoff itself {p:.1}% of busy CPU")
+        }),
+    };
     if r.summary.cpu_us_per_op.is_some() || (r.database.is_none() && r.phases.is_empty()) {
         let _ = writeln!(
             s,
@@ -470,6 +475,9 @@ mod tests {
         let text = super::render(&r);
         assert!(text.contains(", 1 thread, "), "{text}");
         assert!(text.contains("of 1 CPU (user"), "{text}");
+        // bakeoff's CPU once, on the base of all CPU time, where the split gives it.
+        assert_eq!(text.matches("bakeoff 12.5%").count(), 1, "{text}");
+        assert!(!text.contains("% of busy CPU"), "{text}");
         assert_eq!(super::count(2, "CPU"), "2 CPUs");
     }
 }
