@@ -4,8 +4,10 @@ use bakeoff_report::{Exporter, EXPORTERS};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod examples;
 mod names;
 mod reports;
+use examples::*;
 pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
 
@@ -72,61 +74,6 @@ pub enum Command {
     #[command(name = "__client", hide = true)]
     Client,
 }
-
-const TOP_EXAMPLES: &str = "\
-Examples:
-  bakeoff run slob --stack ext4 --set runtime=30s
-  bakeoff compare --stack ext4 --stack xfs --workload randread --repeat 3
-  bakeoff workloads
-  bakeoff man run | man -l -";
-
-const WORKLOADS_EXAMPLES: &str = "\
-Examples:
-  bakeoff workloads
-  bakeoff workloads show slob > my-slob.toml    # then: bakeoff run --job my-slob.toml ...
-  bakeoff workloads show tpcc";
-
-const WORKLOADS_LIST_EXAMPLES: &str = "\
-Examples:
-  bakeoff workloads list
-  bakeoff workloads list | grep recipe
-  bakeoff workloads list | cut -d' ' -f1    # the names alone";
-
-const WORKLOADS_SHOW_EXAMPLES: &str = "\
-Examples:
-  bakeoff workloads show randread
-  bakeoff workloads show slob > my-slob.toml    # then: bakeoff run --job my-slob.toml ...
-  bakeoff workloads show build                  # a recipe";
-
-const DEMO_EXAMPLES: &str = "\
-Examples:
-  bakeoff demo
-  bakeoff demo --stack ext4 --stack xfs --runtime 10s
-  bakeoff demo --size 4g --set readers=8";
-
-const STACK_EXAMPLES: &str = "\
-Examples:
-  bakeoff stack list
-  bakeoff stack create xfs:mount=noatime --keep
-  bakeoff stack destroy xfs-4242-1";
-
-const STACK_LIST_EXAMPLES: &str = "\
-Examples:
-  bakeoff stack list
-  bakeoff stack list --keys zfs
-  bakeoff stack list --keys btrfs";
-
-const STACK_DESTROY_EXAMPLES: &str = "\
-Examples:
-  bakeoff stack destroy xfs-4242-1    # the name `stack create --keep` printed
-  bakeoff stack destroy r10
-  bakeoff stack destroy r10 && bakeoff cleanup    # and whatever a killed run left";
-
-const CLEANUP_EXAMPLES: &str = "\
-Examples:
-  bakeoff cleanup          # after a killed run: undo what it left
-  bakeoff cleanup --all    # also destroy stacks kept with `stack create --keep`
-  bakeoff cleanup && losetup -a    # no loop device of bakeoff's left";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
