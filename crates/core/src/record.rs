@@ -39,6 +39,14 @@ pub struct Latency {
     pub max_ns: u64,
     /// Percentiles: p50, p90, p99, p99.9, p99.99.
     pub percentiles: Vec<Percentile>,
+    /// Standard deviation (fio's `stddev`); null in records written before it was kept.
+    #[serde(default)]
+    pub stdev_ns: Option<f64>,
+    /// The whole distribution (fio's `json+` buckets): the HdrHistogram, values in ns, in its
+    /// V2 compressed encoding as base64, the form HdrHistogram's libraries decode
+    /// (docs/schema.md shows how); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 impl Latency {

@@ -80,7 +80,19 @@ pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
                 lat_ns: h.value_at_quantile(p / 100.0),
             })
             .collect(),
+        stdev_ns: Some(h.stdev()),
+        histogram: encode(h),
     })
+}
+
+/// `h` in HdrHistogram's V2 compressed encoding, as base64 (what `HdrHistogram.decode` in
+/// Python's hdrhistogram and `Histogram.fromString` in Java read); `None` if it fails to encode.
+pub fn encode(h: &Histogram<u64>) -> Option<String> {
+    use base64::Engine;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut bytes).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// One thread's statistics.

@@ -19,6 +19,8 @@ fn lat(p50: u64) -> Latency {
         min_ns: p50 / 4,
         max_ns: p50 * 40,
         percentiles,
+        stdev_ns: Some(p50 as f64 * 0.9),
+        histogram: None,
     }
 }
 

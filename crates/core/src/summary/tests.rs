@@ -18,6 +18,8 @@ fn op(kind: OpKind, ops: u64, bytes: u64, p99_ns: u64) -> OpStats {
                 lat_ns: p99_ns,
             },
         ],
+        stdev_ns: None,
+        histogram: None,
     };
     OpStats {
         kind,
