@@ -2,8 +2,8 @@
 //! whole-machine CPU, device and memory figures plus bakeoff's own CPU share.
 
 use bakeoff_core::plan::OpKind;
-use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, ToolUsage};
-use bakeoff_engine::{Tick, TickKind, Totals};
+use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, SampleLatency, ToolUsage};
+use bakeoff_engine::{KindLatency, Tick, TickKind, Totals};
 use bakeoff_probe::{
     cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, Snapshot,
     SplitInputs,
@@ -38,6 +38,23 @@ pub struct Sampler {
 
 fn cpu_us((user, sys, _): (u64, u64, u64)) -> (u64, u64) {
     (user, sys)
+}
+
+/// Per kind that finished operations: the interval's latency.
+pub fn sample_latency(per_kind: &[Option<KindLatency>]) -> Vec<SampleLatency> {
+    OpKind::ALL
+        .into_iter()
+        .zip(per_kind)
+        .filter_map(|(kind, l)| {
+            l.map(|l| SampleLatency {
+                kind,
+                ops: l.count,
+                p50_ns: l.p50_ns,
+                p99_ns: l.p99_ns,
+                max_ns: l.max_ns,
+            })
+        })
+        .collect()
 }
 
 impl Sampler {
@@ -132,6 +149,7 @@ impl Sampler {
             device_write_mb_s: dev_sum(&|x| x.write_bytes as f64 / secs / 1e6),
             dirty_bytes: now.mem.as_ref().map(|m| m.dirty),
             cached_bytes: now.mem.as_ref().map(|m| m.cached),
+            lat: sample_latency(&t.latency.interval),
         }
     }
 

@@ -52,3 +52,52 @@ fn each_kinds_histogram_decodes_to_its_count_percentiles_and_stdev() {
         );
     }
 }
+
+#[test]
+fn every_sample_has_the_intervals_percentiles_in_the_json_and_the_csv() {
+    let d = tmp();
+    let target = d.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let csv = d.path().join("t.csv");
+    let r = common::run_json(&[
+        "run",
+        "randread",
+        "--target",
+        target.to_str().unwrap(),
+        "--set",
+        "size=4m,runtime=2500ms",
+        "--export-timeseries",
+        csv.to_str().unwrap(),
+    ]);
+    let samples = r["samples"].as_array().unwrap();
+    assert!(samples.len() >= 3, "{samples:?}");
+    let mut counted = 0;
+    for s in samples {
+        let lat = s["lat"].as_array().unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(lat.len(), 1, "reads only: {s}");
+        let l = &lat[0];
+        assert_eq!(l["kind"], "read");
+        let n = |k: &str| l[k].as_u64().unwrap();
+        assert!(0 < n("p50_ns") && n("p50_ns") <= n("p99_ns") && n("p99_ns") <= n("max_ns"));
+        counted += n("ops");
+    }
+    // The intervals cover the whole run: their operations add up to the window's.
+    let ops = r["ops"][0]["ops"].as_u64().unwrap();
+    assert!(counted.abs_diff(ops) <= 4, "{counted} of {ops}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
+    let (p50, p99, max) = (
+        col("read_lat_p50_ns"),
+        col("read_lat_p99_ns"),
+        col("read_lat_max_ns"),
+    );
+    for (line, s) in lines.zip(samples) {
+        let cells: Vec<&str> = line.split(',').collect();
+        let l = &s["lat"][0];
+        assert_eq!(cells[p50], l["p50_ns"].to_string(), "{line}");
+        assert_eq!(cells[p99], l["p99_ns"].to_string(), "{line}");
+        assert_eq!(cells[max], l["max_ns"].to_string(), "{line}");
+    }
+}

@@ -175,6 +175,25 @@ pub struct Sample {
     pub dirty_bytes: Option<u64>,
     /// Page cache.
     pub cached_bytes: Option<u64>,
+    /// Latency per operation kind over this sample's interval (fio's `log_hist`); empty in
+    /// older records and where the engine's operations are not what ran (a database, a command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat: Vec<SampleLatency>,
+}
+
+/// One operation kind's latency over one sample's interval (2 significant digits: within 1 %).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleLatency {
+    /// The operation kind.
+    pub kind: OpKind,
+    /// Operations of the kind that finished in the interval.
+    pub ops: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
 }
 
 /// One external command run while provisioning a stack.

@@ -195,6 +195,7 @@ pub fn run_phases(
         elapsed: origin.elapsed(),
         kind,
         totals: Totals::default(),
+        latency: Default::default(),
     };
     on_tick(&tick(TickKind::Start, ctx.origin));
     on_tick(&tick(TickKind::MeasureStart, ctx.origin));
