@@ -27,6 +27,8 @@ pub struct Sampler {
     daemons: Vec<u32>,
     ticks_per_sec: f64,
     prev: Option<(Snapshot, Totals)>,
+    /// Where the devices' figures for live progress start: the last call, or the first tick.
+    mark: Option<Snapshot>,
     window_start: Option<Edge>,
     window_end: Option<Edge>,
     measuring: bool,
@@ -66,6 +68,7 @@ impl Sampler {
             daemons,
             ticks_per_sec: ticks_per_second(),
             prev: None,
+            mark: None,
             window_start: None,
             window_end: None,
             measuring: false,
@@ -81,9 +84,26 @@ impl Sampler {
         self.samples.last()
     }
 
+    /// The stack's (and log stack's) devices since the last call, or since the first tick:
+    /// live progress's iostat figures.
+    pub fn devices_since_mark(&mut self) -> Vec<DeviceStats> {
+        let Some((now, _)) = &self.prev else {
+            return Vec::new();
+        };
+        let stats = match &self.mark {
+            Some(mark) => self.probe.device_stats(mark, now),
+            None => Vec::new(),
+        };
+        self.mark = Some(now.clone());
+        stats.into_iter().filter(|d| d.role != "backing").collect()
+    }
+
     /// Handles one tick from the engine.
     pub fn on_tick(&mut self, t: &Tick) {
         let snap = self.probe.snapshot();
+        if self.mark.is_none() {
+            self.mark = Some(snap.clone());
+        }
         if let Some(m) = &snap.mem {
             if self.measuring || t.kind == TickKind::MeasureStart {
                 self.dirty_max = self.dirty_max.max(m.dirty);

@@ -35,6 +35,30 @@ fn run_on_dir_stack(extra: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn a_piped_run_prints_a_status_line_every_interval() {
+    let d = tmp();
+    let out = bakeoff()
+        .args(["run", "randread", "--target"])
+        .arg(d.path())
+        .args(["--set", "size=4m,runtime=3500ms", "--status-interval", "1s"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("bakeoff: randread 0:0"))
+        .collect();
+    assert!(lines.len() >= 2, "a line a second:\n{err}");
+    for l in &lines {
+        assert!(l.contains("/0:03, "), "elapsed of planned: {l}");
+        assert!(l.contains(" s left: read "), "{l}");
+        assert!(l.contains(" MB/s p99 "), "{l}");
+        // The target directory sits on a block device: iostat's figures.
+        assert!(l.contains("; dev r/s ") && l.contains(" util "), "{l}");
+    }
+}
+
+#[test]
 fn quiet_says_nothing_and_otherwise_building_and_teardown_are_announced() {
     let quiet = stderr_of(&run_on_dir_stack(&["-q"]));
     assert_eq!(
@@ -60,4 +84,29 @@ fn compare_gives_the_time_left_in_seconds_from_the_plans() {
     assert!(!err.contains("about 0 min"), "{err}");
     assert!(lines[0].ends_with(" s left"), "{err}");
     assert!(lines[3].ends_with("no runs left"), "{err}");
+}
+
+#[test]
+fn on_a_terminal_each_second_is_drawn_once() {
+    let d = tmp();
+    let cmd = format!(
+        "stty cols 120; {} run randread --target {} --set size=4m,runtime=3500ms >/dev/null",
+        assert_cmd::cargo::cargo_bin("bakeoff").display(),
+        d.path().display()
+    );
+    // `script` (util-linux) runs the command on a pseudo-terminal and copies what it drew.
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs a command on a terminal");
+    assert!(out.status.success(), "{out:?}");
+    let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+    let rates: Vec<&str> = drawn
+        .split(['\r', '\n'])
+        .filter_map(|l| l.find(" read ").map(|i| l[i..].trim_end()))
+        .collect();
+    assert!(rates.len() >= 2, "{drawn:?}");
+    for pair in rates.windows(2) {
+        assert_ne!(pair[0], pair[1], "a value drawn twice: {rates:?}");
+    }
 }
