@@ -143,7 +143,7 @@ impl RunProgress {
     }
 }
 
-/// "randrw 0:12/1:00 [████░░░░] read 12345/s write 678/s cpu 55%".
+/// "randrw 0:12/1:00 [████░░░░] read 12345/s write 678/s dev r/s 80 w/s 12 cpu 55%".
 fn bar_line(label: &str, elapsed: Duration, planned: Duration, s: Option<&Sample>) -> String {
     const WIDTH: usize = 24;
     let fraction = elapsed.as_secs_f64() / planned.as_secs_f64().max(1e-3);
@@ -152,8 +152,12 @@ fn bar_line(label: &str, elapsed: Duration, planned: Duration, s: Option<&Sample
         let cpu = s
             .cpu_busy_pct
             .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
+        let dev = match (s.device_read_iops, s.device_write_iops) {
+            (Some(r), Some(w)) => format!(" dev r/s {r:.0} w/s {w:.0}"),
+            _ => String::new(),
+        };
         format!(
-            " read {:.0}/s write {:.0}/s{cpu}",
+            " read {:.0}/s write {:.0}/s{dev}{cpu}",
             s.read_iops, s.write_iops
         )
     });
