@@ -71,6 +71,38 @@ fn quiet_says_nothing_and_otherwise_building_and_teardown_are_announced() {
 }
 
 #[test]
+fn after_ctrl_c_the_teardown_is_announced_even_when_quiet() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args([
+            "run",
+            "randread",
+            "-q",
+            "--set",
+            "engine=null,size=1m,runtime=60s",
+        ])
+        .arg("--stack")
+        .arg(format!("dir={}", data.display()))
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    common::db::signal(&child, "-INT");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("tearing down dir-"), "{err}");
+    assert!(!err.contains("building stack"), "-q: {err}");
+}
+
+#[test]
 fn compare_gives_the_time_left_in_seconds_from_the_plans() {
     let d = tmp();
     let (a, b) = (d.path().join("a"), d.path().join("b"));
