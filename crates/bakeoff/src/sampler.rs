@@ -43,7 +43,7 @@ fn cpu_us((user, sys, _): (u64, u64, u64)) -> (u64, u64) {
 }
 
 /// Per kind that finished operations: the interval's latency.
-pub fn sample_latency(per_kind: &[Option<KindLatency>]) -> Vec<SampleLatency> {
+fn sample_latency(per_kind: &[Option<KindLatency>]) -> Vec<SampleLatency> {
     OpKind::ALL
         .into_iter()
         .zip(per_kind)
