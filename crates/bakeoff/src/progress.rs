@@ -5,7 +5,7 @@
 
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{DeviceStats, Sample};
-use bakeoff_core::units::format_nanos;
+use bakeoff_core::units::{format_bytes, format_nanos};
 use bakeoff_engine::{Tick, TickKind, Totals};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -34,6 +34,50 @@ pub fn bar(len: u64, template: &str, quiet: bool) -> ProgressBar {
         ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar
+}
+
+/// Status lines of work counted in bytes (laying out a dataset) when stderr is not a terminal
+/// (the terminal has the bar): one every `--status-interval`.
+pub struct ByteLines {
+    what: &'static str,
+    total: u64,
+    on: bool,
+    started: std::time::Instant,
+    next: std::cell::Cell<Duration>,
+}
+
+impl ByteLines {
+    /// Lines about `what` (e.g. "laying out") of `total` bytes; none on a terminal or if `quiet`.
+    pub fn new(what: &'static str, total: u64, quiet: bool) -> ByteLines {
+        ByteLines {
+            what,
+            total,
+            on: !quiet && !std::io::stderr().is_terminal(),
+            started: std::time::Instant::now(),
+            next: std::cell::Cell::new(status_interval()),
+        }
+    }
+
+    /// `done` bytes are done: prints a line if one is due.
+    pub fn update(&self, done: u64) {
+        let elapsed = self.started.elapsed();
+        if !self.on || elapsed < self.next.get() {
+            return;
+        }
+        let pct = 100.0 * done as f64 / self.total.max(1) as f64;
+        eprintln!(
+            "bakeoff: {} {} of {} ({pct:.0}%), {} so far",
+            self.what,
+            format_bytes(done),
+            format_bytes(self.total),
+            clock(elapsed)
+        );
+        let mut next = self.next.get();
+        while next <= elapsed {
+            next += status_interval();
+        }
+        self.next.set(next);
+    }
 }
 
 enum Mode {

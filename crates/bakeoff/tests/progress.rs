@@ -59,6 +59,28 @@ fn a_piped_run_prints_a_status_line_every_interval() {
 }
 
 #[test]
+fn a_piped_layout_prints_status_lines_too() {
+    let d = tmp();
+    let out = bakeoff()
+        .args(["run", "randread", "--target"])
+        .arg(d.path())
+        .args([
+            "--set",
+            "size=256m,runtime=200ms",
+            "--status-interval",
+            "20ms",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("bakeoff: laying out ") && l.contains(" of 256 MiB (")),
+        "{err}"
+    );
+}
+
+#[test]
 fn quiet_says_nothing_and_otherwise_building_and_teardown_are_announced() {
     let quiet = stderr_of(&run_on_dir_stack(&["-q"]));
     assert_eq!(

@@ -1,7 +1,7 @@
 //! The shared core of `run` and `demo`: lay out, run with probes sampling, assemble the record.
 
 use crate::exit::{failure, Code, Failure};
-use crate::progress::{bar, RunProgress};
+use crate::progress::{bar, ByteLines, RunProgress};
 use crate::sampler::{Measured, Sampler};
 use bakeoff_core::plan::{FilesetPlan, Plan};
 use bakeoff_core::ramp::RampSpec;
@@ -141,11 +141,13 @@ fn lay_out(
         "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
         quiet,
     );
+    let lines = ByteLines::new("laying out", plan.dataset_bytes(), quiet);
     let dataset = lay_out_placed(plan, placement, &|done, _| {
         if done > 0 {
             bakeoff_stack::faults::fault_point("layout");
         }
         layout_bar.set_position(done);
+        lines.update(done);
         !interrupt.load(Ordering::Relaxed)
     })
     .map_err(layout_failure)?;
