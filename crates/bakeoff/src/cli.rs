@@ -307,6 +307,11 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    /// When stderr is not a terminal (CI, nohup, a pipe): print a status line this often
+    /// (elapsed and left, operations/s, MB/s, p99 so far, the stack's devices), as fio's
+    /// --status-interval.
+    #[arg(long, value_name = "DUR", default_value = "10s")]
+    pub status_interval: String,
     /// Run as one rank of an MPI job (under mpirun or srun): every rank is a client with its
     /// own files in rank-N/ under the shared --target directory, and rank 0 writes the one
     /// record (docs/mpi.md). Needs bakeoff built with `--features mpi`.

@@ -2,8 +2,8 @@
 //! whole-machine CPU, device and memory figures plus bakeoff's own CPU share.
 
 use bakeoff_core::plan::OpKind;
-use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, ToolUsage};
-use bakeoff_engine::{Tick, TickKind, Totals};
+use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, SampleLatency, ToolUsage};
+use bakeoff_engine::{KindLatency, Tick, TickKind, Totals};
 use bakeoff_probe::{
     cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, Snapshot,
     SplitInputs,
@@ -27,6 +27,8 @@ pub struct Sampler {
     daemons: Vec<u32>,
     ticks_per_sec: f64,
     prev: Option<(Snapshot, Totals)>,
+    /// Where the devices' figures for live progress start: the last call, or the first tick.
+    mark: Option<Snapshot>,
     window_start: Option<Edge>,
     window_end: Option<Edge>,
     measuring: bool,
@@ -40,6 +42,23 @@ fn cpu_us((user, sys, _): (u64, u64, u64)) -> (u64, u64) {
     (user, sys)
 }
 
+/// Per kind that finished operations: the interval's latency.
+fn sample_latency(per_kind: &[Option<KindLatency>]) -> Vec<SampleLatency> {
+    OpKind::ALL
+        .into_iter()
+        .zip(per_kind)
+        .filter_map(|(kind, l)| {
+            l.map(|l| SampleLatency {
+                kind,
+                ops: l.count,
+                p50_ns: l.p50_ns,
+                p99_ns: l.p99_ns,
+                max_ns: l.max_ns,
+            })
+        })
+        .collect()
+}
+
 impl Sampler {
     /// A sampler over the probe's devices; `daemons` are the stack's daemon pids, whose CPU
     /// (and their descendants') is the stack's.
@@ -49,6 +68,7 @@ impl Sampler {
             daemons,
             ticks_per_sec: ticks_per_second(),
             prev: None,
+            mark: None,
             window_start: None,
             window_end: None,
             measuring: false,
@@ -64,9 +84,26 @@ impl Sampler {
         self.samples.last()
     }
 
+    /// The stack's (and log stack's) devices since the last call, or since the first tick:
+    /// live progress's iostat figures.
+    pub fn devices_since_mark(&mut self) -> Vec<DeviceStats> {
+        let Some((now, _)) = &self.prev else {
+            return Vec::new();
+        };
+        let stats = match &self.mark {
+            Some(mark) => self.probe.device_stats(mark, now),
+            None => Vec::new(),
+        };
+        self.mark = Some(now.clone());
+        stats.into_iter().filter(|d| d.role != "backing").collect()
+    }
+
     /// Handles one tick from the engine.
     pub fn on_tick(&mut self, t: &Tick) {
         let snap = self.probe.snapshot();
+        if self.mark.is_none() {
+            self.mark = Some(snap.clone());
+        }
         if let Some(m) = &snap.mem {
             if self.measuring || t.kind == TickKind::MeasureStart {
                 self.dirty_max = self.dirty_max.max(m.dirty);
@@ -132,6 +169,7 @@ impl Sampler {
             device_write_mb_s: dev_sum(&|x| x.write_bytes as f64 / secs / 1e6),
             dirty_bytes: now.mem.as_ref().map(|m| m.dirty),
             cached_bytes: now.mem.as_ref().map(|m| m.cached),
+            lat: sample_latency(&t.latency.interval),
         }
     }
 

@@ -39,6 +39,14 @@ pub struct Latency {
     pub max_ns: u64,
     /// Percentiles: p50, p90, p99, p99.9, p99.99.
     pub percentiles: Vec<Percentile>,
+    /// Standard deviation (fio's `stddev`); null in records written before it was kept.
+    #[serde(default)]
+    pub stdev_ns: Option<f64>,
+    /// The whole distribution (fio's `json+` buckets): the HdrHistogram, values in ns, in its
+    /// V2 compressed encoding as base64, the form HdrHistogram's libraries decode
+    /// (docs/schema.md shows how); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 impl Latency {
@@ -167,6 +175,25 @@ pub struct Sample {
     pub dirty_bytes: Option<u64>,
     /// Page cache.
     pub cached_bytes: Option<u64>,
+    /// Latency per operation kind over this sample's interval (fio's `log_hist`); empty in
+    /// older records and where the engine's operations are not what ran (a database, a command).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat: Vec<SampleLatency>,
+}
+
+/// One operation kind's latency over one sample's interval (2 significant digits: within 1 %).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleLatency {
+    /// The operation kind.
+    pub kind: OpKind,
+    /// Operations of the kind that finished in the interval.
+    pub ops: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
 }
 
 /// One external command run while provisioning a stack.

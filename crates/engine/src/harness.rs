@@ -4,9 +4,10 @@
 //! at the window's start, every second and at the end; Ctrl-C or the first error ends the run;
 //! the threads' counts and latency histograms are merged per role and per operation kind.
 
+use crate::interval::{LiveCounts, LiveReader, TickLatency};
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
-use crate::stats::{Counters, ThreadStats, Totals};
+use crate::stats::{Counters, ThreadStats, Totals, KINDS};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{ClientResult, OpStats, RoleResult};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,9 @@ pub struct Tick {
     pub kind: TickKind,
     /// Cumulative operations and bytes per kind.
     pub totals: Totals,
+    /// Latency percentiles per kind since the previous tick and in the window so far (none
+    /// from client processes, or from work that is not operations of the engine).
+    pub latency: TickLatency,
 }
 
 /// What a run produced.
@@ -115,7 +119,7 @@ struct Spawned {
 }
 
 fn spawn(spec: ThreadSpec, shared: &Arc<Shared>) -> std::io::Result<Spawned> {
-    let counters = Arc::new(Counters::default());
+    let counters = Arc::new(Counters::for_kinds(&spec.kinds));
     let stats = ThreadStats::new(counters.clone(), &spec.kinds, spec.open_loop);
     let shared = shared.clone();
     let body = spec.body;
@@ -141,6 +145,11 @@ fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
         t.add(&s.counters.totals());
     }
     t
+}
+
+/// Every thread's running latency counts.
+fn live(spawned: &[Spawned]) -> impl Iterator<Item = &[Option<LiveCounts>; KINDS]> {
+    spawned.iter().map(|s| &s.counters.live)
 }
 
 fn per_role(roles: usize, spawned: &[Spawned]) -> Vec<Totals> {
@@ -186,12 +195,17 @@ pub fn run_gated(
     on_tick: &mut dyn FnMut(&Tick),
     gate: &mut dyn FnMut() -> Result<(), RunError>,
 ) -> Result<RunOutput, RunError> {
-    let tick = |kind, totals| Tick {
+    let tick = |kind, totals, latency| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
         totals,
+        latency,
     };
-    on_tick(&tick(TickKind::Start, Totals::default()));
+    on_tick(&tick(
+        TickKind::Start,
+        Totals::default(),
+        TickLatency::default(),
+    ));
     let spawned = spawn_all(shared, roles, specs)?;
     // The schedule starts once every thread has set up: nothing before is measured.
     shared.start.wait_ready(spawned.len());
@@ -206,15 +220,25 @@ pub fn run_gated(
     let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
     shared.end_ns.fetch_min(end, Ordering::Relaxed);
     // Without a ramp the window starts as the threads are let go: nothing done is missed.
+    let mut reader = LiveReader::default();
     let window = timing.ramp.is_zero().then(|| {
-        let t = tick(TickKind::MeasureStart, Totals::default());
+        let latency = reader.read(live(&spawned), true);
+        let t = tick(TickKind::MeasureStart, Totals::default(), latency);
         on_tick(&t);
         (t.elapsed, vec![Totals::default(); roles.len()])
     });
     shared.start.open();
     let edges = (window, ramp_ns);
-    let (window, interrupted) = drive(roles.len(), shared, &spawned, interrupt, on_tick, edges);
-    let end_tick = tick(TickKind::End, totals(&spawned, None));
+    let (window, interrupted) = drive(
+        roles.len(),
+        shared,
+        (&spawned, &mut reader),
+        interrupt,
+        on_tick,
+        edges,
+    );
+    let latency = reader.read(live(&spawned), false);
+    let end_tick = tick(TickKind::End, totals(&spawned, None), latency);
     let end_roles = per_role(roles.len(), &spawned);
     on_tick(&end_tick);
     let mut merged: Vec<Vec<ThreadStats>> = roles.iter().map(|_| Vec::new()).collect();
@@ -288,15 +312,16 @@ fn spawn_all(
 fn drive(
     roles: usize,
     shared: &Shared,
-    spawned: &[Spawned],
+    (spawned, reader): (&[Spawned], &mut LiveReader),
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
     (mut window, ramp_ns): (Window, u64),
 ) -> (Window, bool) {
-    let tick = |kind, totals| Tick {
+    let mut tick = |kind| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
-        totals,
+        totals: totals(spawned, None),
+        latency: reader.read(live(spawned), kind == TickKind::MeasureStart),
     };
     let mut interrupted = false;
     let mut next_second = Duration::from_secs(1);
@@ -308,7 +333,7 @@ fn drive(
         let now = shared.now_ns();
         let end = shared.end_ns.load(Ordering::Relaxed);
         if window.is_none() && now >= ramp_ns && now < end {
-            let t = tick(TickKind::MeasureStart, totals(spawned, None));
+            let t = tick(TickKind::MeasureStart);
             window = Some((t.elapsed, per_role(roles, spawned)));
             on_tick(&t);
         }
@@ -316,7 +341,7 @@ fn drive(
             return (window, interrupted);
         }
         if shared.clock.elapsed() >= next_second {
-            on_tick(&tick(TickKind::Second, totals(spawned, None)));
+            on_tick(&tick(TickKind::Second));
             next_second += Duration::from_secs(1);
         }
         // Wake at the window's start rather than up to 10 ms after it.

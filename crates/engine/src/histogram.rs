@@ -11,29 +11,40 @@ pub const MAX_NS: u64 = 3_600_000_000_000;
 
 /// log2 of half the sub-buckets of a bucket: 1024 half-buckets give 3 significant digits.
 const HALF_MAGNITUDE: u32 = 10;
-const HALF_COUNT: u64 = 1 << HALF_MAGNITUDE;
-/// Values below this share bucket 0 (exact to the nanosecond).
-const SUB_BUCKET_MASK: u64 = (HALF_COUNT << 1) - 1;
-/// `64 - log2(sub-bucket count)`: the leading zeros of the largest value of bucket 0.
-const LEADING_ZERO_BASE: u32 = 64 - HALF_MAGNITUDE - 1;
 
-/// The counter index of `value` (1 ..= MAX_NS), as HdrHistogram lays them out.
+/// The counter index of `value` (1 ..= MAX_NS), as HdrHistogram lays them out with `2^H`
+/// half-buckets (H = 10: 3 significant digits; 7: 2).
 #[inline(always)]
-fn index(value: u64) -> usize {
-    let bucket = LEADING_ZERO_BASE - (value | SUB_BUCKET_MASK).leading_zeros();
+pub(crate) fn index_in<const H: u32>(value: u64) -> usize {
+    let half_count: u64 = 1 << H;
+    // Values below this share bucket 0 (exact to the nanosecond).
+    let sub_bucket_mask: u64 = (half_count << 1) - 1;
+    // `64 - log2(sub-bucket count)`: the leading zeros of the largest value of bucket 0.
+    let leading_zero_base: u32 = 64 - H - 1;
+    let bucket = leading_zero_base - (value | sub_bucket_mask).leading_zeros();
     let sub_bucket = value >> bucket;
-    (((u64::from(bucket) + 1) << HALF_MAGNITUDE) + sub_bucket - HALF_COUNT) as usize
+    (((u64::from(bucket) + 1) << H) + sub_bucket - half_count) as usize
 }
 
-/// The smallest value that lands at `index`.
-fn value_at(index: usize) -> u64 {
+/// The smallest value that lands at `index` (of the layout with `2^H` half-buckets).
+pub(crate) fn value_at_in<const H: u32>(index: usize) -> u64 {
+    let half_count: u64 = 1 << H;
     let index = index as u64;
-    if index < HALF_COUNT << 1 {
+    if index < half_count << 1 {
         return index;
     }
-    let bucket = (index >> HALF_MAGNITUDE) - 1;
-    let sub_bucket = (index & (HALF_COUNT - 1)) + HALF_COUNT;
+    let bucket = (index >> H) - 1;
+    let sub_bucket = (index & (half_count - 1)) + half_count;
     sub_bucket << bucket
+}
+
+#[inline(always)]
+fn index(value: u64) -> usize {
+    index_in::<HALF_MAGNITUDE>(value)
+}
+
+fn value_at(index: usize) -> u64 {
+    value_at_in::<HALF_MAGNITUDE>(index)
 }
 
 /// Counters for latencies of one kind in one thread. As JSON (a client process's results)

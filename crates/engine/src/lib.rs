@@ -11,6 +11,7 @@ pub mod engines;
 pub mod fdtable;
 pub mod harness;
 pub mod histogram;
+pub mod interval;
 pub mod layout;
 pub mod placement;
 pub mod results;
@@ -19,6 +20,7 @@ pub mod shared;
 pub mod stats;
 pub mod worker;
 
+pub use interval::{KindLatency, TickLatency};
 pub use layout::{lay_out, Dataset, LayoutError, Target};
 pub use placement::{lay_out_placed, Placement};
 pub use run::{execute, execute_gated, RunOutput, Tick, TickKind};

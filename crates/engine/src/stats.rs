@@ -4,6 +4,7 @@
 //! per operation.
 
 use crate::histogram::LatencyCounts;
+use crate::interval::LiveCounts;
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{Latency, Percentile};
 use hdrhistogram::Histogram;
@@ -15,12 +16,15 @@ pub const KINDS: usize = OpKind::ALL.len();
 /// Percentiles reported.
 pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];
 
-/// Cumulative operation and byte counts of one thread; written only by that thread.
+/// Cumulative operation and byte counts, and latency counts per interval, of one thread;
+/// written only by that thread.
 #[repr(align(128))]
 #[derive(Default)]
 pub struct Counters {
     ops: [AtomicU64; KINDS],
     bytes: [AtomicU64; KINDS],
+    /// Running latency counts of the kinds the thread records (every operation, ramp too).
+    pub live: [Option<LiveCounts>; KINDS],
 }
 
 /// A copy of counters at one instant.
@@ -53,6 +57,15 @@ impl Totals {
 }
 
 impl Counters {
+    /// Counters of a thread that records the kinds in `kinds`.
+    pub fn for_kinds(kinds: &[OpKind]) -> Counters {
+        let mut c = Counters::default();
+        for k in kinds {
+            c.live[k.index()] = Some(LiveCounts::default());
+        }
+        c
+    }
+
     /// Reads the counters (any thread).
     pub fn totals(&self) -> Totals {
         let mut t = Totals::default();
@@ -80,7 +93,19 @@ pub fn latency(h: &Histogram<u64>) -> Option<Latency> {
                 lat_ns: h.value_at_quantile(p / 100.0),
             })
             .collect(),
+        stdev_ns: Some(h.stdev()),
+        histogram: encode(h),
     })
+}
+
+/// `h` in HdrHistogram's V2 compressed encoding, as base64 (what `HdrHistogram.decode` in
+/// Python's hdrhistogram and `Histogram.fromString` in Java read); `None` if it fails to encode.
+pub fn encode(h: &Histogram<u64>) -> Option<String> {
+    use base64::Engine;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut bytes).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 /// One thread's statistics.
@@ -133,6 +158,9 @@ impl ThreadStats {
         self.local.bytes[i] += bytes;
         self.counters.ops[i].store(self.local.ops[i], Ordering::Relaxed);
         self.counters.bytes[i].store(self.local.bytes[i], Ordering::Relaxed);
+        if let Some(live) = &self.counters.live[i] {
+            live.record(lat_ns);
+        }
         if measured {
             if let Some(h) = &mut self.lat[i] {
                 h.record(lat_ns);

@@ -1,6 +1,7 @@
 //! A run as CSV: per-second samples (`--export-timeseries`) or one row of headline figures
 //! (`--export-csv`). A figure that does not apply is an empty cell, never 0.
 
+use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{RunRecord, Sample};
 use std::fmt::Write;
 
@@ -16,11 +17,21 @@ fn f(v: Option<f64>) -> String {
     opt(v.map(|x| format!("{x:.3}")))
 }
 
-/// The CSV text, header first.
+/// The CSV text, header first: [`HEADER`], then for each operation kind any sample has latency
+/// for, `<kind>_lat_p50_ns,<kind>_lat_p99_ns,<kind>_lat_max_ns` (empty where it had none).
 pub fn render_timeseries(samples: &[Sample]) -> String {
-    let mut out = format!("{HEADER}\n");
+    let kinds: Vec<OpKind> = OpKind::ALL
+        .into_iter()
+        .filter(|k| samples.iter().any(|s| s.lat.iter().any(|l| l.kind == *k)))
+        .collect();
+    let mut out = HEADER.to_string();
+    for k in &kinds {
+        let k = k.name();
+        let _ = write!(out, ",{k}_lat_p50_ns,{k}_lat_p99_ns,{k}_lat_max_ns");
+    }
+    out.push('\n');
     for s in samples {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{:.3},{},{:.3},{:.3},{:.3},{:.3},{},{},{},{},{},{},{}",
             s.t_s,
@@ -37,6 +48,17 @@ pub fn render_timeseries(samples: &[Sample]) -> String {
             opt(s.dirty_bytes),
             opt(s.cached_bytes),
         );
+        for k in &kinds {
+            let l = s.lat.iter().find(|l| l.kind == *k);
+            let _ = write!(
+                out,
+                ",{},{},{}",
+                opt(l.map(|l| l.p50_ns)),
+                opt(l.map(|l| l.p99_ns)),
+                opt(l.map(|l| l.max_ns))
+            );
+        }
+        out.push('\n');
     }
     out
 }
@@ -85,9 +107,9 @@ mod tests {
     fn missing_figures_are_empty_cells_not_zero() {
         let r = crate::fixture::record();
         insta::assert_snapshot!(super::render_timeseries(&r.samples), @r"
-        t_s,measured,read_iops,write_iops,read_mb_s,write_mb_s,cpu_busy_pct,device_read_iops,device_write_iops,device_read_mb_s,device_write_mb_s,dirty_bytes,cached_bytes
-        1.000,true,12000.000,0.000,98.304,0.000,55.500,12010.000,0.000,98.386,0.000,4096,1073741824
-        2.000,true,11800.000,0.000,96.666,0.000,,,,,,,
+        t_s,measured,read_iops,write_iops,read_mb_s,write_mb_s,cpu_busy_pct,device_read_iops,device_write_iops,device_read_mb_s,device_write_mb_s,dirty_bytes,cached_bytes,read_lat_p50_ns,read_lat_p99_ns,read_lat_max_ns
+        1.000,true,12000.000,0.000,98.304,0.000,55.500,12010.000,0.000,98.386,0.000,4096,1073741824,310000,1240000,12400000
+        2.000,true,11800.000,0.000,96.666,0.000,,,,,,,,310000,2010000,12400000
         ");
     }
 

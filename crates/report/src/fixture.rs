@@ -19,6 +19,8 @@ fn lat(p50: u64) -> Latency {
         min_ns: p50 / 4,
         max_ns: p50 * 40,
         percentiles,
+        stdev_ns: Some(p50 as f64 * 0.9),
+        histogram: None,
     }
 }
 
@@ -131,6 +133,13 @@ pub fn record() -> RunRecord {
         device_write_mb_s: full.then_some(0.0),
         dirty_bytes: full.then_some(4096),
         cached_bytes: full.then_some(1 << 30),
+        lat: vec![bakeoff_core::record::SampleLatency {
+            kind: OpKind::Read,
+            ops: iops as u64,
+            p50_ns: 310_000,
+            p99_ns: if full { 1_240_000 } else { 2_010_000 },
+            max_ns: 12_400_000,
+        }],
     };
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,

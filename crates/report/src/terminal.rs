@@ -108,6 +108,7 @@ fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
         "p99".into(),
         "p99.9".into(),
         "max".into(),
+        "stdev".into(),
     ];
     let mut rows = Vec::new();
     for role in &r.roles {
@@ -133,6 +134,7 @@ fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
                 p(99.0),
                 p(99.9),
                 lat(l.map(|l| l.max_ns)),
+                stdev(l),
             ]);
             if let Some(svc) = &op.service {
                 let q = |x: f64| lat(svc.at(x));
@@ -147,11 +149,17 @@ fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
                     q(99.0),
                     q(99.9),
                     lat(Some(svc.max_ns)),
+                    stdev(Some(svc)),
                 ]);
             }
         }
     }
     (header, rows)
+}
+
+/// A latency's standard deviation, or `-` (records from before it was kept).
+fn stdev(l: Option<&bakeoff_core::record::Latency>) -> String {
+    lat(l.and_then(|l| l.stdev_ns).map(|s| s.round() as u64))
 }
 
 /// " lgwr: 3.0 commits per log write (group commit)" for each group-committing role.
@@ -167,7 +175,7 @@ fn commit_lines(r: &RunRecord) -> Vec<String> {
 
 fn roles_table(r: &RunRecord) -> String {
     let (header, rows) = role_rows(r);
-    let t = crate::fmt::plain_table(header, rows, 1..10);
+    let t = crate::fmt::plain_table(header, rows, 1..11);
     let mut out = format!(
         "{}\n",
         t.to_string()

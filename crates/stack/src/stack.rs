@@ -58,6 +58,8 @@ pub struct Stack {
     driver_daemons: usize,
     ledger: Option<Ledger>,
     exec: Exec,
+    /// Say on stderr when the teardown starts (a ZFS pool takes seconds to export).
+    announce_teardown: bool,
 }
 
 static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -164,6 +166,7 @@ impl Stack {
             daemons: built.daemons,
             ledger: Some(ledger),
             exec,
+            announce_teardown: false,
         }
     }
 
@@ -177,11 +180,19 @@ impl Stack {
         self.teardown()
     }
 
+    /// Whether the teardown says "tearing down <name>…" on stderr when it starts.
+    pub fn announce_teardown(&mut self, on: bool) {
+        self.announce_teardown = on;
+    }
+
     fn teardown(&mut self) -> Result<(), StackError> {
         self.backing.clear(); // releases exclusive claims before unmounting
         let Some(ledger) = self.ledger.take() else {
             return Ok(());
         };
+        if self.announce_teardown {
+            eprintln!("bakeoff: tearing down {}…", self.info.name);
+        }
         let failures = ledger.undo_all(&mut self.exec);
         if let Some(images) = &self.images {
             let _ = std::fs::remove_dir(images); // only once empty: other stacks may use it

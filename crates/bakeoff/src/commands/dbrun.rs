@@ -91,15 +91,25 @@ fn db_failure(e: DbError) -> Failure {
 /// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
 /// is run as the stack `dir=DIR`.
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None)?;
-    let log_stack = match run.log_spec {
-        Some(log) => Some(super::stack::build(log, &loop_only(run.opts), None)?),
+    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
+    let mut log_stack = match run.log_spec {
+        Some(log) => Some(super::stack::build(
+            log,
+            &loop_only(run.opts),
+            None,
+            run.quiet,
+        )?),
         None => None,
     };
     let outcome = match plan.work {
         DbWork::Tpch { .. } => tpch::run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt),
         _ => run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt),
     };
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        // Whoever pressed Ctrl-C waits for the teardown: say so.
+        stack.announce_teardown(true);
+        log_stack.iter_mut().for_each(|l| l.announce_teardown(true));
+    }
     // The server lives on the data stack and may hold its WAL on the log stack: it stops
     // first; then the log stack goes before the data stack (a zfs log pool shares the data
     // stack's zfs-fuse, which stops with the data stack).

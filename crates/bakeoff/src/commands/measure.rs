@@ -1,7 +1,7 @@
 //! The shared core of `run` and `demo`: lay out, run with probes sampling, assemble the record.
 
 use crate::exit::{failure, Code, Failure};
-use crate::progress::bar;
+use crate::progress::{bar, ByteLines, RunProgress};
 use crate::sampler::{Measured, Sampler};
 use bakeoff_core::plan::{FilesetPlan, Plan};
 use bakeoff_core::ramp::RampSpec;
@@ -9,7 +9,7 @@ use bakeoff_core::record::{
     DatasetInfo, Environment, RunRecord, RunStatus, Summary, SCHEMA_VERSION,
 };
 use bakeoff_engine::{
-    execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick, TickKind,
+    execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick,
 };
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -141,11 +141,13 @@ fn lay_out(
         "laying out {bytes}/{total_bytes} {wide_bar} {eta}",
         quiet,
     );
+    let lines = ByteLines::new("laying out", plan.dataset_bytes(), quiet);
     let dataset = lay_out_placed(plan, placement, &|done, _| {
         if done > 0 {
             bakeoff_stack::faults::fault_point("layout");
         }
         layout_bar.set_position(done);
+        lines.update(done);
         !interrupt.load(Ordering::Relaxed)
     })
     .map_err(layout_failure)?;
@@ -264,32 +266,20 @@ impl Window<'_> {
         let started_unix_s = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let total = (plan.ramp_time + plan.runtime).as_secs().max(1);
-        let run_bar = bar(
-            total,
-            "{prefix} {elapsed_precise} {wide_bar} {pos}/{len}s {msg}",
-            self.quiet,
-        );
-        run_bar.set_prefix(plan.workload.clone());
+        let planned = plan.ramp_time + plan.runtime;
+        let mut progress = RunProgress::new(&plan.workload, planned, self.quiet);
         let probe = Probe::new(self.devices).with_page_cache(self.path);
         let mut sampler = Sampler::new(probe, self.daemons);
         let output = body(&mut |tick| {
             sampler.on_tick(tick);
-            if tick.kind == TickKind::Second {
-                run_bar.set_position(tick.elapsed.as_secs());
-                if let Some(s) = sampler.last() {
-                    let cpu = s
-                        .cpu_busy_pct
-                        .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
-                    run_bar.set_message(format!(
-                        "read {:.0}/s write {:.0}/s{cpu}",
-                        s.read_iops, s.write_iops
-                    ));
-                }
-            }
+            let devices = match progress.line_due(tick) {
+                true => sampler.devices_since_mark(),
+                false => Vec::new(),
+            };
+            progress.on_tick(tick, sampler.last(), &devices);
         })
         .map_err(|e| failure(Code::Io, e))?;
-        run_bar.finish_and_clear();
+        progress.finish();
         Ok(record(
             plan,
             self.path,

@@ -46,13 +46,13 @@ pub fn run_on_stack_ramped(
     ramp: Option<&RampSpec>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None)?;
+    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
     let logs = log_filesets(plan);
     let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
     let mut log_stack = match run.log_spec {
         Some(spec) => {
             // The user's --device disks are the data stack's; the log stack is built on loops.
-            let s = super::stack::build(spec, &loop_only(run.opts), None)?;
+            let s = super::stack::build(spec, &loop_only(run.opts), None, run.quiet)?;
             check_room(&s, log_bytes)?;
             check_room(&stack, plan.dataset_bytes() - log_bytes)?;
             Some(s)
@@ -87,6 +87,11 @@ pub fn run_on_stack_ramped(
             known,
         )
     };
+    if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+        // Whoever pressed Ctrl-C waits for the teardown (seconds for a ZFS pool): say so.
+        stack.announce_teardown(true);
+        log_stack.iter_mut().for_each(|l| l.announce_teardown(true));
+    }
     let broken =
         || (stack.failure_cause()).or_else(|| log_stack.as_ref().and_then(|l| l.failure_cause()));
     // A stack that broke (a dead ZFS daemon) explains the error it caused.

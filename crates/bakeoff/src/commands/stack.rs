@@ -22,8 +22,14 @@ pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failur
     })
 }
 
-/// Parses a spec and builds it, after undoing anything killed runs left behind.
-pub fn build(spec: &str, opts: &StackOpts, name: Option<String>) -> Result<Stack, Failure> {
+/// Parses a spec and builds it, after undoing anything killed runs left behind; unless
+/// `quiet`, says on stderr when building and tearing down start.
+pub fn build(
+    spec: &str,
+    opts: &StackOpts,
+    name: Option<String>,
+    quiet: bool,
+) -> Result<Stack, Failure> {
     let spec = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
     let options = options(opts, name)?;
     if !rustix::process::geteuid().is_root() && spec.kind.needs_root() {
@@ -36,8 +42,12 @@ pub fn build(spec: &str, opts: &StackOpts, name: Option<String>) -> Result<Stack
         ));
     }
     super::cleanup::replay_stale(false)?;
-    eprintln!("bakeoff: building stack {}", spec.text);
-    Stack::create(&spec, &options).map_err(stack_failure)
+    if !quiet {
+        eprintln!("bakeoff: building stack {}", spec.text);
+    }
+    let mut stack = Stack::create(&spec, &options).map_err(stack_failure)?;
+    stack.announce_teardown(!quiet);
+    Ok(stack)
 }
 
 /// One block describing a built stack.
@@ -114,7 +124,7 @@ pub fn run(args: StackArgs) -> Result<Code, Failure> {
             keep,
             name,
         } => {
-            let stack = build(&spec, &opts, name)?;
+            let stack = build(&spec, &opts, name, false)?;
             print!("{}", describe(&stack));
             if keep {
                 let (name, target) = (stack.name().to_string(), stack.info.target.clone());

@@ -191,6 +191,8 @@ fn kind(kind: OpKind, ops: u64, mean_ns: f64, p99_ns: u64) -> OpStats {
                 lat_ns: (p99_ns as f64 * p / 99.0) as u64 / scale,
             })
             .collect(),
+        stdev_ns: None,
+        histogram: None,
     };
     OpStats {
         kind,

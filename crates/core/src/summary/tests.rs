@@ -18,6 +18,8 @@ fn op(kind: OpKind, ops: u64, bytes: u64, p99_ns: u64) -> OpStats {
                 lat_ns: p99_ns,
             },
         ],
+        stdev_ns: None,
+        histogram: None,
     };
     OpStats {
         kind,
@@ -193,6 +195,7 @@ fn device_mb_s_is_the_window_average_and_the_peak_its_busiest_measured_second() 
         device_write_mb_s: None,
         dirty_bytes: None,
         cached_bytes: None,
+        lat: Vec::new(),
     };
     // The warm-up's 99 MB/s second is not the window's.
     r.samples = vec![sample(false, 99.0), sample(true, 3.0), sample(true, 7.5)];

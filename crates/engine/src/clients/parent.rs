@@ -189,6 +189,7 @@ pub fn run_clients(
         elapsed: clock.elapsed(),
         kind: TickKind::Start,
         totals: Totals::default(),
+        latency: Default::default(),
     });
     let mut fleet = Fleet::spawn(plan, &dataset.client_dirs)?;
     if !barrier(&mut fleet, interrupt)? {
@@ -201,6 +202,7 @@ pub fn run_clients(
         elapsed: clock.elapsed(),
         kind: TickKind::End,
         totals: fleet.totals(),
+        latency: Default::default(),
     });
     Ok(merge(plan, &fleet, error, interrupted))
 }
@@ -278,6 +280,7 @@ fn drive(
             elapsed: now,
             kind,
             totals: fleet.totals(),
+            latency: Default::default(),
         });
     }
     if error.is_some() {

@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 mod cells;
+mod eta;
 
 /// About how many bytes a run record takes, for the results directory's space check: the
 /// record itself plus one sample per second.
@@ -212,12 +213,17 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     }
     save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
-    let started = Instant::now();
     let (mut done, total) = (0usize, plan.order.len());
+    let mut eta = eta::Eta::default();
+    // What the runs not yet recorded are planned to take.
+    let mut planned_left: f64 = (plan.order.iter())
+        .filter(|s| !run_path(&out, &plan.cells[s.cell].id, s.rep).exists())
+        .map(|s| eta::planned_secs(&plans[s.cell]))
+        .sum();
     // On a terminal a bar with the current cell, repetition and ETA; otherwise a line per run.
     let bar = crate::progress::bar(
         total as u64,
-        "[{pos}/{len}] {wide_msg} {elapsed_precise} eta {eta}",
+        "[{pos}/{len}] {wide_msg} {elapsed_precise}",
         false,
     );
     let mut opts = args.stack_opts.clone();
@@ -233,7 +239,13 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             break;
         }
         bar.set_position(done as u64 - 1);
-        bar.set_message(format!("{} rep {}", cell.label, slot.rep));
+        bar.set_message(format!(
+            "{} rep {}, {}",
+            cell.label,
+            slot.rep,
+            eta::describe_left(eta.left(planned_left))
+        ));
+        let started = Instant::now();
         let run = StackRun {
             spec: &cell.stack,
             log_spec: cell.log_stack.as_deref(),
@@ -254,8 +266,15 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
             CellPlan::Recipe(p) => run_recipe(&run, p, &interrupt)?,
         };
+        let planned = eta::planned_secs(&plans[slot.cell]);
+        eta.finished(planned, started.elapsed());
+        planned_left = (planned_left - planned).max(0.0);
         if bar.is_hidden() {
-            report_progress(done, total, cell, slot.rep, &record, started);
+            let left = match planned_left > 0.0 {
+                true => eta::describe_left(eta.left(planned_left)),
+                false => "no runs left".into(),
+            };
+            report_progress(done, total, cell, slot.rep, &record, &left);
         }
         if !store(&record, &path, cell, slot.rep)? {
             break; // interrupted: the run in flight is never recorded as a result
@@ -314,9 +333,8 @@ fn report_progress(
     cell: &bakeoff_core::study::Cell,
     rep: u32,
     r: &RunRecord,
-    started: Instant,
+    left: &str,
 ) {
-    let eta = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
     let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
     let rate = match (&r.ramp, r.summary.tps) {
         (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
@@ -333,9 +351,7 @@ fn report_progress(
         ),
     };
     eprintln!(
-        "[{done}/{total}] {} rep {rep}: {rate} ({:?}); about {:.0} min left",
-        cell.label,
-        r.status,
-        eta / 60.0
+        "[{done}/{total}] {} rep {rep}: {rate} ({:?}); {left}",
+        cell.label, r.status,
     );
 }

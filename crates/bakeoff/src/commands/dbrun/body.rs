@@ -192,6 +192,7 @@ fn ticking<T: Send>(
         elapsed: start.elapsed(),
         kind,
         totals: Totals::default(),
+        latency: Default::default(),
     };
     on_tick(&tick(TickKind::Start));
     on_tick(&tick(TickKind::MeasureStart));

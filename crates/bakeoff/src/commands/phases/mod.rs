@@ -83,7 +83,7 @@ pub fn run_recipe(
     plan: &RecipePlan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None)?;
+    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
     let outcome = run_on(&mut stack, run, plan, interrupt);
     let torn = stack.destroy().map_err(stack_failure);
     let record = outcome?;
@@ -195,6 +195,7 @@ pub fn run_phases(
         elapsed: origin.elapsed(),
         kind,
         totals: Totals::default(),
+        latency: Default::default(),
     };
     on_tick(&tick(TickKind::Start, ctx.origin));
     on_tick(&tick(TickKind::MeasureStart, ctx.origin));

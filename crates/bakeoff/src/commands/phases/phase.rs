@@ -53,6 +53,7 @@ impl Context<'_> {
                 elapsed,
                 kind: TickKind::Second,
                 totals: Totals::default(),
+                latency: Default::default(),
             });
             self.next_tick += Duration::from_secs(1);
         }
