@@ -7,7 +7,7 @@ use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
 use bakeoff_core::Plan;
 use bakeoff_engine::{LayoutError, Target};
-use bakeoff_stack::fs::missing_tool;
+use bakeoff_stack::fs::{check_mount, missing_tool, mkfs_bytes, size_limits};
 use bakeoff_stack::gate::{self, Claim};
 use bakeoff_stack::{StackError, StackSpec};
 use std::path::{Path, PathBuf};
@@ -161,12 +161,37 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
     }
 }
 
+/// `--size` (or a study's `size`): `auto` (`None`: sized to the dataset, see [`device_size`])
+/// or bytes.
+pub fn loop_size(flag: &str, text: &str) -> Result<Option<u64>, Failure> {
+    match text {
+        "auto" => Ok(None),
+        _ => size(flag, text).map(Some),
+    }
+}
+
+/// Bytes of each loop device of `spec`: its own `size=`, else `--size`, else (`auto`) what
+/// holds the whole dataset on each device by the driver's overhead model (so any mirror or
+/// stripe holds it too), at least 1 GiB and the type's smallest.
+pub fn device_size(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<u64, Failure> {
+    let given = loop_size("--size", &opts.size)?;
+    Ok(match spec.size.or(given) {
+        Some(size) => size,
+        None => size_limits(spec).device_for(dataset, AUTO_FLOOR),
+    })
+}
+
+/// An `auto` stack is at least this large: room for a workload's scratch files and logs.
+const AUTO_FLOOR: u64 = 1 << 30;
+
 /// What building `spec` and laying out `dataset` bytes on it needs from this machine: its
-/// tools, root, a writable ledger and images directory, the `--device`s named in `--destroy-data-on` and through the safety gate, room
-/// for the data the loop images will hold, and a stack large enough for the dataset. The
-/// stack's exact capacity (after file-system overhead) is checked again once it is built.
+/// tools, root, mount options the kernel takes, a writable ledger and images directory, device
+/// sizes the type can be built on, the `--device`s named in `--destroy-data-on` and through the
+/// safety gate, room for what the loop images will hold, and a stack large enough for the
+/// dataset. The stack's exact capacity (after file-system overhead) is checked again once it
+/// is built.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
-    let loop_size = size("--size", &opts.size)?;
+    let per = device_size(spec, opts, dataset)?;
     let no_devices = spec.backing_devices() == 0;
     if no_devices && !opts.devices.is_empty() {
         return Err(failure(
@@ -193,6 +218,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             ),
         ));
     }
+    check_mount(spec)
+        .map_err(|m| failure(Code::Usage, format!("stack {}: {m}", clip(&spec.text))))?;
     ledger_writable()?;
     // Every stack keeps its mount point (or its name, for dir=) under --images.
     creatable(&opts.images, "the images directory", "choose --images DIR")?;
@@ -213,8 +240,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
         }
         _ if !opts.devices.is_empty() => devices(spec, opts)?,
         _ => {
-            let per = spec.size.unwrap_or(loop_size);
-            images_room(opts, dataset)?;
+            within_limits(spec, per)?;
+            images_room(spec, opts, dataset, per)?;
             let capacity = per.saturating_mul(u64::from(spec.devices));
             (capacity, devices_text(spec.devices, Some(per)))
         }
@@ -239,6 +266,21 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
     Ok(())
 }
 
+/// Refuses (usage) a device size the stack type cannot be built on: below what its mkfs
+/// accepts or above what it supports.
+fn within_limits(spec: &StackSpec, per: u64) -> Result<(), Failure> {
+    match size_limits(spec).refuse(per) {
+        Some(why) => Err(failure(
+            Code::Usage,
+            format!(
+                "stack {}: {why} (choose another --size, or size= in the spec)",
+                clip(&spec.text)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// "2 devices of 1 GiB", "1 device given".
 fn devices_text(n: u32, each: Option<u64>) -> String {
     let noun = if n == 1 { "device" } else { "devices" };
@@ -248,19 +290,49 @@ fn devices_text(n: u32, each: Option<u64>) -> String {
     }
 }
 
-/// Room under `--images` for what the sparse loop images will really hold: the dataset.
-fn images_room(opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
+/// Room under `--images` for what the sparse loop images will really hold: the dataset and
+/// what mkfs allocates in each (ext4's inode tables and journal, xfs's log); and images of
+/// `per` bytes (plus the spec's offset) are files the file system there can hold, tried on a
+/// sparse file that is removed at once.
+fn images_room(spec: &StackSpec, opts: &StackOpts, dataset: u64, per: u64) -> Result<(), Failure> {
     let (at, free) = free_bytes(&opts.images)?;
-    if dataset > free {
+    let mkfs = mkfs_bytes(spec, per).saturating_mul(u64::from(spec.backing_devices()));
+    let needed = dataset.saturating_add(mkfs);
+    if needed > free {
         return Err(failure(
             Code::Environment,
             format!(
-                "not enough space for the loop images under {}: the dataset writes {}, {} are free on {} \
-                 (free some space or choose --images DIR)",
+                "not enough space for the loop images under {}: the dataset writes {} and mkfs \
+                 allocates about {} in the images of {}, {} are free on {} \
+                 (free some space, choose --images DIR or a smaller --size)",
                 opts.images.display(),
                 format_bytes(dataset),
+                format_bytes(mkfs),
+                clip(&spec.text),
                 format_bytes(free),
                 at.display()
+            ),
+        ));
+    }
+    let image = per.saturating_add(spec.offset);
+    let probe = tempfile::Builder::new()
+        .prefix(".bakeoff-size-")
+        .tempfile_in(&at)
+        .map_err(|e| {
+            failure(
+                Code::Environment,
+                format!("trying an image in {}: {e}", at.display()),
+            )
+        })?;
+    if let Err(e) = probe.as_file().set_len(image) {
+        return Err(failure(
+            Code::Environment,
+            format!(
+                "stack {}: the file system of {} cannot hold an image of {} ({e}): choose a \
+                 smaller --size or --images on another file system",
+                clip(&spec.text),
+                at.display(),
+                format_bytes(image)
             ),
         ));
     }
