@@ -254,6 +254,10 @@ fn compare_dry_run_uses_the_studys_own_size() {
     compare("2g").success().stdout(predicate::str::contains(
         "disk: up to 2 GiB of sparse images",
     ));
+    // auto: sized to the cells' 16 MiB dataset, at least 1 GiB.
+    compare("auto").success().stdout(predicate::str::contains(
+        "disk: up to 1 GiB of sparse images",
+    ));
     compare("4m").code(3).stderr(predicate::str::contains(
         "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
     ));
