@@ -341,6 +341,11 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     .stderr(predicate::str::contains(
         "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
     ));
+    run(&["--stack", "xfs", "--device", dev, "--destroy-data-on", dev])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "a device of 64 MiB is below the smallest this type's mkfs accepts, 300 MiB",
+        ));
     run(&["--stack", "ext4", "--device", dev, "--destroy-data-on", dev])
         .success()
         .stderr(predicate::str::contains("dry run: ok"));

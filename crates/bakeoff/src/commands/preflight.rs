@@ -302,13 +302,19 @@ fn images_room(spec: &StackSpec, opts: &StackOpts, dataset: u64, per: u64) -> Re
         return Err(failure(
             Code::Environment,
             format!(
-                "not enough space for the loop images under {}: the dataset writes {} and mkfs \
-                 allocates about {} in the images of {}, {} are free on {} \
-                 (free some space, choose --images DIR or a smaller --size)",
+                "not enough space for the loop images under {}: the dataset writes {}{}, {} are \
+                 free on {} (free some space, choose --images DIR or a smaller --size)",
                 opts.images.display(),
                 format_bytes(dataset),
-                format_bytes(mkfs),
-                clip(&spec.text),
+                if mkfs > 0 {
+                    format!(
+                        " and mkfs allocates about {} in the images of {}",
+                        format_bytes(mkfs),
+                        clip(&spec.text)
+                    )
+                } else {
+                    String::new()
+                },
                 format_bytes(free),
                 at.display()
             ),
@@ -370,6 +376,16 @@ fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure>
         }
         // Released at once: the build claims it again, after checking it again.
         let claim = gate::check(d, &opts.destroy_data_on).map_err(stack_failure)?;
+        if let Some(why) = size_limits(spec).refuse(claim.size_bytes) {
+            return Err(failure(
+                Code::Environment,
+                format!(
+                    "stack {}: --device {}: {why}",
+                    clip(&spec.text),
+                    clip(&d.display().to_string())
+                ),
+            ));
+        }
         let is_log = spec.roles().get(i) == Some(&"log");
         if !is_log {
             capacity += claim.size_bytes;
