@@ -163,6 +163,14 @@ fn what_cannot_be_built_is_refused_up_front() {
         .code(2)
         .stderr(predicate::str::contains("125 MiB"));
     dry("xfs", "300m").success();
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["stack", "create", "xfs:mount=bogus", "--images"])
+        .arg(d.path().join("images"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("refuses mount option 'bogus'"))
+        .stderr(predicate::str::contains("building stack").not());
     assert!(
         !d.path().join("images").exists() && !d.path().join("state").join("ledger").exists(),
         "dry runs built nothing"

@@ -126,6 +126,8 @@ pub fn run(args: StackArgs) -> Result<Code, Failure> {
             keep,
             name,
         } => {
+            // The same checks as a run's, so what cannot be built is refused before building.
+            super::preflight::stack(&super::preflight::spec(&spec)?, &opts, 0)?;
             let stack = build(&spec, &opts, name, 0)?;
             print!("{}", describe(&stack));
             if keep {
