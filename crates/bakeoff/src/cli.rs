@@ -186,8 +186,9 @@ impl<const FOR_RUN: bool> Args for ExportOpts<FOR_RUN> {
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
 #[derive(Args, Debug, Clone)]
 pub struct StackOpts {
-    /// Size of each loop image (a stack's own size= wins).
-    #[arg(long, value_name = "SIZE", default_value = "1g")]
+    /// Size of each loop image: auto holds the dataset with room for the file system, at
+    /// least 1 GiB (a stack's own size= wins).
+    #[arg(long, value_name = "SIZE", default_value = "auto")]
     pub size: String,
     /// Directory for loop images and mount points.
     #[arg(long, value_name = "DIR", default_value = "/var/tmp/bakeoff")]

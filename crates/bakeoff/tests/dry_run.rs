@@ -294,6 +294,10 @@ fn compare_dry_run_uses_the_studys_own_size() {
     compare("2g").success().stdout(predicate::str::contains(
         "disk: up to 2 GiB of sparse images",
     ));
+    // auto: sized to the cells' 16 MiB dataset, at least 1 GiB.
+    compare("auto").success().stdout(predicate::str::contains(
+        "disk: up to 1 GiB of sparse images",
+    ));
     compare("4m").code(3).stderr(predicate::str::contains(
         "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
     ));
@@ -377,6 +381,11 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     .stderr(predicate::str::contains(
         "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
     ));
+    run(&["--stack", "xfs", "--device", dev, "--destroy-data-on", dev])
+        .code(3)
+        .stderr(predicate::str::contains(
+            "a device of 64 MiB is below the smallest this type's mkfs accepts, 300 MiB",
+        ));
     run(&["--stack", "ext4", "--device", dev, "--destroy-data-on", dev])
         .success()
         .stderr(predicate::str::contains("dry run: ok"));

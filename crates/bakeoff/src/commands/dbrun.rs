@@ -91,12 +91,14 @@ fn db_failure(e: DbError) -> Failure {
 /// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
 /// is run as the stack `dir=DIR`.
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
+    let dataset = plan.dataset_bytes();
+    let mut stack = super::stack::build(run.spec, run.opts, None, dataset, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(
             log,
             &loop_only(run.opts),
             None,
+            0,
             run.quiet,
         )?),
         None => None,
@@ -328,7 +330,7 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         Some(m) => Some(super::preflight::size("--mem-limit", m)?),
         None => None,
     };
-    super::preflight::size("--size", &args.stack_opts.size)?;
+    super::preflight::loop_size("--size", &args.stack_opts.size)?;
     match (&args.stack, &args.target) {
         (Some(spec), _) => {
             let dataset = plan.dataset_bytes();

@@ -17,5 +17,6 @@ pub mod report;
 pub mod report_files;
 pub mod results;
 pub mod run;
+pub mod sizing;
 pub mod stack;
 pub mod workloads;

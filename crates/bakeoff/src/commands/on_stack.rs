@@ -46,13 +46,17 @@ pub fn run_on_stack_ramped(
     ramp: Option<&RampSpec>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
     let logs = log_filesets(plan);
     let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
+    let data_bytes = match run.log_spec {
+        Some(_) => plan.dataset_bytes() - log_bytes,
+        None => plan.dataset_bytes(),
+    };
+    let mut stack = super::stack::build(run.spec, run.opts, None, data_bytes, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(spec) => {
             // The user's --device disks are the data stack's; the log stack is built on loops.
-            let s = super::stack::build(spec, &loop_only(run.opts), None, run.quiet)?;
+            let s = super::stack::build(spec, &loop_only(run.opts), None, log_bytes, run.quiet)?;
             check_room(&s, log_bytes)?;
             check_room(&stack, plan.dataset_bytes() - log_bytes)?;
             Some(s)

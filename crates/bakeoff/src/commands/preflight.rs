@@ -2,12 +2,14 @@
 //! so a dry run says ok exactly when the real run would start (as fio's `--parse-only` does),
 //! and fails otherwise with the exit code the run would give.
 
+pub use super::sizing::{device_size, loop_size};
+use super::sizing::{images_room, within_limits};
 use crate::cli::StackOpts;
 use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
 use bakeoff_core::Plan;
 use bakeoff_engine::{LayoutError, Target};
-use bakeoff_stack::fs::missing_tool;
+use bakeoff_stack::fs::{check_mount, missing_tool, size_limits};
 use bakeoff_stack::gate::{self, Claim};
 use bakeoff_stack::{StackError, StackSpec};
 use std::path::{Path, PathBuf};
@@ -162,11 +164,13 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
 }
 
 /// What building `spec` and laying out `dataset` bytes on it needs from this machine: its
-/// tools, root, a writable ledger and images directory, the `--device`s named in `--destroy-data-on` and through the safety gate, room
-/// for the data the loop images will hold, and a stack large enough for the dataset. The
-/// stack's exact capacity (after file-system overhead) is checked again once it is built.
+/// tools, root, mount options the kernel takes, a writable ledger and images directory, device
+/// sizes the type can be built on, the `--device`s named in `--destroy-data-on` and through the
+/// safety gate, room for what the loop images will hold, and a stack large enough for the
+/// dataset. The stack's exact capacity (after file-system overhead) is checked again once it
+/// is built.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
-    let loop_size = size("--size", &opts.size)?;
+    let per = device_size(spec, opts, dataset)?;
     let no_devices = spec.backing_devices() == 0;
     if no_devices && !opts.devices.is_empty() {
         return Err(failure(
@@ -193,6 +197,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             ),
         ));
     }
+    check_mount(spec)
+        .map_err(|m| failure(Code::Usage, format!("stack {}: {m}", clip(&spec.text))))?;
     ledger_writable()?;
     // Every stack keeps its mount point (or its name, for dir=) under --images.
     creatable(&opts.images, "the images directory", "choose --images DIR")?;
@@ -213,8 +219,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
         }
         _ if !opts.devices.is_empty() => devices(spec, opts)?,
         _ => {
-            let per = spec.size.unwrap_or(loop_size);
-            images_room(opts, dataset)?;
+            within_limits(spec, per)?;
+            images_room(spec, opts, dataset, per)?;
             let capacity = per.saturating_mul(u64::from(spec.devices));
             (capacity, devices_text(spec.devices, Some(per)))
         }
@@ -248,25 +254,6 @@ fn devices_text(n: u32, each: Option<u64>) -> String {
     }
 }
 
-/// Room under `--images` for what the sparse loop images will really hold: the dataset.
-fn images_room(opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
-    let (at, free) = free_bytes(&opts.images)?;
-    if dataset > free {
-        return Err(failure(
-            Code::Environment,
-            format!(
-                "not enough space for the loop images under {}: the dataset writes {}, {} are free on {} \
-                 (free some space or choose --images DIR)",
-                opts.images.display(),
-                format_bytes(dataset),
-                format_bytes(free),
-                at.display()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// The user's devices: as many as the spec needs, each named in `--destroy-data-on` (by
 /// device number, so any alias counts) and through the safety gate. Their data capacity.
 fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure> {
@@ -298,6 +285,16 @@ fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure>
         }
         // Released at once: the build claims it again, after checking it again.
         let claim = gate::check(d, &opts.destroy_data_on).map_err(stack_failure)?;
+        if let Some(why) = size_limits(spec).refuse(claim.size_bytes) {
+            return Err(failure(
+                Code::Environment,
+                format!(
+                    "stack {}: --device {}: {why}",
+                    clip(&spec.text),
+                    clip(&d.display().to_string())
+                ),
+            ));
+        }
         let is_log = spec.roles().get(i) == Some(&"log");
         if !is_log {
             capacity += claim.size_bytes;

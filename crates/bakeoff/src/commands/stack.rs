@@ -2,15 +2,21 @@
 
 use crate::cli::{StackAction, StackArgs, StackOpts};
 use crate::exit::{failure, stack_failure, Code, Failure};
-use bakeoff_core::units::{format_bytes, parse_size};
+use bakeoff_core::units::format_bytes;
 use bakeoff_stack::backing::BackingOptions;
 use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::ledger::{kept_stacks, replay_file, state_dir};
 use bakeoff_stack::{Options, Stack, StackKind, StackSpec};
 
-/// Stack options from the command line.
-pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failure> {
-    let size = parse_size(&opts.size).map_err(|m| failure(Code::Usage, format!("--size: {m}")))?;
+/// Stack options from the command line, for `spec` holding `dataset` bytes (which sizes an
+/// `auto` stack).
+pub fn options(
+    spec: &StackSpec,
+    opts: &StackOpts,
+    name: Option<String>,
+    dataset: u64,
+) -> Result<Options, Failure> {
+    let size = super::preflight::device_size(spec, opts, dataset)?;
     Ok(Options {
         images: opts.images.clone(),
         backing: BackingOptions {
@@ -22,16 +28,17 @@ pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failur
     })
 }
 
-/// Parses a spec and builds it, after undoing anything killed runs left behind; unless
-/// `quiet`, says on stderr when building and tearing down start.
+/// Parses a spec and builds it to hold `dataset` bytes, after undoing anything killed runs
+/// left behind; unless `quiet`, says on stderr when building and tearing down start.
 pub fn build(
     spec: &str,
     opts: &StackOpts,
     name: Option<String>,
+    dataset: u64,
     quiet: bool,
 ) -> Result<Stack, Failure> {
     let spec = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
-    let options = options(opts, name)?;
+    let options = options(&spec, opts, name, dataset)?;
     if !rustix::process::geteuid().is_root() && spec.kind.needs_root() {
         return Err(failure(
             Code::Environment,
@@ -124,7 +131,9 @@ pub fn run(args: StackArgs) -> Result<Code, Failure> {
             keep,
             name,
         } => {
-            let stack = build(&spec, &opts, name, false)?;
+            // The same checks as a run's, so what cannot be built is refused before building.
+            super::preflight::stack(&super::preflight::spec(&spec)?, &opts, 0)?;
+            let stack = build(&spec, &opts, name, 0, false)?;
             print!("{}", describe(&stack));
             if keep {
                 let (name, target) = (stack.name().to_string(), stack.info.target.clone());

@@ -203,7 +203,11 @@ fn mem_limit(doc: &Table, place: &Place) -> Result<Option<String>, SettingError>
 
 fn size(doc: &Table, place: &Place) -> Result<String, SettingError> {
     let (text, origin) = scalar_or_default(doc, place, "size")?;
-    crate::units::parse_size(&text).map_err(|m| SettingError::new(origin.clone(), "size", m))?;
+    // `auto`: each stack sized to its cells' dataset, as `--size auto`.
+    if text != "auto" {
+        crate::units::parse_size(&text)
+            .map_err(|m| SettingError::new(origin.clone(), "size", m))?;
+    }
     Ok(text)
 }
 

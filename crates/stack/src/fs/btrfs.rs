@@ -37,6 +37,9 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
+    size_limits: super::limits::btrfs,
+    mkfs_bytes: super::limits::small_mkfs_bytes,
+    mount_type: Some("btrfs"),
     ..Driver::basic("btrfs", build)
 };
 

@@ -16,6 +16,9 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
+    size_limits: super::limits::ext4,
+    mkfs_bytes: super::limits::ext4_mkfs_bytes,
+    mount_type: Some("ext4"),
     ..Driver::basic("ext4", build)
 };
 

@@ -4,6 +4,7 @@
 
 mod btrfs;
 mod extfs;
+pub mod limits;
 mod simple;
 pub(crate) mod space;
 mod xfs;
@@ -18,6 +19,7 @@ use crate::undo::Undo;
 use bakeoff_core::job::KeyDoc;
 use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
+use limits::SizeLimits;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -71,6 +73,14 @@ pub struct Driver {
     /// Space use and compression of the file system mounted at the path, read back after a
     /// run of phases (`df` unless the type knows better); `None` for a raw device.
     pub space: fn(&StackInfo, &Path, &mut Exec) -> Result<Option<SpaceRecord>, StackError>,
+    /// The device sizes it can be built on and what its file system keeps of them.
+    pub size_limits: fn(&StackSpec) -> SizeLimits,
+    /// Bytes its mkfs allocates in a sparse image of a device of that size (inode tables,
+    /// journal), besides the data.
+    pub mkfs_bytes: fn(u64) -> u64,
+    /// The kernel file-system type whose parser checks `mount=` before anything is built;
+    /// `None` where the driver checks its options itself (ZFS) or takes none.
+    pub mount_type: Option<&'static str>,
 }
 
 impl Driver {
@@ -95,6 +105,9 @@ impl Driver {
             prepare_cold: nothing,
             health: nothing,
             space: space::df,
+            size_limits: |_| SizeLimits::NONE,
+            mkfs_bytes: |_| 0,
+            mount_type: None,
         }
     }
 }
@@ -155,6 +168,25 @@ pub fn build(
 /// The tool `kind` lacks here and the Debian package that has it; `None` if it can be built.
 pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
     (kind.driver().missing_tool)()
+}
+
+/// The device sizes `spec` can be built on, and what its file system keeps of them.
+pub fn size_limits(spec: &StackSpec) -> SizeLimits {
+    (spec.kind.driver().size_limits)(spec)
+}
+
+/// Bytes the mkfs of `spec` allocates in a sparse image of a `size`-byte device.
+pub fn mkfs_bytes(spec: &StackSpec, size: u64) -> u64 {
+    (spec.kind.driver().mkfs_bytes)(size)
+}
+
+/// Checks the spec's `mount=` options against the kernel (see
+/// [`limits::check_mount_options`]), for types that mount a kernel file system.
+pub fn check_mount(spec: &StackSpec) -> Result<(), String> {
+    match (spec.kind.driver().mount_type, spec.mount.as_deref()) {
+        (Some(fstype), Some(options)) => limits::check_mount_options(fstype, options),
+        _ => Ok(()),
+    }
 }
 
 /// Runs mkfs (`tool args`) on the devices among `backing`, handing our claims on the user's

@@ -11,6 +11,7 @@ use bakeoff_core::job::KeyDoc;
 pub const TMPFS: Driver = Driver {
     common: &["size", "mount"],
     roles: no_devices,
+    mount_type: Some("tmpfs"),
     ..Driver::basic("tmpfs", tmpfs)
 };
 

@@ -16,6 +16,9 @@ pub const DRIVER: Driver = Driver {
             ("losetup", "util-linux"),
         ])
     },
+    size_limits: super::limits::xfs,
+    mkfs_bytes: super::limits::xfs_mkfs_bytes,
+    mount_type: Some("xfs"),
     ..Driver::basic("xfs", build)
 };
 

@@ -65,6 +65,8 @@ pub const DRIVER: Driver = Driver {
     prepare_cold: make_cold,
     health,
     space: zfs_read::space,
+    size_limits: super::limits::zfs,
+    mkfs_bytes: super::limits::small_mkfs_bytes,
     ..Driver::basic("zfs", build)
 };
 

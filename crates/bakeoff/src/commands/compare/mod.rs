@@ -35,12 +35,12 @@ fn check(
     plans: &[CellPlan],
     out: &Path,
 ) -> Result<Vec<Export>, Failure> {
-    preflight::size("--size", &args.stack_opts.size)?;
+    preflight::loop_size("--size", &args.stack_opts.size)?;
     let study_size = match &args.study {
         Some(path) => format!("{}: size", path.display()),
         None => "--size".into(),
     };
-    preflight::size(&study_size, &plan.study.size)?;
+    preflight::loop_size(&study_size, &plan.study.size)?;
     mem_limit(args, plan)?;
     super::report::columns(&args.report, Default::default())?;
     super::report::check_printable(&args.report)?;
@@ -93,15 +93,17 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
         .sum::<f64>()
         / plans.len().max(1) as f64;
     // Checked before: the study's size is what the runs use.
-    let size = bakeoff_core::units::parse_size(&plan.study.size).unwrap_or(1 << 30);
-    let disk = plan
-        .cells
-        .iter()
-        .map(|c| {
+    let mut sized = opts.clone();
+    sized.size = plan.study.size.clone();
+    let disk = (plan.cells.iter().zip(plans))
+        .map(|(c, p)| {
             std::iter::once(&c.stack)
                 .chain(&c.log_stack)
                 .filter_map(|s| StackSpec::parse_arg(s).ok())
-                .map(|s| u64::from(s.backing_devices()) * s.size.unwrap_or(size))
+                .map(|s| {
+                    let per = preflight::device_size(&s, &sized, p.dataset_bytes());
+                    u64::from(s.backing_devices()) * per.unwrap_or(0)
+                })
                 .sum::<u64>()
         })
         .max()

@@ -83,7 +83,7 @@ pub fn run_recipe(
     plan: &RecipePlan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let mut stack = super::stack::build(run.spec, run.opts, None, run.quiet)?;
+    let mut stack = super::stack::build(run.spec, run.opts, None, 0, run.quiet)?;
     let outcome = run_on(&mut stack, run, plan, interrupt);
     let torn = stack.destroy().map_err(stack_failure);
     let record = outcome?;

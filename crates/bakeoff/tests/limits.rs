@@ -1,0 +1,209 @@
+//! Each stack type's limits are known before anything is built: a `--dry-run` is ok exactly
+//! when the real run gets past building (the property, on generated specs and sizes around
+//! each type's smallest device), and what cannot be built is refused up front with the
+//! documented code, naming the spec.
+
+mod common;
+use bakeoff_testkit::{privileged_turn, scratch_dir};
+use common::bakeoff;
+use predicates::prelude::*;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use std::path::Path;
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+/// A quick run: the null engine over 16 KiB for a moment, so a case costs the build.
+const QUICK: &str = "engine=null,size=16k,runtime=1s";
+
+/// `bakeoff run randread --stack SPEC --size SIZE` with private state and images, plus `extra`.
+fn run(dir: &Path, spec: &str, size: u64, extra: &[&str]) -> std::process::Output {
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", dir.join("state"))
+        .args(["run", "randread", "--set", QUICK, "--stack", spec])
+        .args(["--size", &size.to_string(), "--images"])
+        .arg(dir.join("images"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A stack spec and a device size around its type's smallest device (measured: ext4 104 KiB,
+/// xfs 300 MiB, btrfs 109 MiB on one device), with a mount option the kernel takes or not.
+fn cases() -> impl Strategy<Value = (String, u64)> {
+    let around = |min: u64, step: u64| prop_oneof![Just(min - step), Just(min), Just(min + step)];
+    prop_oneof![
+        (
+            prop::sample::select(vec!["ext4", "ext4:mount=noatime", "ext4:mount=bogus"]),
+            around(104 * KIB, 4 * KIB)
+        ),
+        (
+            prop::sample::select(vec!["xfs", "xfs:mount=logbufs=8", "xfs:mount=data=journal"]),
+            around(300 * MIB, MIB)
+        ),
+        (
+            prop::sample::select(vec![
+                "btrfs",
+                "btrfs:mount=compress=zstd",
+                "btrfs:mount=nope"
+            ]),
+            around(109 * MIB, MIB)
+        ),
+        (Just("raw"), around(MIB, 64 * KIB)),
+    ]
+    .prop_map(|(spec, size)| (spec.to_string(), size))
+}
+
+/// The property: for 24 generated (spec, size) cases across ext4, xfs, btrfs and raw, the dry
+/// run's exit code is the real run's: 0 for both (the real run built the stack, ran and tore it
+/// down), or the same refusal before anything was built. zfs is left out (one zfs-fuse daemon
+/// per machine); its smallest pool is checked by `zfs_pools_below_64_mib_are_refused`.
+#[test]
+fn a_dry_run_is_ok_exactly_when_the_real_run_gets_past_building() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let config = Config {
+        cases: 24,
+        failure_persistence: None,
+        max_shrink_iters: 0,
+        ..Config::default()
+    };
+    // The same cases every time, so a failure can be run again.
+    let rng = TestRng::deterministic_rng(RngAlgorithm::ChaCha);
+    let mut runner = TestRunner::new_with_rng(config, rng);
+    let outcomes = std::cell::RefCell::new(Vec::new());
+    runner
+        .run(&cases(), |(spec, size)| {
+            let d = scratch_dir();
+            let dry = run(d.path(), &spec, size, &["--dry-run"]);
+            let real = run(d.path(), &spec, size, &[]);
+            let said = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).to_string();
+            eprintln!(
+                "{spec} --size {size}: dry {:?}, real {:?}",
+                dry.status.code(),
+                real.status.code()
+            );
+            outcomes.borrow_mut().push(real.status.code());
+            prop_assert_eq!(
+                dry.status.code(),
+                real.status.code(),
+                "{} --size {}: dry run said {:?}, the real run {:?}",
+                spec,
+                size,
+                said(&dry),
+                said(&real)
+            );
+            if !dry.status.success() {
+                prop_assert!(
+                    said(&dry).contains(&spec) && !said(&real).contains("building stack"),
+                    "{}: a refusal names the spec and builds nothing: {:?}",
+                    spec,
+                    said(&real)
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+    let outcomes = outcomes.into_inner();
+    assert!(
+        outcomes.contains(&Some(0)) && outcomes.contains(&Some(2)),
+        "the cases have runs that build and runs refused: {outcomes:?}"
+    );
+}
+
+/// The cases the issue found, each refused by the dry run with its code before anything is
+/// built: a device below mkfs.xfs's 300 MiB, a mount option the kernel refuses, an image the
+/// file system of `--images` cannot hold, and mkfs's allocation beyond the free space.
+#[test]
+fn what_cannot_be_built_is_refused_up_front() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let d = scratch_dir();
+    let dry = |spec: &str, size: &str| {
+        bakeoff()
+            .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+            .args([
+                "run",
+                "randread",
+                "--dry-run",
+                "--set",
+                QUICK,
+                "--stack",
+                spec,
+            ])
+            .args(["--size", size, "--images"])
+            .arg(d.path().join("images"))
+            .assert()
+    };
+    dry("xfs", "256m").code(2).stderr(predicate::str::contains(
+        "stack xfs: a device of 256 MiB is below the smallest this type's mkfs accepts, 300 MiB",
+    ));
+    dry("xfs:mount=bogus", "1g")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "stack xfs:mount=bogus: the kernel's xfs refuses mount option 'bogus'",
+        ));
+    dry("ext4:mount=data=sometimes", "1g")
+        .code(2)
+        .stderr(predicate::str::contains(
+            "refuses mount option 'data=sometimes'",
+        ));
+    // /var/tmp here is ext4, whose files end below 16 TiB: a raw stack's image cannot be made.
+    dry("raw", "100t")
+        .code(3)
+        .stderr(predicate::str::contains("cannot hold an image of 100 TiB"));
+    // ext4's mkfs allocates 1/128 of a 10 TiB device in inode tables: more than is free here.
+    dry("ext4", "10t")
+        .code(3)
+        .stderr(predicate::str::contains("mkfs allocates about 81 GiB"));
+    dry("btrfs:devices=2,profile=raid1", "120m")
+        .code(2)
+        .stderr(predicate::str::contains("125 MiB"));
+    dry("xfs", "300m").success();
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["stack", "create", "xfs:mount=bogus", "--images"])
+        .arg(d.path().join("images"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("refuses mount option 'bogus'"))
+        .stderr(predicate::str::contains("building stack").not());
+    assert!(
+        !d.path().join("images").exists() && !d.path().join("state").join("ledger").exists(),
+        "dry runs built nothing"
+    );
+}
+
+/// A ZFS pool's vdevs are 64 MiB at least (SPA_MINDEVSIZE): refused below, built at it.
+#[test]
+fn zfs_pools_below_64_mib_are_refused() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let d = scratch_dir();
+    let real = |size: u64, extra: &[&str]| {
+        let mut cmd = std::process::Command::new("flock");
+        cmd.arg("/tmp/bakeoff-zfs.lock")
+            .arg(assert_cmd::cargo::cargo_bin("bakeoff"))
+            .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+            .args([
+                "run", "randread", "--quiet", "--set", QUICK, "--stack", "zfs",
+            ])
+            .args(["--size", &size.to_string(), "--images"])
+            .arg(d.path().join("images"))
+            .args(extra);
+        cmd.output().unwrap()
+    };
+    let below = real(63 * MIB, &["--dry-run"]);
+    assert_eq!(below.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&below.stderr).contains("64 MiB"));
+    let at = real(64 * MIB, &[]);
+    assert!(
+        at.status.success(),
+        "{}",
+        String::from_utf8_lossy(&at.stderr)
+    );
+}

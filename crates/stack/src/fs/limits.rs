@@ -1,0 +1,270 @@
+//! What each stack type can be built with, known before anything is built: the device sizes its
+//! mkfs accepts, the room its file system keeps for itself, what mkfs allocates in a sparse
+//! image, and the mount options the kernel takes. The sizes were measured with the tools on
+//! the development machine (docs/stacks.md has the table and how); mount options are asked of
+//! the kernel itself.
+
+use crate::spec::StackSpec;
+use std::os::fd::{AsFd, BorrowedFd};
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// Sizes a stack type's devices may have, and what its file system keeps of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SizeLimits {
+    /// The smallest device its mkfs (with bakeoff's arguments) accepts.
+    pub min_bytes: u64,
+    /// The largest device its file system supports.
+    pub max_bytes: u64,
+    /// Fraction of a device the file system keeps (inode tables, metadata, root's reserve).
+    pub overhead_fraction: f64,
+    /// Bytes it keeps besides (journal, log, superblocks).
+    pub overhead_bytes: u64,
+}
+
+impl SizeLimits {
+    /// No limits and no overhead (a raw device).
+    pub const NONE: SizeLimits = SizeLimits {
+        min_bytes: 1,
+        max_bytes: u64::MAX,
+        overhead_fraction: 0.0,
+        overhead_bytes: 0,
+    };
+
+    /// At least how many bytes a device of `size` bytes holds for data, by the overhead model
+    /// (an estimate that errs low: the built stack's exact room is checked once built).
+    pub fn usable(&self, size: u64) -> u64 {
+        let kept = (size as f64 * self.overhead_fraction) as u64 + self.overhead_bytes;
+        size.saturating_sub(kept)
+    }
+
+    /// The device size (whole MiB, at least `floor` and the minimum) that holds `data` bytes by
+    /// the overhead model.
+    pub fn device_for(&self, data: u64, floor: u64) -> u64 {
+        let raw =
+            (data.saturating_add(self.overhead_bytes)) as f64 / (1.0 - self.overhead_fraction);
+        let mib = (raw / MIB as f64).ceil() as u64;
+        mib.saturating_mul(MIB).max(floor).max(self.min_bytes)
+    }
+
+    /// Why a device of `size` bytes cannot be built, or `None`.
+    pub fn refuse(&self, size: u64) -> Option<String> {
+        let b = bakeoff_core::units::format_bytes;
+        if size < self.min_bytes {
+            return Some(format!(
+                "a device of {} is below the smallest this type's mkfs accepts, {} ({} bytes)",
+                b(size),
+                b(self.min_bytes),
+                self.min_bytes
+            ));
+        }
+        (size > self.max_bytes).then(|| {
+            format!(
+                "a device of {} is above the largest this type supports, {}",
+                b(size),
+                b(self.max_bytes)
+            )
+        })
+    }
+}
+
+/// ext4 with mkfs.ext4's defaults: 104 KiB at least (1 KiB blocks); 1 EiB at most (4 KiB
+/// blocks, 64bit); inode tables, root's 5 % and the journal kept.
+pub(crate) fn ext4(_: &StackSpec) -> SizeLimits {
+    SizeLimits {
+        min_bytes: 104 * KIB,
+        max_bytes: 1 << 60,
+        overhead_fraction: 0.08,
+        overhead_bytes: 64 * MIB,
+    }
+}
+
+/// ext4's mkfs (lazy init off) allocates its inode tables and journal in the image: by the
+/// inode ratio mke2fs.conf gives its size class, 256-byte inodes, and a journal of 1/64 of
+/// the device between 4 MiB and 1 GiB (an estimate that errs high).
+pub(crate) fn ext4_mkfs_bytes(size: u64) -> u64 {
+    let ratio = match size {
+        s if s < 512 * MIB => 4096,
+        s if s < 4 * TIB => 16384,
+        s if s < 16 * TIB => 32768,
+        _ => 65536,
+    };
+    size / ratio * 256 + (size / 64).clamp(4 * MIB, GIB)
+}
+
+/// xfs: mkfs.xfs refuses less than 300 MiB; 8 EiB at most; its log (64 MiB) kept besides a
+/// few per cent.
+pub(crate) fn xfs(_: &StackSpec) -> SizeLimits {
+    SizeLimits {
+        min_bytes: 300 * MIB,
+        max_bytes: 8 << 60,
+        overhead_fraction: 0.03,
+        overhead_bytes: 80 * MIB,
+    }
+}
+
+/// xfs's mkfs allocates its log: 1/2048 of the device, between 64 MiB and 2 GiB.
+pub(crate) fn xfs_mkfs_bytes(size: u64) -> u64 {
+    (size / 2048).clamp(64 * MIB, 2 * GIB) + 4 * MIB
+}
+
+/// btrfs: mkfs.btrfs's smallest device follows the profiles: 45 MiB, plus 64 MiB for dup
+/// metadata (one device's default) or 24 MiB for a striped or mirrored one (raid1 is the
+/// default over several devices), plus 120 MiB for dup data or 56 MiB for a raid data
+/// profile. Measured for every pair of profiles on one, two and four devices.
+pub(crate) fn btrfs(spec: &StackSpec) -> SizeLimits {
+    let profile = |key: &str| spec.options.get(key).map(String::as_str);
+    let metadata = match profile("metadata") {
+        Some("single") => 0,
+        Some("dup") => 64,
+        Some(_) => 24,
+        None if spec.devices > 1 => 24,
+        None => 64,
+    };
+    let data = match profile("profile") {
+        None | Some("single") => 0,
+        Some("dup") => 120,
+        Some(_) => 56,
+    };
+    SizeLimits {
+        min_bytes: (45 + metadata + data) * MIB,
+        max_bytes: u64::MAX,
+        overhead_fraction: 0.14,
+        overhead_bytes: 80 * MIB,
+    }
+}
+
+/// ZFS: a vdev of 64 MiB at least (SPA_MINDEVSIZE); 1/32 of the pool held back (the slop)
+/// besides labels and metadata.
+pub(crate) fn zfs(_: &StackSpec) -> SizeLimits {
+    SizeLimits {
+        min_bytes: 64 * MIB,
+        max_bytes: u64::MAX,
+        overhead_fraction: 0.1,
+        overhead_bytes: 64 * MIB,
+    }
+}
+
+/// A small file system's mkfs allocates little: superblocks, labels, a first chunk.
+pub(crate) fn small_mkfs_bytes(_: u64) -> u64 {
+    16 * MIB
+}
+
+/// Mount options `mount(8)` turns into mount flags itself (and options only fstab uses): the
+/// kernel's file-system parsers never see them.
+const VFS_OPTIONS: &[&str] = &[
+    "defaults",
+    "ro",
+    "rw",
+    "exec",
+    "noexec",
+    "suid",
+    "nosuid",
+    "dev",
+    "nodev",
+    "sync",
+    "async",
+    "dirsync",
+    "mand",
+    "nomand",
+    "atime",
+    "noatime",
+    "diratime",
+    "nodiratime",
+    "relatime",
+    "norelatime",
+    "strictatime",
+    "nostrictatime",
+    "lazytime",
+    "nolazytime",
+    "iversion",
+    "noiversion",
+    "silent",
+    "loud",
+    "symfollow",
+    "nosymfollow",
+    "auto",
+    "noauto",
+    "user",
+    "nouser",
+    "users",
+    "owner",
+    "group",
+    "nofail",
+    "_netdev",
+];
+
+/// Checks `options` (`noatime,data=journal`) against the kernel's parser for `fstype`, as the
+/// real mount would (mount(8) uses the same `fsconfig` calls): each option the file system
+/// parses is set on a new, unattached file-system context, which needs no device and builds
+/// nothing. Flags mount(8) handles itself are taken as they are. Needs `CAP_SYS_ADMIN`.
+pub fn check_mount_options(fstype: &str, options: &str) -> Result<(), String> {
+    use rustix::mount::{fsconfig_set_flag, fsconfig_set_string, fsopen, FsOpenFlags};
+    let fs = fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC)
+        .map_err(|e| format!("cannot ask the kernel about {fstype} mount options: {e}"))?;
+    for opt in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+        if VFS_OPTIONS.contains(&opt) || opt.starts_with("x-") || opt.starts_with("comment=") {
+            continue;
+        }
+        let set = match opt.split_once('=') {
+            Some((key, value)) => fsconfig_set_string(&fs, key, value),
+            None => fsconfig_set_flag(&fs, opt),
+        };
+        if let Err(e) = set {
+            let said = kernel_message(fs.as_fd());
+            let why = said.unwrap_or_else(|| e.to_string());
+            return Err(format!(
+                "the kernel's {fstype} refuses mount option '{opt}': {why}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The message the kernel logged on a file-system context (`e ext4: Unknown parameter 'x'`),
+/// without its severity letter.
+fn kernel_message(fd: BorrowedFd<'_>) -> Option<String> {
+    let mut buf = [0u8; 512];
+    let n = rustix::io::read(fd, &mut buf).ok()?;
+    let text = String::from_utf8_lossy(&buf[..n]).trim().to_string();
+    let text = text
+        .split_once(' ')
+        .map_or(text.clone(), |(_, m)| m.to_string());
+    (!text.is_empty()).then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> StackSpec {
+        StackSpec::parse_arg(text).unwrap()
+    }
+
+    #[test]
+    fn btrfs_minimum_follows_the_profiles_as_measured() {
+        let min = |t: &str| btrfs(&spec(t)).min_bytes / MIB;
+        assert_eq!(min("btrfs"), 109);
+        assert_eq!(min("btrfs:devices=2"), 69);
+        assert_eq!(min("btrfs:devices=2,profile=raid1"), 125);
+        assert_eq!(min("btrfs:devices=4,profile=raid10"), 125);
+        assert_eq!(min("btrfs:profile=dup"), 229);
+        assert_eq!(min("btrfs:metadata=single"), 45);
+    }
+
+    #[test]
+    fn a_device_for_the_data_holds_it_by_the_model() {
+        let l = ext4(&spec("ext4"));
+        let data = (1 << 30) + (64 << 20);
+        let size = l.device_for(data, 1 << 30);
+        assert!(l.usable(size) >= data, "{size}");
+        assert_eq!(size % MIB, 0);
+        assert_eq!(l.device_for(1, 1 << 30), 1 << 30, "the floor");
+        assert_eq!(xfs(&spec("xfs")).device_for(1, 0), 300 * MIB, "the minimum");
+        assert!(l.refuse(100 * KIB).is_some() && l.refuse(GIB).is_none());
+        assert!(ext4_mkfs_bytes(10 * TIB) > 80 * GIB);
+    }
+}
