@@ -19,19 +19,24 @@ pub enum Code {
     /// 6: a report was printed, but some run records could not be read: each was named on
     /// stderr and in the report's notes, and left out (its cell shows one run fewer).
     Unreadable = 6,
+    /// 7: a command bakeoff ran for the user (`exec`, a recipe's phase) failed: it exited
+    /// non-zero, was killed by a signal or outlived `--timeout`. Its status is in the message
+    /// and the record; its figures are not results.
+    CommandFailed = 7,
     /// 130: interrupted (Ctrl-C / SIGTERM); what was measured was printed and marked so.
     Interrupted = 130,
 }
 
 impl Code {
     /// Every code.
-    const ALL: [Code; 7] = [
+    const ALL: [Code; 8] = [
         Code::Ok,
         Code::Usage,
         Code::Environment,
         Code::Io,
         Code::Refused,
         Code::Unreadable,
+        Code::CommandFailed,
         Code::Interrupted,
     ];
 

@@ -130,6 +130,7 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
+    super::exec::check_output_flag(&args)?;
     if args.mpi {
         return super::mpi::run(&args);
     }
