@@ -9,12 +9,13 @@ pub enum Code {
     Ok = 0,
     /// 2: the command line or a workload file is wrong; nothing was done.
     Usage = 2,
-    /// 3: the environment refused: a missing target, a device bakeoff will not write to, a
-    /// missing privilege or kernel feature.
+    /// 3: the environment refused: a missing target, a block device `--target` does not take
+    /// (not a loop device), a missing privilege or kernel feature.
     Environment = 3,
     /// 4: an I/O error during layout or the run; its figures are not results.
     Io = 4,
-    /// 5: the safety gate refused a device; nothing was written to it.
+    /// 5: the safety gate refused a device (mounted, swap, held, a pool member, a signature not
+    /// confirmed), whether named as `--target` or `--device`; nothing was written to it.
     Refused = 5,
     /// 6: a report was printed, but some run records could not be read: each was named on
     /// stderr and in the report's notes, and left out (its cell shows one run fewer).

@@ -451,3 +451,34 @@ fn a_device_is_used_only_when_named_for_destruction_and_past_the_gate() {
     );
     scene.assert_clean("refused devices");
 }
+
+/// The safety gate's refusal is one exit code, 5, whether a mounted loop device is named as
+/// `run --target` or as `--device` (it was 3 as the target).
+#[test]
+fn a_mounted_loop_device_is_refused_with_5_as_target_and_as_device() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let scene = Scene::new();
+    let stack = bakeoff_testkit::loop_device::LoopFs::new(64 << 20, "ext4", "noatime");
+    let dev = stack.device.node();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let set = ["--set", "engine=null,size=8m,runtime=1s"];
+    let as_target = scene
+        .cmd(&["run", "randread", "--target", dev])
+        .args(set)
+        .output()
+        .unwrap();
+    let as_device = scene
+        .cmd(&["run", "randread", "--stack", "ext4", "--images", &images])
+        .args(["--device", dev, "--destroy-data-on", dev])
+        .args(set)
+        .output()
+        .unwrap();
+    for (how, out) in [("--target", as_target), ("--device", as_device)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{how}: {err}");
+        assert!(err.contains("mounted"), "{how}: {err}");
+    }
+    scene.assert_clean("a refused mounted loop device");
+}
