@@ -105,6 +105,7 @@ pub fn stack_failure(e: bakeoff_stack::StackError) -> Failure {
         bakeoff_stack::StackError::Spec(_) => Code::Usage,
         bakeoff_stack::StackError::Refused { .. } => Code::Refused,
         bakeoff_stack::StackError::Io { .. } => Code::Io,
+        bakeoff_stack::StackError::Interrupted(_) => Code::Interrupted,
         _ => Code::Environment,
     };
     failure(code, e)

@@ -44,6 +44,11 @@ pub fn options(opts: &StackOpts, name: Option<String>) -> Result<Options, Failur
             destroy_data_on: opts.destroy_data_on.clone(),
         },
         name,
+        // Its own flag: Ctrl-C raises every registered flag, so the wait ends on it.
+        wait: match opts.wait {
+            true => Some(super::measure::interrupt_flag()?),
+            false => None,
+        },
     })
 }
 
