@@ -16,7 +16,8 @@ pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
 /// Exit codes: 0 ok; 2 usage or workload error (nothing was done); 3 environment refused
 /// (target missing or not allowed, missing tool or privilege, stack too small); 4 I/O error
 /// (figures are not results); 5 the safety gate refused a device; 6 a report was printed but
-/// some run records were unreadable and left out (named on stderr and in its notes); 130
+/// some run records were unreadable and left out (named on stderr and in its notes); 7 a
+/// command run by `exec` or a recipe failed (its exit status or signal is in the message); 130
 /// interrupted (partial figures printed, marked interrupted; everything built was torn down).
 #[derive(Parser, Debug)]
 #[command(name = "bakeoff", version, about, long_about, after_help = TOP_EXAMPLES)]
@@ -32,6 +33,10 @@ pub enum Command {
     Run(RunArgs),
     /// Run a command on a stack, timed and accounted: real, user and system time of its whole
     /// process tree, device I/O, whole-machine CPU.
+    ///
+    /// The command's standard output and error pass through as it writes them (--output DIR
+    /// also keeps them in files); if it fails (non-zero exit, a signal, --timeout) bakeoff
+    /// exits 7 and names its status.
     #[command(after_help = EXEC_EXAMPLES)]
     Exec(ExecArgs),
     /// List the built-in workloads, or print one as TOML to copy and change.
@@ -199,6 +204,10 @@ pub struct StackOpts {
     /// Confirm that these devices' contents may be destroyed (repeat each --device).
     #[arg(long = "destroy-data-on", value_name = "DEV")]
     pub destroy_data_on: Vec<PathBuf>,
+    /// If another bakeoff run is using zfs-fuse (one per machine), wait for it to finish
+    /// instead of refusing; a line on stderr says whom it waits for.
+    #[arg(long)]
+    pub wait: bool,
 }
 
 #[derive(Args, Debug)]
@@ -295,6 +304,10 @@ pub struct RunArgs {
     pub ramp: Option<String>,
     #[command(flatten)]
     pub export: ExportOpts<true>,
+    /// A recipe: also keep its commands' standard output and error, whole, in files in this
+    /// directory (N-PHASE.stdout, N-PHASE.stderr; named in the record).
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
     /// Remove the laid-out data files from a directory target after the run (default: keep
     /// them, so the next run with the same layout reuses them).
     #[arg(long)]
@@ -349,6 +362,10 @@ pub struct ExecArgs {
     /// Stop the command (and fail the run) after this long.
     #[arg(long, value_name = "DUR")]
     pub timeout: Option<String>,
+    /// Also keep the command's standard output and error, whole, in files in this directory
+    /// (1-exec.stdout, 1-exec.stderr; named in the record); they pass through either way.
+    #[arg(long, value_name = "DIR")]
+    pub output: Option<PathBuf>,
     #[command(flatten)]
     pub stack_opts: StackOpts,
     /// Do not sync and drop caches (or re-import a ZFS pool) before the command.

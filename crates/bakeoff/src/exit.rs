@@ -9,29 +9,35 @@ pub enum Code {
     Ok = 0,
     /// 2: the command line or a workload file is wrong; nothing was done.
     Usage = 2,
-    /// 3: the environment refused: a missing target, a device bakeoff will not write to, a
-    /// missing privilege or kernel feature.
+    /// 3: the environment refused: a missing target, a block device `--target` does not take
+    /// (not a loop device), a missing privilege or kernel feature.
     Environment = 3,
     /// 4: an I/O error during layout or the run; its figures are not results.
     Io = 4,
-    /// 5: the safety gate refused a device; nothing was written to it.
+    /// 5: the safety gate refused a device (mounted, swap, held, a pool member, a signature not
+    /// confirmed), whether named as `--target` or `--device`; nothing was written to it.
     Refused = 5,
     /// 6: a report was printed, but some run records could not be read: each was named on
     /// stderr and in the report's notes, and left out (its cell shows one run fewer).
     Unreadable = 6,
+    /// 7: a command bakeoff ran for the user (`exec`, a recipe's phase) failed: it exited
+    /// non-zero, was killed by a signal or outlived `--timeout`. Its status is in the message
+    /// and the record; its figures are not results.
+    CommandFailed = 7,
     /// 130: interrupted (Ctrl-C / SIGTERM); what was measured was printed and marked so.
     Interrupted = 130,
 }
 
 impl Code {
     /// Every code.
-    const ALL: [Code; 7] = [
+    const ALL: [Code; 8] = [
         Code::Ok,
         Code::Usage,
         Code::Environment,
         Code::Io,
         Code::Refused,
         Code::Unreadable,
+        Code::CommandFailed,
         Code::Interrupted,
     ];
 
@@ -99,6 +105,7 @@ pub fn stack_failure(e: bakeoff_stack::StackError) -> Failure {
         bakeoff_stack::StackError::Spec(_) => Code::Usage,
         bakeoff_stack::StackError::Refused { .. } => Code::Refused,
         bakeoff_stack::StackError::Io { .. } => Code::Io,
+        bakeoff_stack::StackError::Interrupted(_) => Code::Interrupted,
         _ => Code::Environment,
     };
     failure(code, e)

@@ -3,7 +3,7 @@
 //! overwrite it). Other block devices are built on only through `--stack ... --device` with
 //! `--destroy-data-on`.
 
-use crate::exit::{failure, Code, Failure};
+use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_engine::Target;
 use bakeoff_stack::gate::{self, Claim};
 use rustix::fs::{major, minor, stat, FileType};
@@ -47,8 +47,9 @@ pub fn check(path: &Path) -> Result<(Target, Option<Claim>), Failure> {
                     ),
                 ));
             }
-            let claim = gate::check(path, &[path.to_path_buf()])
-                .map_err(|e| failure(Code::Environment, e))?;
+            // The gate's refusal is the same exit (5) whether the device came as --target or
+            // as --device.
+            let claim = gate::check(path, &[path.to_path_buf()]).map_err(stack_failure)?;
             Ok((Target::Device(path.to_path_buf()), Some(claim)))
         }
         _ => Err(failure(

@@ -546,3 +546,44 @@ fn the_plan_keeps_iodepth_in_flight_or_says_why_not() {
         &["--set: iodepth: iodepth=16 needs an asynchronous engine"],
     );
 }
+
+/// `--destroy-data-on` confirms a `--device`; without one (or naming another device) it was
+/// silently ignored and the stack went on loop devices.
+#[test]
+fn destroy_data_on_without_its_device_is_refused() {
+    let d = tmp();
+    let stack = format!("dir={}", d.path().display());
+    let run = |extra: &[&str]| {
+        bakeoff()
+            .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+            .args(["run", "randread", "--dry-run", "--stack", &stack])
+            .args(["--set", "engine=null,size=8m,runtime=1s"])
+            .args(extra)
+            .assert()
+    };
+    for extra in [
+        &["--destroy-data-on", "/dev/loop99"][..],
+        &["--device", "/dev/null", "--destroy-data-on", "/dev/zero"][..],
+    ] {
+        run(extra).code(2).stderr(predicate::str::contains(
+            "confirms a --device, and no --device names it",
+        ));
+    }
+    let out = bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args([
+            "stack",
+            "create",
+            &stack,
+            "--destroy-data-on",
+            "/dev/loop99",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

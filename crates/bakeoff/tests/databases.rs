@@ -259,3 +259,32 @@ fn ctrl_c_in_the_window_is_exit_130_with_the_server_stopped() {
     let left = scene.db_leftovers();
     assert!(left.is_empty(), "after Ctrl-C: {left:#?}");
 }
+
+/// A stack that passes the dataset estimate but fills up during the load: PostgreSQL PANICs on
+/// its WAL and the client knows only "error communicating with the server"; the error names
+/// the server's own cause from its log, the file and the full disk.
+#[test]
+fn a_full_disk_during_a_postgresql_load_is_named_from_the_servers_log() {
+    if !postgres() {
+        return;
+    }
+    let _serial = serial();
+    let scene = db_scene();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let set = "db=postgres,warehouses=1,terminals=1,runtime=2s";
+    let out = scene
+        .cmd(&[
+            "run", "tpcc", "--quiet", "--stack", "ext4", "--images", &images,
+        ])
+        .args(["--size", "104m", "--set", set])
+        .output()
+        .unwrap();
+    assert_exit(&out, 4);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("loading TPC-C"), "{err}");
+    assert!(err.contains("the server's log says:"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("pgdata") && err.contains("--size"), "{err}");
+    let left = scene.db_leftovers();
+    assert!(left.is_empty(), "{left:#?}");
+}

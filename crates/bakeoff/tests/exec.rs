@@ -1,5 +1,6 @@
 //! `bakeoff exec` and recipes through the command line: a command's device bytes on an ext4
-//! stack, the CPU of a grandchild, a failing command's exit code and standard error, the
+//! stack, the CPU of a grandchild, a failing command's exit code (7) and standard error, its
+//! output passed through and kept with `--output`, the
 //! stagger between parallel instances, Ctrl-C and kill -9 (then `bakeoff cleanup`) leaving no
 //! process, mount or loop device, a recipe file's errors at their line, and a comparison of
 //! recipes with a phase table. Runs are warm (no machine-wide cache drop) unless a test needs
@@ -132,17 +133,21 @@ fn a_grandchild_burning_a_second_of_cpu_is_counted() {
 }
 
 #[test]
-fn a_failing_command_fails_the_run_with_its_exit_code_and_the_tail_of_its_stderr() {
+fn a_failing_command_exits_7_with_its_status_and_the_tail_of_its_stderr() {
     let scene = Scene::new();
     let dir = scratch_dir();
     let script = "for i in $(seq 1 30); do echo line$i >&2; done; exit 7";
     let target = dir.path().to_str().unwrap();
     let (out, record) = scene.exec(["--target", target], &[], &["sh", "-c", script]);
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("exited with status 7"), "{err}");
-    assert!(err.contains("line30") && err.contains("line11"), "{err}");
-    assert!(!err.contains("line10\n"), "only the last 20 lines: {err}");
+    // All of its standard error passed through; the message repeats the last 20 lines.
+    assert!(err.contains("line1\n") && err.contains("line30"), "{err}");
+    let message = err.lines().skip_while(|l| !l.contains("bakeoff: error:"));
+    let message: Vec<&str> = message.collect();
+    assert!(message.iter().any(|l| l.contains("line11")), "{err}");
+    assert!(!message.iter().any(|l| l.trim() == "line10"), "{err}");
     assert_eq!(record["status"], "failed");
     let instance = &phase0(&record)["instances"][0];
     assert_eq!(instance["exit_code"], 7);
@@ -152,6 +157,114 @@ fn a_failing_command_fails_the_run_with_its_exit_code_and_the_tail_of_its_stderr
         summary.contains("FAILED") && summary.contains("line30"),
         "{summary}"
     );
+}
+
+#[test]
+fn a_command_killed_by_a_signal_exits_7_and_names_the_signal() {
+    let scene = Scene::new();
+    let dir = scratch_dir();
+    let target = dir.path().to_str().unwrap();
+    let (out, record) = scene.exec(["--target", target], &[], &["sh", "-c", "kill -9 $$"]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("was killed by signal 9"),
+        "{}",
+        stderr(&out)
+    );
+    let instance = &phase0(&record)["instances"][0];
+    assert_eq!(instance["exit_code"], Value::Null);
+    assert_eq!(instance["signal"], 9);
+}
+
+#[test]
+fn the_commands_output_passes_through_and_output_keeps_it_in_files() {
+    let scene = Scene::new();
+    let dir = scratch_dir();
+    let target = dir.path().to_str().unwrap();
+    let kept = dir.path().join("kept");
+    let script = "echo OUT; printf 'ERR\\n' >&2; exit 3";
+    let flags = ["--output", kept.to_str().unwrap()];
+    let (out, record) = scene.exec(["--target", target], &flags, &["sh", "-c", script]);
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("OUT\n"),
+        "the command's output comes first: {stdout}"
+    );
+    assert!(stderr(&out).contains("ERR\n"), "{}", stderr(&out));
+    let instance = &phase0(&record)["instances"][0];
+    let file = |key: &str| {
+        let path = instance[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key}: {instance}"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    assert_eq!(file("stdout_file"), "OUT\n");
+    assert_eq!(file("stderr_file"), "ERR\n");
+    assert_eq!(
+        instance["stdout_file"],
+        format!("{}/1-exec.stdout", kept.display())
+    );
+}
+
+#[test]
+fn with_the_record_on_stdout_the_commands_output_goes_to_stderr() {
+    let scene = Scene::new();
+    let dir = scratch_dir();
+    let out = scene
+        .cmd(&[
+            "exec",
+            "--warm",
+            "--quiet",
+            "--export-json",
+            "-",
+            "--target",
+        ])
+        .arg(dir.path())
+        .args(["--", "echo", "OUT"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let record: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "completed");
+    assert!(stderr(&out).contains("OUT\n"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_recipes_commands_pass_through_and_output_is_refused_for_a_workload() {
+    let scene = Scene::new();
+    let dir = scratch_dir();
+    let recipe = dir.path().join("two.toml");
+    let text = "[[phase]]\nname = \"a\"\nrun = \"echo from-a\"\n\
+                [[phase]]\nname = \"b\"\nrun = \"echo from-b >&2\"\n";
+    std::fs::write(&recipe, text).unwrap();
+    let kept = dir.path().join("kept");
+    let out = scene
+        .cmd(&[
+            "run",
+            "--warm",
+            "--quiet",
+            "--recipe",
+            recipe.to_str().unwrap(),
+        ])
+        .args(["--target", dir.path().to_str().unwrap()])
+        .args(["--output", kept.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("from-a\n"));
+    assert!(stderr(&out).contains("from-b\n"), "{}", stderr(&out));
+    let b = std::fs::read_to_string(kept.join("2-b.stderr")).unwrap();
+    assert_eq!(b, "from-b\n");
+
+    let out = scene
+        .cmd(&["run", "randread", "--dry-run", "--target"])
+        .arg(dir.path())
+        .args(["--output", kept.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--output"), "{}", stderr(&out));
 }
 
 #[test]

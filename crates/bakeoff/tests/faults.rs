@@ -451,3 +451,107 @@ fn a_device_is_used_only_when_named_for_destruction_and_past_the_gate() {
     );
     scene.assert_clean("refused devices");
 }
+
+/// The safety gate's refusal is one exit code, 5, whether a mounted loop device is named as
+/// `run --target` or as `--device` (it was 3 as the target).
+#[test]
+fn a_mounted_loop_device_is_refused_with_5_as_target_and_as_device() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let scene = Scene::new();
+    let stack = bakeoff_testkit::loop_device::LoopFs::new(64 << 20, "ext4", "noatime");
+    let dev = stack.device.node();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let set = ["--set", "engine=null,size=8m,runtime=1s"];
+    let as_target = scene
+        .cmd(&["run", "randread", "--target", dev])
+        .args(set)
+        .output()
+        .unwrap();
+    let as_device = scene
+        .cmd(&["run", "randread", "--stack", "ext4", "--images", &images])
+        .args(["--device", dev, "--destroy-data-on", dev])
+        .args(set)
+        .output()
+        .unwrap();
+    for (how, out) in [("--target", as_target), ("--device", as_device)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{how}: {err}");
+        assert!(err.contains("mounted"), "{how}: {err}");
+    }
+    scene.assert_clean("a refused mounted loop device");
+}
+
+/// A second zfs run while another bakeoff run's zfs-fuse runs: refused naming that run (its
+/// pid and command line), never advised to kill it; with `--wait` it says whom it waits for,
+/// waits, and runs once the first has finished.
+#[test]
+fn a_second_zfs_run_names_the_run_owning_zfs_fuse_and_waits_for_it() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let scene = Scene::new();
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let exec = |extra: &[&str], script: &str| {
+        let mut c = scene.cmd(&["exec", "--warm", "--quiet", "--stack", "zfs"]);
+        c.args(["--images", &images]).args(extra);
+        c.args(["--", "sh", "-c", script]);
+        c
+    };
+    let (started, go) = (
+        scene.state.path().join("started"),
+        scene.state.path().join("go"),
+    );
+    let hold = format!(
+        "touch {}; while [ ! -e {} ]; do sleep 0.1; done",
+        started.display(),
+        go.display()
+    );
+    let first_err = scene.state.path().join("first.err");
+    let mut first = exec(&[], &hold)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&first_err).unwrap())
+        .spawn()
+        .unwrap();
+    let since = Instant::now();
+    while !started.exists() {
+        assert!(
+            since.elapsed() < Duration::from_secs(120),
+            "the first run never started"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let owner = format!("pid {}", first.id());
+    let refused = exec(&[], "true").output().unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr).to_string();
+    let (second, lines) = common::db::spawn_watched(exec(&["--wait"], "true"));
+    let waited = std::panic::catch_unwind(|| {
+        common::db::wait_for(&lines, "waiting for bakeoff", Duration::from_secs(60))
+    });
+    std::fs::write(&go, "").unwrap();
+    let first_status = first.wait().unwrap();
+    let second = second.wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("in use by another bakeoff run") && err.contains(&owner),
+        "{err}"
+    );
+    assert!(
+        err.contains("exec --warm") && err.contains("--wait"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("kill"),
+        "never advise killing another run's daemon: {err}"
+    );
+    assert!(waited.is_ok(), "the waiting run said nothing");
+    let first_err = std::fs::read_to_string(&first_err).unwrap();
+    assert!(first_status.success(), "{first_err}");
+    let second_err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        second.status.success(),
+        "the waiting run ran after the first: {second_err}"
+    );
+    scene.assert_clean("a run that waited for zfs-fuse");
+}

@@ -115,6 +115,68 @@ fn page_cache_hits_are_pages_the_kernel_did_not_add() {
     );
 }
 
+/// On a fresh machine tracefs is not mounted (`/sys/kernel/tracing` is an empty directory):
+/// bakeoff as root mounts it, as perf does, and counts; anyone else gets the figure null with
+/// the reason. Checked in a private mount namespace where tracefs was unmounted first, so
+/// neither a hand-made mount nor this test's own mount can hide or leak anything.
+#[test]
+fn tracefs_is_mounted_by_root_where_a_fresh_machine_lacks_it() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let dir = scratch_dir();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let d = dir.path().display();
+    let bin = assert_cmd::cargo::cargo_bin("bakeoff");
+    let run = |json: &str| {
+        format!(
+            "{} run randread --warm --target {d} --set engine=psync,size=8m,runtime=300ms \
+             --quiet --json {d}/{json}",
+            bin.display()
+        )
+    };
+    let mounted = "grep -q ' /sys/kernel/tracing ' /proc/self/mountinfo";
+    let script = format!(
+        "while umount /sys/kernel/tracing 2>/dev/null; do :; done
+         {mounted} && exit 90
+         BAKEOFF_STATE_DIR={d} setpriv --reuid 65534 --regid 65534 --clear-groups {} || exit 91
+         {mounted} && exit 92
+         {} || exit 93
+         {mounted} || exit 94",
+        run("nobody.json"),
+        run("root.json"),
+    );
+    let _ = process_state_dir();
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "/bin/sh",
+            "-c",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    let record = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap()
+    };
+    let nobody = record("nobody.json");
+    let why = nobody["memory"]["page_cache_unavailable"].as_str().unwrap();
+    assert!(why.contains("only root can mount it"), "{why}");
+    assert!(nobody["summary"]["page_cache_hit_pct"].is_null());
+    let root = record("root.json");
+    assert!(root["memory"]["page_cache_unavailable"].is_null(), "{root}");
+    assert!(root["memory"]["page_cache_added_pages"].is_u64(), "{root}");
+    assert!(root["summary"]["page_cache_hit_pct"].is_number(), "{root}");
+}
+
 #[test]
 fn every_fdatasync_carries_a_flush_to_the_device() {
     let Some(_turn) = privileged_turn() else {

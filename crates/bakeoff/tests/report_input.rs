@@ -1,6 +1,6 @@
 //! `bakeoff report` counts each run once and refuses what it cannot trust: the same results
 //! directory or run record named twice, unknown schema versions, a corrupt study.json, an
-//! unreadable run record.
+//! unreadable run record, a directory whose runs/ is gone.
 
 mod common;
 use common::{bakeoff, tmp};
@@ -123,6 +123,23 @@ fn unknown_schema_versions_are_refused_naming_the_file() {
     assert!(stderr.contains("study.json: schema_version 7"), "{stderr}");
     assert!(
         stderr.contains("reads study.json of schema_version 1"),
+        "{stderr}"
+    );
+}
+
+/// A results directory whose `runs/` is gone has nothing to report: it printed an empty
+/// table and exited 0.
+#[test]
+fn a_directory_without_its_runs_is_an_error_naming_the_path() {
+    let root = tmp();
+    let d = results(root.path());
+    std::fs::remove_dir_all(d.join("runs")).unwrap();
+    let (code, json, stderr) = report(&[&d]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(json, Value::Null, "no report is printed");
+    let runs = d.join("runs");
+    assert!(
+        stderr.contains(&format!("{} is missing", runs.display())),
         "{stderr}"
     );
 }

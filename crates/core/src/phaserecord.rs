@@ -57,6 +57,13 @@ pub struct InstanceRecord {
     /// The last lines of its standard error (at most 20), when it failed.
     #[serde(default)]
     pub stderr_tail: Vec<String>,
+    /// The file holding all of its standard output, when it was kept (`--output DIR`, or a
+    /// `compare` run's directory).
+    #[serde(default)]
+    pub stdout_file: Option<String>,
+    /// The file holding all of its standard error, when it was kept.
+    #[serde(default)]
+    pub stderr_file: Option<String>,
 }
 
 /// One phase: what it ran, how long it took, what it cost.

@@ -6,7 +6,8 @@
 //! fixtures captured from real kernels; and a thin layer that reads `/proc` and `/sys`
 //! ([`resolve_devices`], [`target_info`], [`environment`], [`Probe::snapshot`], and the tracefs
 //! instances of [`PageCacheProbe`]). The only `unsafe`
-//! is in the `sys` module (`sysconf`, `getrusage`, `uname`).
+//! is in the `sys` module (`sysconf`, `getrusage`, `uname`, and the `flock` and `mount` that
+//! make tracefs available).
 #![warn(missing_docs)]
 
 mod btrfs;
@@ -22,12 +23,13 @@ mod snapshot;
 mod split;
 mod sys;
 mod target_info;
+mod tracefs;
 
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;
 pub use error::ProbeError;
-pub use page_cache::{remove_stale_instances, PageCacheCounters, PageCacheProbe, TRACEFS};
+pub use page_cache::{remove_stale_instances, PageCacheCounters, PageCacheProbe};
 pub use parse::{
     parse_arc_counters, parse_arc_size, parse_block_stat, parse_cpu_model, parse_meminfo,
     parse_mountinfo, parse_pid_stat, parse_proc_stat, parse_trace_events_written, ArcCounters,
@@ -38,3 +40,4 @@ pub use snapshot::{Probe, Snapshot};
 pub use split::{cpu_split, family_cpu_us, SplitInputs};
 pub use sys::{rusage_children, rusage_self, ticks_per_second};
 pub use target_info::{in_memory_filesystem, target_info};
+pub use tracefs::TRACEFS;

@@ -11,16 +11,15 @@
 //! cached 4 KiB read here (a quarter of the rate); insertions happen only where pages come
 //! from the device or are created, beside much larger costs. The global trace is not touched,
 //! and the instances are removed on drop and, after a crash, by [`remove_stale_instances`]
-//! (`bakeoff cleanup`).
+//! (`bakeoff cleanup`). Where tracefs is not mounted, root mounts it first ([`crate::tracefs`]).
 
 use crate::parse::parse_trace_events_written;
 use crate::target_info::in_memory_filesystem;
+use crate::tracefs::{ensure_mounted, TRACEFS};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Where tracefs is mounted.
-pub const TRACEFS: &str = "/sys/kernel/tracing";
 /// Prefix of every instance bakeoff creates; the pid of its creator follows.
 const PREFIX: &str = "bakeoff-";
 /// Folio orders counted one per instance; the last instance counts every larger order as this
@@ -61,12 +60,8 @@ impl PageCacheProbe {
                 "{fs} keeps files in memory: there is no page cache to miss"
             ));
         }
+        ensure_mounted()?;
         let instances = Path::new(TRACEFS).join("instances");
-        if !instances.is_dir() {
-            return Err(format!(
-                "tracefs is not mounted at {TRACEFS} (mount -t tracefs tracefs {TRACEFS})"
-            ));
-        }
         // The kernel's own dev_t (major << 20 | minor), not the C library's encoding.
         let s_dev = (u64::from(libc::major(meta.dev())) << 20) | u64::from(libc::minor(meta.dev()));
         static NEXT: AtomicU32 = AtomicU32::new(0);

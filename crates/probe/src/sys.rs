@@ -71,6 +71,45 @@ fn c_chars(chars: &[libc::c_char]) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// Whether this process runs as root (effective uid 0).
+pub(crate) fn is_root() -> bool {
+    // SAFETY: geteuid takes nothing and always succeeds.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Takes an exclusive `flock` on `file`, waiting for it; released when `file` is closed.
+pub(crate) fn lock_exclusive(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid open descriptor, borrowed for the call.
+    match unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+/// `mount(source, target, fstype, 0, NULL)`: a pseudo file system that takes no options.
+pub(crate) fn mount_pseudo(source: &str, target: &str, fstype: &str) -> std::io::Result<()> {
+    let c = |s: &str| {
+        std::ffi::CString::new(s)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (source, target, fstype) = (c(source)?, c(target)?, c(fstype)?);
+    // SAFETY: NUL-terminated strings that outlive the call; no data argument.
+    let rc = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -216,6 +216,8 @@ fn instance(index: u32, start: f64, exit_code: Option<i32>) -> InstanceRecord {
         exit_code,
         signal: exit_code.is_none().then_some(9),
         stderr_tail: Vec::new(),
+        stdout_file: None,
+        stderr_file: None,
     }
 }
 

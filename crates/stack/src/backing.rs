@@ -19,6 +19,9 @@ pub struct Ctx<'a> {
     pub dir: PathBuf,
     /// The stack's name.
     pub name: String,
+    /// Wait for another run's zfs-fuse to end instead of refusing, until this flag (Ctrl-C)
+    /// is raised.
+    pub wait: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// Where backing devices come from.

@@ -42,6 +42,9 @@ pub enum StackError {
     /// Something else about the environment (cgroups, daemons, locks).
     #[error("{0}")]
     Environment(String),
+    /// Ctrl-C or SIGTERM while waiting (`--wait`); nothing was built.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl StackError {

@@ -24,6 +24,9 @@ pub struct Options {
     pub backing: BackingOptions,
     /// Name to give the stack (default: `<kind>-<pid>-<n>`).
     pub name: Option<String>,
+    /// Wait for another run's zfs-fuse to end (`--wait`) instead of refusing, until this flag
+    /// (raised by Ctrl-C) is.
+    pub wait: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Options {
@@ -35,6 +38,7 @@ impl Default for Options {
                 ..BackingOptions::default()
             },
             name: None,
+            wait: None,
         }
     }
 }
@@ -93,6 +97,7 @@ impl Stack {
                 exec: &mut exec,
                 dir: dir.clone(),
                 name: name.clone(),
+                wait: opts.wait.clone(),
             };
             let mut backing = provide(spec, &opts.backing, &mut ctx)?;
             let built = fs::build(spec, &mut backing, &mut ctx)?;

@@ -5,7 +5,7 @@
 use super::exports;
 use super::measure::{interrupt_flag, status_code};
 use super::on_stack::StackRun;
-use super::phases;
+use super::phases::{self, CommandOutput};
 use super::preflight;
 use crate::cli::{ExecArgs, RunArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -25,6 +25,8 @@ struct Placement<'a> {
     warm: bool,
     mem_limit: Option<&'a str>,
     export: &'a [(&'static Exporter, PathBuf)],
+    /// `--output DIR`.
+    output: Option<&'a Path>,
     dry_run: bool,
     quiet: bool,
 }
@@ -39,6 +41,7 @@ pub fn exec(args: ExecArgs) -> Result<Code, Failure> {
         warm: args.warm,
         mem_limit: args.mem_limit.as_deref(),
         export: &args.export.requested,
+        output: args.output.as_deref(),
         dry_run: args.dry_run,
         quiet: args.quiet,
     };
@@ -117,6 +120,7 @@ pub fn run_recipe(args: &RunArgs, recipe: &Recipe) -> Result<Code, Failure> {
         warm: args.warm,
         mem_limit: args.mem_limit.as_deref(),
         export: &args.export.requested,
+        output: args.output.as_deref(),
         dry_run: args.dry_run,
         quiet: args.quiet,
     };
@@ -150,6 +154,7 @@ fn start(at: &Placement, plan: &RecipePlan) -> Result<Code, Failure> {
     preflight::stack(&parsed, at.opts, 0)?;
     phases::check(plan)?;
     let exports = exports::open(at.export)?;
+    let output = command_output(at)?;
     if at.dry_run {
         let text = bakeoff_report::plan_text::render_recipe(plan);
         let json = bakeoff_report::plan_text::render_json(plan);
@@ -166,7 +171,56 @@ fn start(at: &Placement, plan: &RecipePlan) -> Result<Code, Failure> {
         mem_limit,
         quiet: at.quiet,
     };
-    let record = phases::run_recipe(&run, plan, &interrupt)?;
+    let record = phases::run_recipe(&run, plan, &output, &interrupt)?;
     super::run::report(exports, &record)?;
-    Ok(status_code(&record))
+    match phases::command_failed(&record) {
+        true => Ok(Code::CommandFailed),
+        false => Ok(status_code(&record)),
+    }
+}
+
+/// `--output DIR` belongs to a recipe: a workload runs no commands.
+pub fn check_output_flag(args: &RunArgs) -> Result<(), Failure> {
+    let recipe = args.recipe.is_some() || args.workload.as_deref().and_then(builtin).is_some();
+    match (&args.output, recipe) {
+        (Some(dir), false) => Err(failure(
+            Code::Usage,
+            format!(
+                "--output {}: keeps the output of a recipe's commands; this workload runs none",
+                dir.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Where the commands write: through to bakeoff's own streams (their standard output to its
+/// standard error when an export takes its standard output), and into `--output DIR`, made
+/// now (not in a dry run, which only checks that it can be).
+fn command_output(at: &Placement) -> Result<CommandOutput, Failure> {
+    let stdout_taken = at.export.iter().any(|(_, p)| p == Path::new("-"));
+    let mut out = CommandOutput {
+        pass_through: true,
+        stdout_to_stderr: stdout_taken,
+        dir: None,
+    };
+    let Some(dir) = at.output else {
+        return Ok(out);
+    };
+    let bad = |m: String| failure(Code::Usage, format!("--output {}: {m}", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("is not a directory".into()));
+    }
+    if at.dry_run {
+        let parent = dir.ancestors().skip(1).find(|a| a.exists());
+        return match parent {
+            Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => {
+                Err(bad(format!("{} is not a directory", p.display())))
+            }
+            _ => Ok(out),
+        };
+    }
+    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot be made: {e}")))?;
+    out.dir = Some(std::fs::canonicalize(dir).map_err(|e| bad(e.to_string()))?);
+    Ok(out)
 }

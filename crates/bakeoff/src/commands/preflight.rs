@@ -170,6 +170,7 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
 /// dataset. The stack's exact capacity (after file-system overhead) is checked again once it
 /// is built.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
+    super::stack::check_device_flags(opts)?;
     let per = device_size(spec, opts, dataset)?;
     let no_devices = spec.backing_devices() == 0;
     if no_devices && !opts.devices.is_empty() {

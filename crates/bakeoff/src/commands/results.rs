@@ -121,6 +121,20 @@ impl Reader {
         }
         self.seen_dirs.push(canonical);
         let plan = read_plan(dir)?;
+        // Without it every cell would show no runs: an empty table that looks like a result.
+        let runs = dir.join("runs");
+        if !runs.is_dir() {
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "{} is missing: {} has its study.json but no run records to report \
+                     (moved or deleted? `bakeoff compare --resume --out {}` runs them again)",
+                    runs.display(),
+                    dir.display(),
+                    dir.display()
+                ),
+            ));
+        }
         let runs = plan
             .cells
             .iter()

@@ -127,6 +127,7 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
             )
         })?;
     crate::progress::set_status_interval(every);
+    super::exec::check_output_flag(&args)?;
     if args.mpi {
         return super::mpi::run(&args);
     }

@@ -8,6 +8,30 @@ use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::ledger::{kept_stacks, replay_file, state_dir};
 use bakeoff_stack::{Options, Stack, StackKind, StackSpec};
 
+/// Refuses a `--destroy-data-on` that confirms no `--device`: ignoring it would let a user
+/// believe the device was used (or protected) when the stack went on loop devices.
+pub fn check_device_flags(opts: &StackOpts) -> Result<(), Failure> {
+    let rdev = |p: &std::path::Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
+    let devices: Vec<_> = opts.devices.iter().map(|d| rdev(d)).collect();
+    for d in &opts.destroy_data_on {
+        let named = match rdev(d) {
+            Some(r) => devices.contains(&Some(r)),
+            None => opts.devices.contains(d),
+        };
+        if !named {
+            let d = crate::exit::clip(&d.display().to_string());
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "--destroy-data-on {d} confirms a --device, and no --device names it: \
+                     add --device {d} to build on it, or drop --destroy-data-on"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Stack options from the command line, for `spec` holding `dataset` bytes (which sizes an
 /// `auto` stack).
 pub fn options(
@@ -16,6 +40,7 @@ pub fn options(
     name: Option<String>,
     dataset: u64,
 ) -> Result<Options, Failure> {
+    check_device_flags(opts)?;
     let size = super::preflight::device_size(spec, opts, dataset)?;
     Ok(Options {
         images: opts.images.clone(),
@@ -25,6 +50,11 @@ pub fn options(
             destroy_data_on: opts.destroy_data_on.clone(),
         },
         name,
+        // Its own flag: Ctrl-C raises every registered flag, so the wait ends on it.
+        wait: match opts.wait {
+            true => Some(super::measure::interrupt_flag()?),
+            false => None,
+        },
     })
 }
 

@@ -142,3 +142,51 @@ pub(super) fn log_tail(log: &Path) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(8)..].join("\n")
 }
+
+/// The line of a server log that best says why the server failed: one naming "No space left
+/// on device" first (a full disk is what a benchmark on a small stack meets), else the last
+/// `PANIC`, else the last `FATAL`, else the last `ERROR`; its message only (after the severity),
+/// with the `DETAIL`/`HINT` lines that follow it dropped.
+pub(super) fn cause_in_log(text: &str) -> Option<&str> {
+    fn message(l: &str) -> Option<&str> {
+        ["PANIC:", "FATAL:", "ERROR:", "LOG:"]
+            .iter()
+            .find_map(|sev| l.find(sev).map(|at| l[at..].trim()))
+    }
+    let messages: Vec<&str> = text.lines().filter_map(message).collect();
+    let with = |severity: &str| {
+        messages
+            .iter()
+            .rev()
+            .copied()
+            .find(|m| m.starts_with(severity))
+    };
+    let full = (messages.iter().rev().copied())
+        .find(|m| m.contains("No space left on device") && !m.starts_with("LOG:"));
+    full.or_else(|| with("PANIC:"))
+        .or_else(|| with("FATAL:"))
+        .or_else(|| with("ERROR:"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cause_in_log;
+
+    #[test]
+    fn a_full_disk_is_the_cause_before_later_lines() {
+        let log = "\
+2026-11-26 15:20:01.1 UTC [41] ERROR:  duplicate key value violates unique constraint
+2026-11-26 15:20:02.2 UTC [42] PANIC:  could not write to file \"pg_wal/xlogtemp.42\": No space left on device
+2026-11-26 15:20:02.3 UTC [40] LOG:  server process (PID 42) was terminated by signal 6: Aborted
+2026-11-26 15:20:02.4 UTC [40] LOG:  terminating any other active server processes
+2026-11-26 15:20:03.0 UTC [43] FATAL:  the database system is in recovery mode
+";
+        assert_eq!(
+            cause_in_log(log),
+            Some("PANIC:  could not write to file \"pg_wal/xlogtemp.42\": No space left on device")
+        );
+        let other = "x LOG:  checkpoint\ny ERROR:  boom\nz FATAL:  gone\n";
+        assert_eq!(cause_in_log(other), Some("FATAL:  gone"));
+        assert_eq!(cause_in_log("x LOG:  all fine\n"), None);
+    }
+}

@@ -7,7 +7,8 @@
 
 use super::client::{PgConn, PgDatabase, ROLE};
 use super::places::{
-    check_places, check_reachable, log_file_of, log_tail, make_owned, postgres_user, socket_dir_for,
+    cause_in_log, check_places, check_reachable, log_file_of, log_tail, make_owned, postgres_user,
+    socket_dir_for,
 };
 use super::settings::{self, Settings, Sizing, PORT};
 use super::{Binaries, PgError, PgStats};
@@ -253,6 +254,33 @@ impl PgServer {
     /// The server's log (`pg_ctl -l`), beside the data directory.
     pub fn log_file(&self) -> &Path {
         &self.log_file
+    }
+
+    /// How long the server's log is now, to read what it says about a failure from here on.
+    pub fn log_len(&self) -> u64 {
+        std::fs::metadata(&self.log_file).map_or(0, |m| m.len())
+    }
+
+    /// What the server's log says went wrong since it was `since` bytes long (see
+    /// [`PgServer::log_len`]): `the server's log says: PANIC: ... (paths relative to its data
+    /// directory DIR)`, or `None` if it says nothing of a failure. A client sees only "error
+    /// communicating with the server" when the server crashed, e.g. on a full disk.
+    pub fn log_cause(&self, since: u64) -> Option<String> {
+        let bytes = std::fs::read(&self.log_file).ok()?;
+        let from = usize::try_from(since)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        let text = String::from_utf8_lossy(&bytes[from..]);
+        let cause = cause_in_log(&text)?;
+        let full = match cause.contains("No space left on device") {
+            true => "; the file system is full: give the stack more room (--size)",
+            false => "",
+        };
+        Some(format!(
+            "the server's log says: {} (paths relative to its data directory {}){full}",
+            cause.split_whitespace().collect::<Vec<_>>().join(" "),
+            self.data_dir.display()
+        ))
     }
 
     /// The benchmark database's name.

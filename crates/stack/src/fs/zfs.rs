@@ -13,6 +13,8 @@
 
 #[path = "zfs_fuse.rs"]
 pub mod zfs_fuse;
+#[path = "zfs_owner.rs"]
+pub mod zfs_owner;
 #[path = "zfs_read.rs"]
 pub mod zfs_read;
 #[path = "zfs_spec.rs"]

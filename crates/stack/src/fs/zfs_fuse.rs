@@ -197,18 +197,6 @@ fn backend_name(version: Option<&str>) -> String {
     format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"))
 }
 
-/// Refuses to share a daemon bakeoff did not start.
-fn refuse_foreign(exe: &Path) -> Result<(), StackError> {
-    let Some((pid, cmd)) = running(exe).into_iter().next() else {
-        return Ok(());
-    };
-    Err(StackError::Environment(format!(
-        "zfs-fuse is already running (pid {pid}: `{cmd}`), started outside this stack: its ARC \
-         and cache settings are unknown and its pools are not ours; stop it (`zpool export -a`, \
-         then `kill {pid}` or `systemctl stop zfs-fuse`) or wait for the stack that owns it"
-    )))
-}
-
 /// Starts the daemon for this stack with the spec's cache settings (`fuse_opts` are FUSE mount
 /// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`arc_max`,
 /// `vdev_cache`, `prefetch`, ...), the package version and the daemon.
@@ -227,7 +215,10 @@ pub(super) fn start(
     if let Some(shared) = share(&exe, &s, ctx.exec)? {
         return Ok(shared);
     }
-    refuse_foreign(&exe)?;
+    // A daemon this process did not start is refused (or, with --wait, waited for): its ARC
+    // and cache settings are unknown and its pools are not ours.
+    super::zfs_owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
+    super::zfs_owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
     let flags = s.args.clone();
     let pidfile = ctx.dir.join("zfs-fuse.pid");
     let mut args = vec![

@@ -6,7 +6,7 @@ use super::dbrun::run_db;
 use super::exports::{self, Export};
 use super::measure::interrupt_flag;
 use super::on_stack::{loop_only, run_on_stack, run_on_stack_ramped, StackRun};
-use super::phases::run_recipe;
+use super::phases::{run_recipe, CommandOutput};
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
@@ -266,7 +266,14 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
                 run_on_stack_ramped(&run, &plan, Some(ramp), &interrupt)?
             }
             CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
-            CellPlan::Recipe(p) => run_recipe(&run, p, &interrupt)?,
+            CellPlan::Recipe(p) => {
+                // A progress bar owns the terminal: the commands' output is kept beside the run.
+                let output = CommandOutput {
+                    dir: std::path::absolute(path.with_extension("output")).ok(),
+                    ..CommandOutput::default()
+                };
+                run_recipe(&run, p, &output, &interrupt)?
+            }
         };
         let planned = eta::planned_secs(&plans[slot.cell]);
         eta.finished(planned, started.elapsed());

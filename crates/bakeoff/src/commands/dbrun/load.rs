@@ -46,12 +46,18 @@ pub fn phase(
     eprintln!("bakeoff: loading {}", describe(plan));
     let before = probe.snapshot();
     let start = Instant::now();
+    let log_from = match opened {
+        Opened::Postgres(server) => server.log_len(),
+        Opened::Sqlite(_) => 0,
+    };
+    let server_said = |f: Failure| with_server_log(f, opened, log_from);
     let rows: BTreeMap<String, u64> = match (&plan.work, opened) {
         (DbWork::Tpcc { .. }, _) => {
             let tp = tpcc_plan(plan).expect("a TPC-C plan");
             let report = match tpcc::load_until(opened.database().as_ref(), &tp, interrupt) {
                 Err(TpccError::Interrupted) => return Err(interrupted()),
-                other => other.map_err(|e| failure(Code::Io, format!("loading TPC-C: {e}")))?,
+                other => other
+                    .map_err(|e| server_said(failure(Code::Io, format!("loading TPC-C: {e}"))))?,
             };
             report
                 .rows
@@ -61,7 +67,7 @@ pub fn phase(
         }
         (DbWork::Pgbench { scale, .. }, Opened::Postgres(server)) => {
             let init = Pgbench::for_server(server).init_until(*scale, interrupt);
-            if init.map_err(pg_failure)?.is_none() {
+            if init.map_err(|e| server_said(pg_failure(e)))?.is_none() {
                 return Err(interrupted());
             }
             pgbench_rows(*scale)
@@ -95,6 +101,18 @@ pub fn phase(
         log_device_write_bytes: sum("log", |d| d.write_bytes),
         size_bytes: size_on_disk(opened)?,
     })
+}
+
+/// `f` with what the PostgreSQL server's log says went wrong since it was `since` bytes long
+/// (a client of a crashed server knows only "error communicating with the server").
+fn with_server_log(f: Failure, opened: &Opened, since: u64) -> Failure {
+    let Opened::Postgres(server) = opened else {
+        return f;
+    };
+    match server.log_cause(since) {
+        Some(cause) => failure(f.code, format!("{}; {cause}", f.error)),
+        None => f,
+    }
 }
 
 /// The rows `pgbench -i -s scale` creates (its documentation: 100,000 accounts, 10 tellers and

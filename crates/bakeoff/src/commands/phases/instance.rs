@@ -1,23 +1,21 @@
 //! One instance of a phase's command: started in its own cgroup v2 (or, without one, its own
-//! process group), its standard error drained and its last lines kept, its exit and its CPU
+//! process group), its output passed on and kept as [`super::output`] says (the last lines of
+//! standard error always), its exit and its CPU
 //! (the cgroup's `cpu.stat`, or `getrusage(RUSAGE_CHILDREN)` across its wait) taken when it
 //! ends, and the whole tree killed on demand.
 
+use super::output::{Sink, TAIL_LINES};
 use bakeoff_core::phaserecord::{CpuSource, InstanceRecord};
 use bakeoff_probe::rusage_children;
 use bakeoff_stack::command_group::CommandGroup;
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::VecDeque;
-use std::io::BufRead;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// Lines of standard error an instance keeps (and a failure shows).
-pub const TAIL_LINES: usize = 20;
 
 /// What to start.
 pub struct Launch {
@@ -31,6 +29,8 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// Its cgroup, if cgroup v2 is there.
     pub group: Option<CommandGroup>,
+    /// Where its standard output and standard error go.
+    pub sinks: (Sink, Sink),
 }
 
 /// A started instance.
@@ -42,7 +42,8 @@ pub struct Running {
     started: Instant,
     start_offset_s: f64,
     tail: Arc<Mutex<VecDeque<String>>>,
-    reader: Option<JoinHandle<()>>,
+    readers: Vec<JoinHandle<()>>,
+    files: (Option<String>, Option<String>),
 }
 
 /// How an instance ended, and what it cost.
@@ -60,12 +61,14 @@ impl Launch {
             Some(g) => g.wrap(&self.argv),
             None => self.argv.clone(),
         };
+        let (out, err) = &self.sinks;
+        let (out_file, err_file) = (out.open()?, err.open()?);
         let mut child = Command::new(&argv[0])
             .args(&argv[1..])
             .current_dir(&self.dir)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(out.stdout_stdio()?)
             .stderr(Stdio::piped())
             // Its own process group: Ctrl-C at the terminal reaches bakeoff, which stops the
             // tree itself; and without a cgroup the group is what is killed.
@@ -73,10 +76,17 @@ impl Launch {
             .spawn()?;
         let started = Instant::now();
         let tail = Arc::new(Mutex::new(VecDeque::with_capacity(TAIL_LINES)));
-        let reader = child.stderr.take().map(|err| {
-            let tail = tail.clone();
-            std::thread::spawn(move || keep_tail(err, &tail))
-        });
+        let mut readers = Vec::new();
+        readers.extend(
+            child
+                .stdout
+                .take()
+                .map(|pipe| out.copy(pipe, out_file, None)),
+        );
+        readers
+            .extend((child.stderr.take()).map(|pipe| err.copy(pipe, err_file, Some(tail.clone()))));
+        let name = |s: &Sink| s.file().map(|f| f.display().to_string());
+        let files = (name(out), name(err));
         Ok(Running {
             index: self.index,
             dir: self.dir,
@@ -85,23 +95,9 @@ impl Launch {
             started,
             start_offset_s: started.saturating_duration_since(origin).as_secs_f64(),
             tail,
-            reader,
+            readers,
+            files,
         })
-    }
-}
-
-/// Reads `from` to its end, keeping the last [`TAIL_LINES`] lines (lossily decoded).
-fn keep_tail(from: impl std::io::Read, tail: &Mutex<VecDeque<String>>) {
-    let mut reader = std::io::BufReader::new(from);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-        let text = String::from_utf8_lossy(&line).trim_end().to_string();
-        let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-        if t.len() == TAIL_LINES {
-            t.pop_front();
-        }
-        t.push_back(text);
-        line.clear();
     }
 }
 
@@ -135,11 +131,11 @@ impl Running {
                 Some(after.1.saturating_sub(before.1)),
             ),
         };
-        if let Some(reader) = self.reader.take() {
-            // The pipe closes when the last process holding it exits: a moment after the
-            // command, or never while a daemon it started keeps it open (then the last lines
-            // read so far are the tail).
-            let waited = Instant::now();
+        // A pipe closes when the last process holding it exits: a moment after the command,
+        // or never while a daemon it started keeps it open (then the last lines read so far
+        // are the tail, and the copy goes on while the daemon writes).
+        let waited = Instant::now();
+        for reader in std::mem::take(&mut self.readers) {
             while !reader.is_finished() && waited.elapsed() < Duration::from_secs(1) {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -160,6 +156,8 @@ impl Running {
                 exit_code: status.code(),
                 signal: status.signal(),
                 stderr_tail: if failed { tail.into() } else { Vec::new() },
+                stdout_file: self.files.0.clone(),
+                stderr_file: self.files.1.clone(),
             },
             group: self.group.take(),
         }))

@@ -6,6 +6,7 @@
 
 mod action;
 mod instance;
+mod output;
 pub mod phase;
 
 use super::measure::Window;
@@ -18,6 +19,7 @@ use bakeoff_core::record::{RunRecord, RunStatus, Summary};
 use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
+pub use output::CommandOutput;
 pub use phase::Context;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -31,6 +33,15 @@ pub fn check(plan: &RecipePlan) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Whether the run failed because a command failed (exited non-zero, was killed or outlived
+/// its timeout) rather than bakeoff or the stack: [`crate::exit::Code::CommandFailed`].
+pub fn command_failed(record: &RunRecord) -> bool {
+    let failed = |i: &bakeoff_core::phaserecord::InstanceRecord| i.exit_code != Some(0);
+    record.status == RunStatus::Failed
+        && (record.phases.iter())
+            .any(|p| p.status == RunStatus::Failed && p.instances.iter().any(failed))
 }
 
 /// The plan as the run record shows it: the recipe's name and parameters (a run of phases has
@@ -73,18 +84,21 @@ impl<'a> Context<'a> {
             origin: Instant::now(),
             next_tick: Duration::from_secs(1),
             groups: Vec::new(),
+            output: CommandOutput::default(),
         }
     }
 }
 
-/// Builds the stack `run` names, runs the phases of `plan` on it and tears it down.
+/// Builds the stack `run` names, runs the phases of `plan` on it (their commands writing to
+/// `output`) and tears it down.
 pub fn run_recipe(
     run: &StackRun,
     plan: &RecipePlan,
+    output: &CommandOutput,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None, 0, run.quiet)?;
-    let outcome = run_on(&mut stack, run, plan, interrupt);
+    let outcome = run_on(&mut stack, run, plan, output, interrupt);
     let torn = stack.destroy().map_err(stack_failure);
     let record = outcome?;
     torn?;
@@ -95,6 +109,7 @@ fn run_on(
     stack: &mut Stack,
     run: &StackRun,
     plan: &RecipePlan,
+    output: &CommandOutput,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let Target::Directory(mount) = target_of(stack) else {
@@ -124,6 +139,7 @@ fn run_on(
         (devices, known.daemons),
         interrupt,
     );
+    ctx.output = output.clone();
     let mut phases = Vec::new();
     let names: Vec<(String, String)> = (plan.phases.iter())
         .map(|p| (p.name.clone(), p.work.describe()))

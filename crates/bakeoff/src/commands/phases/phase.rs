@@ -4,6 +4,7 @@
 
 use super::action;
 use super::instance::{Launch, Running};
+use super::output::{sinks, CommandOutput};
 use bakeoff_core::phaserecord::{CpuSource, InstanceRecord, PhaseRecord};
 use bakeoff_core::recipe::{PhaseDef, PhaseWork};
 use bakeoff_core::record::{CpuStats, RunStatus};
@@ -42,6 +43,8 @@ pub struct Context<'a> {
     pub next_tick: Duration,
     /// Cgroups of ended instances, holding whatever they left running until the run ends.
     pub groups: Vec<CommandGroup>,
+    /// Where the commands' standard output and error go.
+    pub output: CommandOutput,
 }
 
 impl Context<'_> {
@@ -354,6 +357,7 @@ fn launch(
         dir: dir.clone(),
         env,
         group,
+        sinks: sinks(&ctx.output, index, &def.name, k, def.parallel),
     };
     launch
         .start(ctx.origin)
