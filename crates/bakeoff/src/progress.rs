@@ -267,7 +267,7 @@ fn device_part(devices: &[DeviceStats], secs: f64) -> Option<String> {
     ))
 }
 
-/// "bakeoff: randread 0:20/1:00, 40 s left: read 12345/s 50.6 MB/s p99 1.24ms; dev r/s ...;
+/// "bakeoff: randread 0:20/1:00, 40 s left: read 12345/s 50.6 MB/s p99 1.24 ms; dev r/s ...;
 /// cpu 55%".
 pub fn status_line(s: &Status) -> String {
     let left = s.planned.saturating_sub(s.elapsed).as_secs_f64().round();
@@ -355,8 +355,8 @@ mod tests {
         };
         assert_eq!(
             status_line(&s),
-            "bakeoff: randread 0:20/1:00, 40 s left: read 100/s 0.8 MB/s p99 1.24ms; \
-             dev r/s 20 w/s 0 rMB/s 0.2 wMB/s 0.0 r_await 500.0us w_await - util 42%; cpu 55%"
+            "bakeoff: randread 0:20/1:00, 40 s left: read 100/s 0.8 MB/s p99 1.24 ms; \
+             dev r/s 20 w/s 0 rMB/s 0.2 wMB/s 0.0 r_await 500 µs w_await - util 42%; cpu 55%"
         );
     }
 }
