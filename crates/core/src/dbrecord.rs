@@ -29,6 +29,11 @@ pub struct DatabaseRun {
     /// New-Orders rolled back on purpose (TPC-C's 1 % with an unused item).
     #[serde(default)]
     pub rollbacks: u64,
+    /// TPC-C: districts the window's Deliveries skipped (of 10 per Delivery) because none of
+    /// their orders was undelivered or another terminal took the oldest first (clause 2.7.4.2
+    /// asks for them to be reported).
+    #[serde(default)]
+    pub delivery_skipped_districts: u64,
     /// What pgbench itself printed, for runs of pgbench.
     #[serde(default)]
     pub pgbench: Option<PgbenchReport>,

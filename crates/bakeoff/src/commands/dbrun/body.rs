@@ -78,6 +78,7 @@ impl<'a> Counters<'a> {
 pub struct Extras {
     retries: BTreeMap<String, u64>,
     rollbacks: u64,
+    skipped_districts: u64,
     pgbench: Option<PgbenchReport>,
 }
 
@@ -86,6 +87,7 @@ impl Extras {
     pub fn apply(self, db: &mut DatabaseRun) {
         db.retries = self.retries;
         db.rollbacks = self.rollbacks;
+        db.delivery_skipped_districts = self.skipped_districts;
         db.pgbench = self.pgbench;
     }
 }
@@ -111,6 +113,7 @@ pub fn body<'b, 'o: 'b>(
                 .map(|(k, n)| (k.name().to_string(), *n))
                 .collect();
             extras.rollbacks = run.rollbacks;
+            extras.skipped_districts = run.delivery_skipped_districts;
             Ok(run.output)
         }),
         DbWork::Tpch { .. } => Box::new(|_| {
