@@ -143,10 +143,12 @@ fn a_corrupted_row_fails_the_run_naming_the_query_that_answered_wrongly() {
     // One line item's quantity off by one: Q1's sum for its group differs, row counts do not.
     let corrupt = "UPDATE lineitem SET l_quantity = l_quantity + 1 \
                    WHERE l_orderkey = 1 AND l_linenumber = 1";
-    let out = (scene.db_run("tpch", "ext4", "db=sqlite,sf=0.01", &["--json"]).arg(&json))
-        .env("BAKEOFF_TEST_TPCH_CORRUPT", corrupt)
-        .output()
-        .unwrap();
+    let out = (scene
+        .db_run("tpch", "ext4", "db=sqlite,sf=0.01", &["--json"])
+        .arg(&json))
+    .env("BAKEOFF_TEST_TPCH_CORRUPT", corrupt)
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -159,7 +161,10 @@ fn a_corrupted_row_fails_the_run_naming_the_query_that_answered_wrongly() {
             && error.contains("SQLite's answer on a copy of the same generated data"),
         "{error}"
     );
-    assert!(!error.contains("Q6 "), "Q6 does not read the quantity summed: {error}");
+    assert!(
+        !error.contains("Q6 "),
+        "Q6 does not read the quantity summed: {error}"
+    );
     assert!(scene.db_leftovers().is_empty());
 }
 

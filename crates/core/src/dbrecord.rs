@@ -69,8 +69,12 @@ pub struct DbCounters {
     pub wal_bytes: Option<u64>,
     /// Full-page images in the WAL.
     pub wal_fpi: Option<u64>,
-    /// Checkpoints (timed + requested).
+    /// Checkpoints (timed + requested), the one that closes the window included.
     pub checkpoints: Option<u64>,
+    /// Buffers the checkpoints wrote (PostgreSQL `buffers_checkpoint`, one block each: 8 KiB
+    /// unless the server was built otherwise, `settings.block_size`).
+    #[serde(default)]
+    pub checkpoint_buffers: Option<u64>,
     /// Commits the database counted.
     pub commits: Option<u64>,
     /// Rollbacks the database counted.

@@ -58,8 +58,10 @@ impl Summary {
         let (deliveries, _) = total(ops, |k| k == OpKind::Delivery);
         if let Some(db) = record.database.as_ref().filter(|_| deliveries > 0) {
             let districts = deliveries * DISTRICTS_PER_DELIVERY;
-            self.delivery_skipped_pct =
-                ratio(100.0 * db.delivery_skipped_districts as f64, districts as f64);
+            self.delivery_skipped_pct = ratio(
+                100.0 * db.delivery_skipped_districts as f64,
+                districts as f64,
+            );
         }
     }
 

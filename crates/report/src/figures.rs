@@ -400,9 +400,11 @@ pub const FIGURES: &[Figure] = &[
         0,
         0.5,
     ),
-    pct("delivery_skipped_pct", "Delivery districts skipped %", |s| {
-        s.delivery_skipped_pct
-    }),
+    pct(
+        "delivery_skipped_pct",
+        "Delivery districts skipped %",
+        |s| s.delivery_skipped_pct,
+    ),
 ];
 
 /// The default columns (the `slob` headline figures).

@@ -240,5 +240,9 @@ fn skipped_delivery_districts_are_a_share_of_the_districts_the_deliveries_visite
     let s = Summary::compute(&r);
     assert_eq!(s.delivery_skipped_pct, Some(1.5));
     r.ops.truncate(1);
-    assert_eq!(Summary::compute(&r).delivery_skipped_pct, None, "no Delivery");
+    assert_eq!(
+        Summary::compute(&r).delivery_skipped_pct,
+        None,
+        "no Delivery"
+    );
 }

@@ -227,7 +227,10 @@ mod tests {
         let q6 = |x: f64| report(6, vec![vec![Value::Float(x)]]);
         assert_eq!(reference.difference(&q6(123_141_078.228_8)), None);
         let off = reference.difference(&q6(123_141_079.23)).unwrap();
-        assert!(off.starts_with("row 1 is") && off.contains("reference"), "{off}");
+        assert!(
+            off.starts_with("row 1 is") && off.contains("reference"),
+            "{off}"
+        );
         let none = reference.difference(&report(6, vec![])).unwrap();
         assert!(none.starts_with("0 rows where"), "{none}");
     }
@@ -239,8 +242,13 @@ mod tests {
             queries: vec![vec![vec![Cell::Text("A".into()), Cell::Number(1e6)]]; 22],
         };
         let row = |t: &str, x: f64| vec![vec![Value::Text(t.into()), Value::Float(x)]];
-        assert_eq!(expected.difference(&report(3, row("A   ", 1e6 + 1e-4))), None);
-        assert!(expected.difference(&report(3, row("A", 1e6 + 0.01))).is_some());
+        assert_eq!(
+            expected.difference(&report(3, row("A   ", 1e6 + 1e-4))),
+            None
+        );
+        assert!(expected
+            .difference(&report(3, row("A", 1e6 + 0.01)))
+            .is_some());
         assert!(expected.difference(&report(3, row("B", 1e6))).is_some());
         let wrong = WrongAnswer {
             number: 3,

@@ -46,12 +46,29 @@ impl<'a> Counters<'a> {
         }
     }
 
-    /// Notes the counters at the window's edges.
+    /// Notes the counters at the window's edges. A PostgreSQL window is made of whole
+    /// checkpoint cycles (docs/methodology.md): a checkpoint as it opens, after the opening
+    /// counters, writes what the warm-up dirtied before the devices are first read; one as it
+    /// closes, before the closing counters and devices, writes what the window dirtied.
     pub fn on_tick(&mut self, tick: &Tick) {
         match tick.kind {
-            TickKind::MeasureStart => self.start = self.take(),
-            TickKind::End => self.end = self.take(),
+            TickKind::MeasureStart => {
+                self.start = self.take();
+                self.checkpoint("opens");
+            }
+            TickKind::End => {
+                self.checkpoint("closes");
+                self.end = self.take();
+            }
             _ => {}
+        }
+    }
+
+    fn checkpoint(&self, edge: &str) {
+        if let Opened::Postgres(server) = self.opened {
+            if let Err(e) = server.checkpoint() {
+                eprintln!("bakeoff: warning: the checkpoint as the window {edge} failed: {e}");
+            }
         }
     }
 
