@@ -9,6 +9,7 @@
 //! is in the `sys` module (`sysconf`, `getrusage`, `uname`).
 #![warn(missing_docs)]
 
+mod attribution;
 mod btrfs;
 mod delta;
 mod devices;
@@ -23,6 +24,7 @@ mod split;
 mod sys;
 mod target_info;
 
+pub use attribution::RunDevices;
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;
