@@ -82,8 +82,8 @@ fn cpu_per_operation_leaves_out_another_file_systems_writes() {
     let device = LoopDevice::attach(Image::sparse_in(Path::new("/dev/shm"), 512 << 20), how);
     mkfs("ext4", device.path());
     let stack = Mount::new(device.path(), "noatime");
-    // The writer's file system on a buffered loop device over the disk: its loop worker copies
-    // every page, and the disk's writeback writes them (kernel threads busy for it).
+    // The writer's file system on a buffered loop device over the disk: its loop workers copy
+    // every page and the disk's writeback writes them, so the kernel is busy for it.
     let other_device = LoopDevice::attach(Image::sparse(1 << 30), how);
     mkfs("ext4", other_device.path());
     let other = Mount::new(other_device.path(), "noatime");

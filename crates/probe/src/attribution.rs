@@ -1,8 +1,9 @@
-//! Whose is a kernel thread's CPU: the run's, when the thread names one of the run's devices
-//! (`kworker/u8:1-loop7`, `jbd2/loop7-8`, `xfsaild/loop7`, a writeback worker
-//! `kworker/u8:2-flush-7:7`); someone else's, when it names another device; shared, when it
-//! names none (generic workqueues, `ksoftirqd`, `kswapd`) or names a device the run shares
-//! with others (a loop device's backing disk). Shared kernel time, with interrupt time, is
+//! Whose is a kernel thread's CPU: the run's, when a thread of one device names one of the
+//! run's devices (`jbd2/loop7-8`, `xfsaild/loop7`, `loop7`); someone else's, when a thread
+//! names another device (`kworker/u8:1-loop3`, `jbd2/loop3-8`); shared, when it names none
+//! (generic workqueues, `ksoftirqd`, `kswapd`), a device the run shares with others (a loop
+//! device's backing disk), or is a pooled workqueue worker that last served the run's device
+//! (`kworker/u8:1-loop7`, `kworker/u8:2-flush-7:7`). Shared kernel time, with interrupt time, is
 //! attributed to the run by its share of the machine's process CPU (see `cpu_split`).
 
 use crate::devices::{DeviceInfo, ROLE_BACKING};
@@ -57,11 +58,20 @@ impl RunDevices {
         }
     }
 
-    /// Whose is the CPU of the kernel thread `comm`.
+    /// Whose is the CPU of the kernel thread `comm`. A pooled workqueue worker (`kworker/...`)
+    /// shows only the workqueue of its *last* work item: a run that queues thousands of items
+    /// a second leaves most workers showing its device whatever they spent the window on, so
+    /// a worker showing the run's device is shared, not the run's; one showing another
+    /// device last worked for someone else.
     pub(crate) fn owner(&self, comm: &str) -> Owner {
         let names = |list: &[String]| list.iter().any(|d| names_device(comm, d));
+        let pooled = comm.starts_with("kworker");
         if names(&self.own) {
-            Owner::Run
+            if pooled {
+                Owner::Shared
+            } else {
+                Owner::Run
+            }
         } else if names(&self.shared) {
             Owner::Shared
         } else if names_some_device(comm) {
@@ -117,15 +127,7 @@ mod tests {
     #[test]
     fn threads_naming_the_runs_devices_are_the_runs_and_others_are_not() {
         let run = RunDevices::from_parts(&["loop7", "7:7", "loop12", "7:12"], &["vda", "254:0"]);
-        for mine in [
-            "kworker/u8:1-loop7",
-            "kworker/u8:1+loop12",
-            "jbd2/loop7-8",
-            "xfsaild/loop12",
-            "kworker/u9:0-xfs-cil/loop7",
-            "kworker/u8:2-flush-7:7",
-            "loop7",
-        ] {
+        for mine in ["jbd2/loop7-8", "xfsaild/loop12", "loop7"] {
             assert_eq!(run.owner(mine), Owner::Run, "{mine}");
         }
         for theirs in [
@@ -139,6 +141,10 @@ mod tests {
             assert_eq!(run.owner(theirs), Owner::Elsewhere, "{theirs}");
         }
         for shared in [
+            "kworker/u8:1-loop7",
+            "kworker/u8:1+loop12",
+            "kworker/u9:0-xfs-cil/loop7",
+            "kworker/u8:2-flush-7:7",
             "kworker/u8:0-flush-254:0",
             "kworker/1:2-events",
             "kworker/7:7-mm_percpu_wq",

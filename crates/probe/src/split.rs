@@ -234,7 +234,7 @@ mod tests {
 
     fn p(pid: u32, ppid: u32, kthread: bool, ticks: u64) -> ProcStat {
         let comm = match pid {
-            3 => "kworker/u8:1-loop7".to_string(),
+            3 => "jbd2/loop7-8".to_string(),
             4 => "rcu_preempt".to_string(),
             _ => format!("p{pid}"),
         };
@@ -292,7 +292,7 @@ mod tests {
 
     #[test]
     fn splits_tool_daemons_kernel_other_and_steal() {
-        // bakeoff 100 (child 101), a daemon 200 (child 201), a kworker 3, a stranger 300.
+        // bakeoff 100 (child 101), a daemon 200 (child 201), a journal thread 3, a stranger 300.
         let start = [
             p(100, 1, false, 0),
             p(101, 100, false, 0),
@@ -326,7 +326,7 @@ mod tests {
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(s.tool_us, 440_000.0, "30 + 10 + 4 ticks");
         assert_eq!(s.daemons_us, 250_000.0);
-        // The kworker of loop7 is the run's; of the 5 ticks of softirq, the run's share of
+        // loop7's journal thread is the run's; of the 5 ticks of softirq, the run's share of
         // the 92 ticks of process CPU: 44 + 25 + 15.
         let kernel = 150_000.0 + 50_000.0 * 84.0 / 92.0;
         assert!((s.kernel_us - kernel).abs() < 1e-6, "{}", s.kernel_us);

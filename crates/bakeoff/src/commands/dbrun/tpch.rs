@@ -107,7 +107,7 @@ fn prepare(
 /// SQLite's on a copy of the same generated data in a scratch directory beside the system's
 /// temporary files (not on the stack, before the window: none of it is measured).
 fn expected_answers(plan: TpchPlan, quiet: bool) -> Result<Answers, Failure> {
-    let scratch = tempfile::tempdir().map_err(|e| {
+    let scratch = tempfile::Builder::new().prefix("bakeoff-tpch-answers-").tempdir().map_err(|e| {
         failure(
             Code::Environment,
             format!("a scratch directory for TPC-H's expected answers (set TMPDIR to one with room): {e}"),
