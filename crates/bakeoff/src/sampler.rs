@@ -5,8 +5,8 @@ use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, SampleLatency, ToolUsage};
 use bakeoff_engine::{KindLatency, Tick, TickKind, Totals};
 use bakeoff_probe::{
-    cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, Snapshot,
-    SplitInputs,
+    cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, RunDevices,
+    Snapshot, SplitInputs,
 };
 
 /// What the probes measured over the window.
@@ -206,6 +206,7 @@ impl Sampler {
                 me: std::process::id(),
                 my_us: Some(tool_us),
                 daemons: &self.daemons,
+                devices: &RunDevices::of(&self.probe.devices),
             };
             cpu.split = (!procs1.is_empty()).then(|| cpu_split(procs0, procs1, &inputs));
             m.cpu = Some(cpu);

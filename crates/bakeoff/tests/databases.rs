@@ -89,6 +89,30 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     );
     let s = &r["summary"];
     assert!(f(&s["log_device_write_bytes_per_txn"]) > f(&s["wal_bytes_per_txn"]) * 0.9);
+    // Whole checkpoint cycles: the window closes with a checkpoint, so the data pages its
+    // transactions dirtied are among the data stack's writes per transaction.
+    let window = &r["database"]["window"];
+    assert!(f(&window["checkpoints"]) >= 1.0, "{window}");
+    let block = r["database"]["settings"]["block_size"].as_str().unwrap();
+    let pages = f(&window["checkpoint_buffers"]) * block.parse::<f64>().unwrap();
+    assert!(pages > 0.0, "the checkpoints wrote pages: {window}");
+    let txns = f(&s["tps"]) * f(&r["measured_ns"]) / 1e9;
+    let per_txn = f(&s["device_write_bytes_per_txn"]);
+    assert!(
+        per_txn >= pages / txns,
+        "data stack {per_txn:.0} B/txn, checkpoints {:.0} B/txn",
+        pages / txns
+    );
+    let timeout = &r["database"]["settings"]["checkpoint_timeout"];
+    assert_eq!(timeout, "30s", "half of 10 s, at least PostgreSQL's 30 s");
+    // The load ends with a checkpoint and a sync: its device bytes hold the whole database.
+    let load = &r["database"]["load"];
+    assert!(
+        f(&load["device_write_bytes"]) >= 0.8 * f(&load["size_bytes"]),
+        "the load wrote {} for a database of {}",
+        load["device_write_bytes"],
+        load["size_bytes"]
+    );
     assert_eq!(r["log_stack"]["kind"], "xfs", "{}", r["log_stack"]);
     assert!(r["database"]["paths"]["wal_directory"]
         .as_str()

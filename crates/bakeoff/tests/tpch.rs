@@ -133,6 +133,41 @@ fn tpch_on_sqlite_times_every_phase_and_prints_the_queries() {
     assert!(scene.db_leftovers().is_empty());
 }
 
+#[test]
+fn a_corrupted_row_fails_the_run_naming_the_query_that_answered_wrongly() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let scene = db_scene();
+    let json = scene.state.path().join("run.json");
+    // One line item's quantity off by one: Q1's sum for its group differs, row counts do not.
+    let corrupt = "UPDATE lineitem SET l_quantity = l_quantity + 1 \
+                   WHERE l_orderkey = 1 AND l_linenumber = 1";
+    let out = (scene
+        .db_run("tpch", "ext4", "db=sqlite,sf=0.01", &["--json"])
+        .arg(&json))
+    .env("BAKEOFF_TEST_TPCH_CORRUPT", corrupt)
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["status"], "failed", "{}", r["error"]);
+    let queries = phase(&r, "tpch.queries");
+    assert_eq!(queries["status"], "failed");
+    let error = queries["error"].as_str().unwrap();
+    assert!(
+        error.contains("Q1 (Pricing Summary Report): row ")
+            && error.contains("SQLite's answer on a copy of the same generated data"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("Q6 "),
+        "Q6 does not read the quantity summed: {error}"
+    );
+    assert!(scene.db_leftovers().is_empty());
+}
+
 /// The pid of the postmaster whose data directory is under `root`, once it runs.
 fn postmaster_under(root: &str) -> Option<String> {
     let ps = std::process::Command::new("ps")

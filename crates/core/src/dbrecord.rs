@@ -29,6 +29,11 @@ pub struct DatabaseRun {
     /// New-Orders rolled back on purpose (TPC-C's 1 % with an unused item).
     #[serde(default)]
     pub rollbacks: u64,
+    /// TPC-C: districts the window's Deliveries skipped (of 10 per Delivery) because none of
+    /// their orders was undelivered or another terminal took the oldest first (clause 2.7.4.2
+    /// asks for them to be reported).
+    #[serde(default)]
+    pub delivery_skipped_districts: u64,
     /// What pgbench itself printed, for runs of pgbench.
     #[serde(default)]
     pub pgbench: Option<PgbenchReport>,
@@ -64,8 +69,12 @@ pub struct DbCounters {
     pub wal_bytes: Option<u64>,
     /// Full-page images in the WAL.
     pub wal_fpi: Option<u64>,
-    /// Checkpoints (timed + requested).
+    /// Checkpoints (timed + requested), the one that closes the window included.
     pub checkpoints: Option<u64>,
+    /// Buffers the checkpoints wrote (PostgreSQL `buffers_checkpoint`, one block each: 8 KiB
+    /// unless the server was built otherwise, `settings.block_size`).
+    #[serde(default)]
+    pub checkpoint_buffers: Option<u64>,
     /// Commits the database counted.
     pub commits: Option<u64>,
     /// Rollbacks the database counted.

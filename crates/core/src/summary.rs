@@ -157,6 +157,10 @@ pub struct Summary {
     /// Checkpoints in the window.
     #[serde(default)]
     pub checkpoints: Option<f64>,
+    /// TPC-C: the share of the window's Delivery districts that were skipped (no undelivered
+    /// order, or another terminal took the oldest first), %: skipped / (Deliveries × 10).
+    #[serde(default)]
+    pub delivery_skipped_pct: Option<f64>,
     /// Stack device read operations per application read.
     pub device_reads_per_op: Option<f64>,
     /// Stack device write operations per application write.

@@ -6,6 +6,9 @@ use crate::op::{OpClass, OpKind};
 use crate::record::{CpuSplit, DeviceStats, RunRecord};
 use crate::summary::{percentile_us, ratio, total, Summary};
 
+/// Districts one TPC-C Delivery visits (a warehouse's).
+const DISTRICTS_PER_DELIVERY: u64 = 10;
+
 impl Summary {
     /// Transactions: rates, the headline latency, and what each cost the machine.
     pub(crate) fn add_transactions(&mut self, record: &RunRecord, secs: f64) {
@@ -51,6 +54,14 @@ impl Summary {
                 .zip(w.cache_misses)
                 .and_then(|(h, m)| ratio(100.0 * h as f64, (h + m) as f64));
             self.checkpoints = w.checkpoints.map(|c| c as f64);
+        }
+        let (deliveries, _) = total(ops, |k| k == OpKind::Delivery);
+        if let Some(db) = record.database.as_ref().filter(|_| deliveries > 0) {
+            let districts = deliveries * DISTRICTS_PER_DELIVERY;
+            self.delivery_skipped_pct = ratio(
+                100.0 * db.delivery_skipped_districts as f64,
+                districts as f64,
+            );
         }
     }
 

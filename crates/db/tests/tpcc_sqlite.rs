@@ -256,3 +256,28 @@ fn a_database_error_ends_the_run_naming_the_transaction_and_bad_plans_are_refuse
         "{err}"
     );
 }
+
+#[test]
+fn a_delivery_counts_the_districts_it_had_nothing_to_deliver_in() {
+    use bakeoff_db::tpcc::inputs::Transaction;
+    use bakeoff_db::tpcc::transactions::{self, Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    let mut conn = db.connect().unwrap();
+    let delivery = Transaction::Delivery {
+        w_id: 1,
+        carrier_id: 3,
+    };
+    let first = transactions::execute(conn.as_mut(), &delivery, 1).unwrap();
+    assert_eq!(first, Outcome::Delivered { skipped: 0 });
+    // Districts 2 and 5 with nothing left to deliver: skipped, and said so.
+    conn.execute(
+        "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id IN (2, 5)",
+        &[],
+    )
+    .unwrap();
+    let second = transactions::execute(conn.as_mut(), &delivery, 2).unwrap();
+    assert_eq!(second, Outcome::Delivered { skipped: 2 });
+    assert_eq!(second.skipped_districts(), 2);
+    assert_eq!(Outcome::Committed.skipped_districts(), 0);
+}

@@ -10,6 +10,7 @@
 //! make tracefs available).
 #![warn(missing_docs)]
 
+mod attribution;
 mod btrfs;
 mod delta;
 mod devices;
@@ -25,6 +26,7 @@ mod sys;
 mod target_info;
 mod tracefs;
 
+pub use attribution::RunDevices;
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;

@@ -1,6 +1,7 @@
 //! Pure math: who used the window's busy CPU, from two process tables and two `/proc/stat`
 //! readings (see [`bakeoff_core::record::CpuSplit`]).
 
+use crate::attribution::{Owner, RunDevices};
 use crate::delta::counter_delta;
 use crate::parse::{CpuTimes, ProcStat};
 use bakeoff_core::record::CpuSplit;
@@ -18,6 +19,8 @@ pub struct SplitInputs<'a> {
     pub my_us: Option<f64>,
     /// The stack's daemons: their CPU and their descendants' counts as `daemons`.
     pub daemons: &'a [u32],
+    /// The run's devices, which its kernel threads name ([`RunDevices::of`]).
+    pub devices: &'a RunDevices,
 }
 
 /// Kernel threads that do I/O work: workqueue workers, loop, journal, file-system and ZFS
@@ -148,10 +151,16 @@ pub fn family_cpu_us(
     )
 }
 
-/// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, I/O kernel
-/// threads plus interrupt time, steal, and the rest. A process of bakeoff's or a daemon's that
+/// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, the
+/// kernel's work for the run, steal, and the rest. A process of bakeoff's or a daemon's that
 /// ended inside the window counts through its parent's waited-for children's time; one that
 /// no member waited for falls to `other`.
+///
+/// The kernel's work for the run: every I/O kernel thread that names one of the run's devices
+/// ([`RunDevices`]), plus the run's share of the shared kernel time — I/O kernel threads that
+/// name no device (or a shared one) and hard and soft interrupt time — where the run's share is
+/// its processes' and its own kernel threads' part of all process CPU that is not shared
+/// kernel work. Threads naming other devices, and the rest of the shared time, are `other`.
 pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> CpuSplit {
     let (a, b) = inputs.machine;
     let d = |f: fn(&CpuTimes) -> u64| counter_delta(f(a), f(b)) as f64;
@@ -185,8 +194,19 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
     let tool_us = my_us + children_us + us(ended_in_window(start, end, &tool, &tool_start));
     let daemons_us = sum(&|p| daemons.contains(&p.pid))
         + us(ended_in_window(start, end, &daemons, &daemons_start));
-    let kernel_us = sum(&does_io) + us(d(|c| c.irq) + d(|c| c.softirq));
+    let owned_by = |owner| move |p: &ProcStat| does_io(p) && inputs.devices.owner(&p.comm) == owner;
+    let run_kernel_us = sum(&owned_by(Owner::Run));
+    let shared_threads_us = sum(&owned_by(Owner::Shared));
+    let interrupts_us = us(d(|c| c.irq) + d(|c| c.softirq));
     let steal_us = us(d(|c| c.steal));
+    let tasks_us = us(busy) - interrupts_us - steal_us - shared_threads_us;
+    let run_tasks_us = tool_us + daemons_us + run_kernel_us;
+    let share = if tasks_us > 0.0 {
+        (run_tasks_us / tasks_us).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let kernel_us = run_kernel_us + share * (shared_threads_us + interrupts_us);
     let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
     let pct = |x: f64| {
         if total > 0.0 {
@@ -214,7 +234,7 @@ mod tests {
 
     fn p(pid: u32, ppid: u32, kthread: bool, ticks: u64) -> ProcStat {
         let comm = match pid {
-            3 => "kworker/u8:1-loop7".to_string(),
+            3 => "jbd2/loop7-8".to_string(),
             4 => "rcu_preempt".to_string(),
             _ => format!("p{pid}"),
         };
@@ -272,7 +292,7 @@ mod tests {
 
     #[test]
     fn splits_tool_daemons_kernel_other_and_steal() {
-        // bakeoff 100 (child 101), a daemon 200 (child 201), a kworker 3, a stranger 300.
+        // bakeoff 100 (child 101), a daemon 200 (child 201), a journal thread 3, a stranger 300.
         let start = [
             p(100, 1, false, 0),
             p(101, 100, false, 0),
@@ -301,16 +321,67 @@ mod tests {
             me: 100,
             my_us: None,
             daemons: &[200],
+            devices: &loop7(),
         };
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(s.tool_us, 440_000.0, "30 + 10 + 4 ticks");
         assert_eq!(s.daemons_us, 250_000.0);
-        assert_eq!(s.kernel_us, 200_000.0, "15 ticks of kworker + 5 of softirq");
+        // loop7's journal thread is the run's; of the 5 ticks of softirq, the run's share of
+        // the 92 ticks of process CPU: 44 + 25 + 15.
+        let kernel = 150_000.0 + 50_000.0 * 84.0 / 92.0;
+        assert!((s.kernel_us - kernel).abs() < 1e-6, "{}", s.kernel_us);
         assert_eq!(s.steal_us, 30_000.0);
-        // Busy 100 ticks = 1 s: other = 1 - 0.44 - 0.25 - 0.20 - 0.03.
-        assert!((s.other_us - 80_000.0).abs() < 1e-6, "{}", s.other_us);
+        // Busy 100 ticks = 1 s: other is the rest.
+        let other = 1e6 - 440_000.0 - 250_000.0 - kernel - 30_000.0;
+        assert!((s.other_us - other).abs() < 1e-6, "{}", s.other_us);
         assert!((s.tool_pct - 22.0).abs() < 1e-9, "{}", s.tool_pct);
-        assert_eq!(s.work_us(), 890_000.0);
+        // Another device's kworker is not the run's.
+        let elsewhere = RunDevices::from_parts(&["loop8", "7:8"], &[]);
+        let s = cpu_split(
+            &start,
+            &end,
+            &SplitInputs {
+                devices: &elsewhere,
+                ..inputs
+            },
+        );
+        assert!(
+            s.kernel_us < 50_000.0,
+            "softirq share only: {}",
+            s.kernel_us
+        );
+    }
+
+    fn loop7() -> RunDevices {
+        RunDevices::from_parts(&["loop7", "7:7"], &["vda", "254:0"])
+    }
+
+    #[test]
+    fn shared_kernel_time_goes_by_the_runs_share_of_process_cpu() {
+        // bakeoff 100 uses 20 ticks, a stranger 300 60, a generic kworker 5 20; 20 ticks of
+        // softirq. The run's share of the 80 ticks of process CPU outside shared work: 1/4.
+        let start = [p(100, 1, false, 0), p(300, 1, false, 0), p(5, 2, true, 0)];
+        let mut worker = p(5, 2, true, 20);
+        worker.comm = "kworker/u8:0-events_unbound".into();
+        let end = [p(100, 1, false, 20), p(300, 1, false, 60), worker];
+        let a = times(0, 0, 0, 0, 0);
+        let b = times(100, 0, 80, 20, 0);
+        let inputs = SplitInputs {
+            machine: (&a, &b),
+            ticks_per_sec: 100.0,
+            me: 100,
+            my_us: None,
+            daemons: &[],
+            devices: &loop7(),
+        };
+        let s = cpu_split(&start, &end, &inputs);
+        assert_eq!(s.tool_us, 200_000.0);
+        assert!(
+            (s.kernel_us - 100_000.0).abs() < 1e-6,
+            "(20 + 20) / 4 ticks: {}",
+            s.kernel_us
+        );
+        assert!((s.other_us - 900_000.0).abs() < 1e-6, "{}", s.other_us);
     }
 
     #[test]
@@ -333,6 +404,7 @@ mod tests {
             me: 100,
             my_us: None,
             daemons: &[200],
+            devices: &loop7(),
         };
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(
@@ -356,6 +428,7 @@ mod tests {
             me: 100,
             my_us: Some(12_345.0),
             daemons: &[],
+            devices: &loop7(),
         };
         let s = cpu_split(
             &[old, p(100, 1, false, 0)],

@@ -346,6 +346,11 @@ pub const FIGURES: &[Figure] = &[
         0,
         0.5,
     ),
+    pct(
+        "delivery_skipped_pct",
+        "Delivery districts skipped %",
+        |s| s.delivery_skipped_pct,
+    ),
 ];
 
 /// The default columns (the `slob` headline figures).

@@ -65,7 +65,7 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
         );
     }
     let retries: u64 = db.retries.values().sum();
-    let _ = writeln!(
+    let _ = write!(
         s,
         "database cache hits {}; checkpoints {}; retried {retries}, rolled back {}",
         sm.db_cache_hit_pct
@@ -73,6 +73,14 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
         sm.checkpoints.map_or("-".into(), |c| format!("{c:.0}")),
         db.rollbacks
     );
+    if let Some(pct) = sm.delivery_skipped_pct {
+        let _ = write!(
+            s,
+            "; Delivery skipped {} district(s) ({pct:.2}%)",
+            db.delivery_skipped_districts
+        );
+    }
+    s.push('\n');
     s += &load_line(db);
     if let Some(p) = &db.pgbench {
         let _ = writeln!(
@@ -131,6 +139,7 @@ fn load_line(db: &DatabaseRun) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use bakeoff_core::dbrecord::DatabaseRun;
 
     /// A SQLite TPC-C run: bakeoff (terminals and SQLite) 12.5% of the CPU, the client 2% of
@@ -171,5 +180,22 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("bakeoff 12.5%"), "{text}");
+    }
+
+    #[test]
+    fn skipped_delivery_districts_are_printed_with_their_share() {
+        let mut r = crate::fixture::record();
+        let db = DatabaseRun {
+            delivery_skipped_districts: 3,
+            ..DatabaseRun::default()
+        };
+        r.summary.delivery_skipped_pct = Some(0.75);
+        let text = lines(&r, &db);
+        assert!(
+            text.contains("; Delivery skipped 3 district(s) (0.75%)\n"),
+            "{text}"
+        );
+        r.summary.delivery_skipped_pct = None;
+        assert!(!lines(&r, &db).contains("Delivery"), "not TPC-C");
     }
 }

@@ -15,11 +15,17 @@ pub struct Image(tempfile::NamedTempFile);
 impl Image {
     /// An image of `bytes`, all holes.
     pub fn sparse(bytes: u64) -> Image {
+        Image::sparse_in(Path::new(SCRATCH), bytes)
+    }
+
+    /// An image of `bytes`, all holes, in `dir` (e.g. `/dev/shm`, for a device whose I/O
+    /// does not reach the machine's disk).
+    pub fn sparse_in(dir: &Path, bytes: u64) -> Image {
         let file = tempfile::Builder::new()
             .prefix(PREFIX)
             .suffix(".img")
-            .tempfile_in(SCRATCH)
-            .unwrap_or_else(|e| panic!("cannot make an image in {SCRATCH}: {e}"));
+            .tempfile_in(dir)
+            .unwrap_or_else(|e| panic!("cannot make an image in {}: {e}", dir.display()));
         file.as_file().set_len(bytes).unwrap();
         Image(file)
     }

@@ -86,10 +86,12 @@ fn found(
 }
 
 mod context;
+mod db_rules;
 mod io_rules;
 mod machine_rules;
 
 use context::Ctx;
+use db_rules::*;
 use io_rules::*;
 use machine_rules::*;
 
@@ -99,7 +101,7 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         return Vec::new();
     }
     let c = Ctx::new(record);
-    let rules: [fn(&Ctx) -> Option<Finding>; 14] = [
+    let rules: [fn(&Ctx) -> Option<Finding>; 15] = [
         cache_served,
         mirrored_writes,
         writes_absorbed,
@@ -114,6 +116,7 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         dataset_fits_in_memory,
         compressible_data,
         warm_run,
+        no_checkpoint,
     ];
     rules.iter().filter_map(|rule| rule(&c)).collect()
 }

@@ -274,3 +274,31 @@ fn cell_rules_and_merging() {
         "one run: no variance"
     );
 }
+
+#[test]
+fn a_postgres_window_without_a_checkpoint_is_named() {
+    use crate::dbrecord::{DatabaseRun, DbCounters};
+    let mut r = run("ext4", &[], 1.0);
+    let with = |checkpoints| DatabaseRun {
+        window: Some(DbCounters {
+            checkpoints,
+            wal_bytes: Some(5 << 20),
+            ..DbCounters::default()
+        }),
+        ..DatabaseRun::default()
+    };
+    r.database = Some(with(Some(0)));
+    let f = get(&r, "no_checkpoint");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.evidence.starts_with("checkpoints 0 in "),
+        "{}",
+        f.evidence
+    );
+    assert!(f.suggestion.contains("pg.checkpoint_timeout"));
+    r.database = Some(with(Some(2)));
+    assert!(!has(&r, "no_checkpoint"));
+    // SQLite counts no checkpoints: nothing to say.
+    r.database = Some(with(None));
+    assert!(!has(&r, "no_checkpoint"));
+}

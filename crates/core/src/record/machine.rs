@@ -32,18 +32,21 @@ pub struct CpuStats {
 /// The window's busy CPU split by who used it (µs over all CPUs, and % of all CPU time).
 ///
 /// `tool` is bakeoff and its child processes (clients); `daemons` the stack's daemons and their
-/// descendants (zfs-fuse, a database server); `kernel` kernel threads (kworkers, loop, jbd2,
-/// xfs, btrfs workers) plus hard and soft interrupt time; `steal` the hypervisor's share;
-/// `other` every other process. The first three are the work's cost (`cpu_us_per_op`).
+/// descendants (zfs-fuse, a database server); `kernel` the kernel's work for the run (I/O
+/// kernel threads naming the run's devices, and the run's share of interrupt time and of
+/// threads naming none: docs/methodology.md); `steal` the hypervisor's share; `other` every
+/// other process and the kernel's work for them. The first three are the work's cost
+/// (`cpu_us_per_op`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuSplit {
     /// bakeoff and its descendants.
     pub tool_us: f64,
     /// The stack's daemons and their descendants.
     pub daemons_us: f64,
-    /// Kernel threads, interrupts and soft interrupts.
+    /// The kernel's work for the run: its devices' kernel threads, and its share of interrupts
+    /// and of shared kernel threads.
     pub kernel_us: f64,
-    /// Other processes.
+    /// Other processes, and the kernel's work for them.
     pub other_us: f64,
     /// Stolen by the hypervisor.
     pub steal_us: f64,

@@ -227,3 +227,25 @@ fn version_1_records_read_cache_hit_pct() {
     let s: Summary = serde_json::from_str(r#"{"cache_hit_pct": 12.5}"#).unwrap();
     assert_eq!(s.reads_not_from_device_pct, Some(12.5));
 }
+
+#[test]
+fn skipped_delivery_districts_are_a_share_of_the_districts_the_deliveries_visited() {
+    let ops = vec![
+        op(OpKind::NewOrder, 900, 0, 1000),
+        op(OpKind::Delivery, 40, 0, 1000),
+    ];
+    let mut r = record(ops, vec![]);
+    r.database = Some(crate::dbrecord::DatabaseRun {
+        delivery_skipped_districts: 6,
+        ..Default::default()
+    });
+    // 40 Deliveries visit 400 districts; 6 skipped.
+    let s = Summary::compute(&r);
+    assert_eq!(s.delivery_skipped_pct, Some(1.5));
+    r.ops.truncate(1);
+    assert_eq!(
+        Summary::compute(&r).delivery_skipped_pct,
+        None,
+        "no Delivery"
+    );
+}

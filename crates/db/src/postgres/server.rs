@@ -183,6 +183,14 @@ impl PgServer {
         PgDatabase::new(&self.socket_dir, PORT, &self.dbname)
     }
 
+    /// An immediate checkpoint (`CHECKPOINT`): every dirty buffer written and the data files
+    /// synced before it returns.
+    pub fn checkpoint(&self) -> Result<(), PgError> {
+        let mut conn = self.database().connect_pg()?;
+        conn.batch("CHECKPOINT")?;
+        Ok(())
+    }
+
     /// The server's counters now (see [`PgStats`]), for the benchmark database.
     pub fn stats(&self) -> Result<PgStats, PgError> {
         let mut conn = self.database().connect_pg()?;

@@ -95,6 +95,26 @@ pub fn defaults(sizing: &Sizing, socket_dir: &Path) -> Settings {
     s
 }
 
+/// Checkpoint intervals in a measured window by default: `checkpoint_timeout` is the window
+/// divided by this (docs/methodology.md, "Checkpoint cycles").
+pub const CHECKPOINT_CYCLES_PER_WINDOW: u64 = 2;
+
+/// PostgreSQL's smallest `checkpoint_timeout`, s.
+pub const MIN_CHECKPOINT_TIMEOUT_S: u64 = 30;
+
+/// PostgreSQL's largest `checkpoint_timeout`, s (a day).
+pub const MAX_CHECKPOINT_TIMEOUT_S: u64 = 86_400;
+
+/// The `checkpoint_timeout` bakeoff sets for a measured window of `window`: the window divided
+/// into [`CHECKPOINT_CYCLES_PER_WINDOW`] intervals, whole seconds rounded up, within
+/// PostgreSQL's range (so a window under a minute has one interval of 30 s and a shorter last
+/// one).
+pub fn checkpoint_timeout_for(window: std::time::Duration) -> String {
+    let per = window.as_secs().div_ceil(CHECKPOINT_CYCLES_PER_WINDOW);
+    let s = per.clamp(MIN_CHECKPOINT_TIMEOUT_S, MAX_CHECKPOINT_TIMEOUT_S);
+    format!("{s}s")
+}
+
 /// The defaults with the user's settings over them (keys lower-cased, as PostgreSQL's are).
 pub fn merge(defaults: Settings, user: &Settings) -> Settings {
     let mut all = defaults;
@@ -243,6 +263,15 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn the_checkpoint_interval_is_half_the_window_within_postgres_range() {
+        let at = |s: u64| checkpoint_timeout_for(std::time::Duration::from_secs(s));
+        assert_eq!(at(120), "60s");
+        assert_eq!(at(61), "31s");
+        assert_eq!(at(20), "30s", "PostgreSQL's minimum");
+        assert_eq!(at(10 * 86_400), "86400s", "and its maximum");
+    }
 
     #[test]
     fn defaults_follow_the_memory_the_server_may_use_and_the_clients() {

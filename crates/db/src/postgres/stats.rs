@@ -106,6 +106,7 @@ impl PgStats {
             wal_bytes: Some(self.wal_bytes),
             wal_fpi: Some(self.wal_fpi),
             checkpoints: Some(self.checkpoints_timed + self.checkpoints_req),
+            checkpoint_buffers: Some(self.buffers_checkpoint),
             commits: Some(self.xact_commit),
             rollbacks: Some(self.xact_rollback),
             engine_cpu_us: None,

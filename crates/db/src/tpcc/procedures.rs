@@ -10,6 +10,7 @@
 //! would from a statement (SQLSTATE 40001, 40P01: `ErrorKind::Retry`) and are retried.
 
 use super::inputs::{CustomerPick, LineInput, Transaction};
+use super::populate::DISTRICTS;
 use super::transactions::Outcome;
 use crate::backend::{Conn, DbError, ErrorKind, Value};
 use std::fmt::Write;
@@ -37,6 +38,11 @@ pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Out
     let (sql, params) = call(tx, now_us);
     match conn.query(sql, &params) {
         Ok(rows) => match rows.first().and_then(|r| r.first()) {
+            // `delivery` returns the districts it delivered an order of.
+            Some(Value::Int(delivered)) if matches!(tx, Transaction::Delivery { .. }) => {
+                let skipped = (DISTRICTS - delivered).clamp(0, DISTRICTS) as u32;
+                Ok(Outcome::Delivered { skipped })
+            }
             Some(Value::Int(_)) => Ok(Outcome::Committed),
             other => Err(DbError::other(format!(
                 "TPC-C {sql}: expected a number, found {other:?}"

@@ -25,13 +25,17 @@ pub struct TpccRun {
     pub retries: BTreeMap<OpKind, u64>,
     /// New-Orders rolled back on purpose in the window (they count as completed too).
     pub rollbacks: u64,
+    /// Districts the window's Deliveries skipped: no undelivered order left, or another
+    /// terminal took the oldest first (of 10 per Delivery).
+    pub delivery_skipped_districts: u64,
 }
 
-/// Retries and rollbacks over all terminals.
+/// Retries, rollbacks and skipped Delivery districts over all terminals.
 #[derive(Default)]
 struct Counts {
     retries: [AtomicU64; KINDS.len()],
     rollbacks: AtomicU64,
+    skipped_districts: AtomicU64,
 }
 
 fn kind_slot(kind: OpKind) -> usize {
@@ -101,6 +105,7 @@ pub fn run(
         output,
         retries,
         rollbacks: counts.rollbacks.load(Ordering::Relaxed),
+        delivery_skipped_districts: counts.skipped_districts.load(Ordering::Relaxed),
     })
 }
 
@@ -162,6 +167,10 @@ fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
                     stats.record(tx.kind(), 0, end - scheduled, end - start, measured);
                     if measured && outcome == Outcome::RolledBack {
                         setup.counts.rollbacks.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let skipped = u64::from(outcome.skipped_districts());
+                    if measured && skipped > 0 {
+                        (setup.counts.skipped_districts).fetch_add(skipped, Ordering::Relaxed);
                     }
                 }
                 Ok(None) => break,

@@ -5,6 +5,7 @@
 //! statistics; then the 22 queries with the validation parameters ([`queries`]), each timed.
 //! [`Tpch`] runs each phase and says what it did ([`PhaseReport`]). See `docs/tpch.md`.
 
+pub mod answers;
 pub mod keys;
 pub mod load;
 mod phases;
@@ -12,6 +13,7 @@ pub mod queries;
 pub mod rows;
 pub mod schema;
 
+pub use answers::{Answers, WrongAnswer};
 pub use load::check_row_counts;
 pub use phases::Tpch;
 pub use queries::QueryReport;
@@ -197,6 +199,19 @@ pub enum TpchError {
     /// The plan or the request cannot be run.
     #[error("TPC-H: {0}")]
     Plan(String),
+    /// Queries answered other than they must on the data the scale factor generates.
+    #[error(
+        "TPC-H answers differ from {}: {}; the data on the stack is not what tpch.load \
+         wrote, or the database planned a query wrongly",
+        .against.describe(),
+        .wrong.iter().map(|w| w.to_string()).collect::<Vec<_>>().join("; ")
+    )]
+    WrongAnswers {
+        /// What the answers were checked against.
+        against: answers::Source,
+        /// The queries that differ, in order.
+        wrong: Vec<WrongAnswer>,
+    },
     /// The phase was stopped on request (Ctrl-C) before it finished.
     #[error("TPC-H {phase} was interrupted")]
     Interrupted {

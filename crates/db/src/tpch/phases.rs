@@ -1,6 +1,7 @@
 //! The phases a CLI or recipe runs one by one, each on a connection of its own and each
 //! saying what it did.
 
+use super::answers::{Answers, WrongAnswer};
 use super::keys::{self, FOREIGN_KEYS};
 use super::queries::{self, QueryReport, NAMES, QUERIES};
 use super::schema::{self, Table};
@@ -14,13 +15,27 @@ use std::time::Instant;
 pub struct Tpch<'a> {
     db: &'a dyn Database,
     plan: TpchPlan,
+    expected: Option<Answers>,
 }
 
 impl<'a> Tpch<'a> {
     /// TPC-H on `db` as `plan` says (checked here).
     pub fn new(db: &'a dyn Database, plan: TpchPlan) -> Result<Tpch<'a>, TpchError> {
         plan.validate()?;
-        Ok(Tpch { db, plan })
+        Ok(Tpch {
+            db,
+            plan,
+            expected: None,
+        })
+    }
+
+    /// The same, with `tpch.queries` checking every answer against `expected`
+    /// ([`TpchError::WrongAnswers`] names the queries that differ).
+    pub fn checking(self, expected: Answers) -> Tpch<'a> {
+        Tpch {
+            expected: Some(expected),
+            ..self
+        }
     }
 
     /// The plan.
@@ -139,11 +154,13 @@ impl<'a> Tpch<'a> {
     }
 
     /// `tpch.queries`: the 22 queries in order on one connection, each a step (`Q1` ...)
-    /// with the rows it returned. `stop` is looked at before each query.
+    /// with the rows it returned. `stop` is looked at before each query. With expected
+    /// answers ([`Tpch::checking`]), all 22 run and any that differ fail the phase.
     pub fn queries(&self, stop: &AtomicBool) -> Result<PhaseReport, TpchError> {
         let start = Instant::now();
         let mut conn = self.connect(Phase::Queries)?;
         let mut steps = Vec::with_capacity(usize::from(QUERIES));
+        let mut wrong = Vec::new();
         for number in 1..=QUERIES {
             if stop.load(Ordering::Relaxed) {
                 return Err(TpchError::Interrupted {
@@ -151,10 +168,20 @@ impl<'a> Tpch<'a> {
                 });
             }
             let report = self.query_on(conn.as_mut(), number)?;
+            let expected = self.expected.as_ref();
+            if let Some(difference) = expected.and_then(|e| e.difference(&report)) {
+                wrong.push(WrongAnswer { number, difference });
+            }
             steps.push(Step {
                 name: format!("Q{number}"),
                 rows: report.rows,
                 elapsed: report.elapsed,
+            });
+        }
+        if let (Some(expected), false) = (&self.expected, wrong.is_empty()) {
+            return Err(TpchError::WrongAnswers {
+                against: expected.source(),
+                wrong,
             });
         }
         Ok(PhaseReport {

@@ -165,7 +165,10 @@ fn database(db: &DatabaseRun) -> Markup {
                 }
             }
         }
-        p { "Retried: " (db.retries.values().sum::<u64>()) "; rolled back on purpose: " (db.rollbacks) }
+        p {
+            "Retried: " (db.retries.values().sum::<u64>()) "; rolled back on purpose: " (db.rollbacks)
+            @if db.delivery_skipped_districts > 0 { "; Delivery districts skipped: " (db.delivery_skipped_districts) }
+        }
         details { summary { "Settings in force (" (db.settings.len()) ")" } (pairs(db.settings.iter().map(|(k, v)| (k.as_str(), v.clone())))) }
     }
 }

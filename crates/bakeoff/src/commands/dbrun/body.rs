@@ -46,12 +46,29 @@ impl<'a> Counters<'a> {
         }
     }
 
-    /// Notes the counters at the window's edges.
+    /// Notes the counters at the window's edges. A PostgreSQL window is made of whole
+    /// checkpoint cycles (docs/methodology.md): a checkpoint as it opens, after the opening
+    /// counters, writes what the warm-up dirtied before the devices are first read; one as it
+    /// closes, before the closing counters and devices, writes what the window dirtied.
     pub fn on_tick(&mut self, tick: &Tick) {
         match tick.kind {
-            TickKind::MeasureStart => self.start = self.take(),
-            TickKind::End => self.end = self.take(),
+            TickKind::MeasureStart => {
+                self.start = self.take();
+                self.checkpoint("opens");
+            }
+            TickKind::End => {
+                self.checkpoint("closes");
+                self.end = self.take();
+            }
             _ => {}
+        }
+    }
+
+    fn checkpoint(&self, edge: &str) {
+        if let Opened::Postgres(server) = self.opened {
+            if let Err(e) = server.checkpoint() {
+                eprintln!("bakeoff: warning: the checkpoint as the window {edge} failed: {e}");
+            }
         }
     }
 
@@ -78,6 +95,7 @@ impl<'a> Counters<'a> {
 pub struct Extras {
     retries: BTreeMap<String, u64>,
     rollbacks: u64,
+    skipped_districts: u64,
     pgbench: Option<PgbenchReport>,
 }
 
@@ -86,6 +104,7 @@ impl Extras {
     pub fn apply(self, db: &mut DatabaseRun) {
         db.retries = self.retries;
         db.rollbacks = self.rollbacks;
+        db.delivery_skipped_districts = self.skipped_districts;
         db.pgbench = self.pgbench;
     }
 }
@@ -111,6 +130,7 @@ pub fn body<'b, 'o: 'b>(
                 .map(|(k, n)| (k.name().to_string(), *n))
                 .collect();
             extras.rollbacks = run.rollbacks;
+            extras.skipped_districts = run.delivery_skipped_districts;
             Ok(run.output)
         }),
         DbWork::Tpch { .. } => Box::new(|_| {

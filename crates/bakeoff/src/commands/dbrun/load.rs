@@ -7,8 +7,10 @@ use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
 use bakeoff_db::pgbench::Pgbench;
 use bakeoff_db::tpcc::{self, TpccError, TpccPlan};
+use bakeoff_db::Database;
 use bakeoff_probe::Probe;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -39,6 +41,7 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
 pub fn phase(
     plan: &DbPlan,
     opened: &Opened,
+    data: &Path,
     probe: &Probe,
     interrupt: &AtomicBool,
 ) -> Result<LoadPhase, Failure> {
@@ -79,6 +82,7 @@ pub fn phase(
             return Err(failure(Code::Usage, "TPC-H loads in its own phase"))
         }
     };
+    settle(opened, data)?;
     let seconds = start.elapsed().as_secs_f64();
     let after = probe.snapshot();
     let devices = probe.device_stats(&before, &after);
@@ -113,6 +117,39 @@ fn with_server_log(f: Failure, opened: &Opened, since: u64) -> Failure {
         Some(cause) => failure(f.code, format!("{}; {cause}", f.error)),
         None => f,
     }
+}
+
+/// The end of the load: what it wrote is on the devices before they are read, so its device
+/// bytes are the whole load's. PostgreSQL: a `CHECKPOINT` (the dirty buffers written and the
+/// files synced); SQLite: its WAL checkpointed into the database file (`wal_checkpoint
+/// (TRUNCATE)`; nothing in the other journal modes); then `syncfs` of the stack's file system
+/// for what the page cache still holds.
+fn settle(opened: &Opened, data: &Path) -> Result<(), Failure> {
+    match opened {
+        Opened::Postgres(server) => server.checkpoint().map_err(pg_failure)?,
+        Opened::Sqlite(db) => {
+            let fail = |e: bakeoff_db::DbError| {
+                failure(
+                    Code::Io,
+                    format!("checkpointing SQLite's WAL after the load: {e}"),
+                )
+            };
+            let mut conn = db.connect().map_err(fail)?;
+            conn.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])
+                .map_err(fail)?;
+        }
+    }
+    let dir = std::fs::File::open(data)
+        .map_err(|e| failure(Code::Io, format!("opening {}: {e}", data.display())))?;
+    rustix::fs::syncfs(&dir).map_err(|e| {
+        failure(
+            Code::Io,
+            format!(
+                "syncing the file system of {} after the load: {e}",
+                data.display()
+            ),
+        )
+    })
 }
 
 /// The rows `pgbench -i -s scale` creates (its documentation: 100,000 accounts, 10 tellers and

@@ -18,7 +18,7 @@ use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
 use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
-use bakeoff_db::tpch::{self, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
+use bakeoff_db::tpch::{self, Answers, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
 use bakeoff_engine::Tick;
 use bakeoff_stack::Stack;
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ pub fn run_on(
     plan: &DbPlan,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let (data, tpch_plan) = prepare(stack, run, plan)?;
+    let (data, tpch_plan, expected) = prepare(stack, run, plan)?;
     let known = known_of(stack, log_stack);
     let devices = known.devices.unwrap_or_default();
     let devices_and_daemons = (devices.clone(), known.daemons);
@@ -62,7 +62,8 @@ pub fn run_on(
         quiet: run.quiet,
     };
     let mut phases = vec![initdb];
-    let (mut record, load) = in_window(&mut ctx, window, &opened, tpch_plan, plan, &mut phases)?;
+    let tpch = (tpch_plan, expected);
+    let (mut record, load) = in_window(&mut ctx, window, &opened, tpch, plan, &mut phases)?;
     // initdb ran before the window opened: its start is that long before the window's.
     phases[0].start_offset_s =
         -(ctx.origin.saturating_duration_since(initdb_started)).as_secs_f64();
@@ -77,13 +78,14 @@ pub fn run_on(
     Ok(record)
 }
 
-/// What comes before the first phase: the plan checked, the generator made outside the
-/// memory cap, the cap, the cache rule. Returns the stack's mount and the TPC-H plan.
+/// What comes before the first phase: the plan checked, the generator made and the answers
+/// the queries must give computed outside the memory cap, the cap, the cache rule. Returns the
+/// stack's mount, the TPC-H plan and the expected answers.
 fn prepare(
     stack: &mut Stack,
     run: &StackRun,
     plan: &DbPlan,
-) -> Result<(PathBuf, TpchPlan), Failure> {
+) -> Result<(PathBuf, TpchPlan, Answers), Failure> {
     let data = data_dir(stack)?;
     let DbWork::Tpch { sf, load_threads } = plan.work else {
         return Err(failure(Code::Usage, "not a TPC-H plan"));
@@ -93,11 +95,44 @@ fn prepare(
     // The generator's 300 MiB text pool is charged to the cgroup it is first touched in: made
     // now, outside the cap, the cap applies to the server as seed 002's did to Oracle.
     tpch::init_generator();
+    let expected = expected_answers(tpch_plan, run.quiet)?;
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
     stack.prepare_run(run.warm).map_err(stack_failure)?;
-    Ok((data, tpch_plan))
+    Ok((data, tpch_plan, expected))
+}
+
+/// The answers the 22 queries must give at the plan's scale factor: TPC-H's at SF 1, else
+/// SQLite's on a copy of the same generated data in a scratch directory beside the system's
+/// temporary files (not on the stack, before the window: none of it is measured).
+fn expected_answers(plan: TpchPlan, quiet: bool) -> Result<Answers, Failure> {
+    let scratch = tempfile::Builder::new().prefix("bakeoff-tpch-answers-").tempdir().map_err(|e| {
+        failure(
+            Code::Environment,
+            format!("a scratch directory for TPC-H's expected answers (set TMPDIR to one with room): {e}"),
+        )
+    })?;
+    if !quiet && plan.sf != 1.0 {
+        eprintln!(
+            "computing the 22 expected answers at SF {} with SQLite in {} (outside the window)",
+            plan.sf,
+            scratch.path().display()
+        );
+    }
+    tpch::answers::expected(plan.sf, plan.load_threads, scratch.path())
+        .map_err(|e| failure(Code::Environment, format!("TPC-H's expected answers: {e}")))
+}
+
+/// A test's corruption of the loaded data before the queries: `BAKEOFF_TEST_TPCH_CORRUPT` is
+/// SQL run on the database (the tests prove a wrong row fails the run naming the query).
+fn corrupt_for_test(opened: &Opened) -> Result<(), String> {
+    let Ok(sql) = std::env::var("BAKEOFF_TEST_TPCH_CORRUPT") else {
+        return Ok(());
+    };
+    let mut conn = opened.database().connect().map_err(|e| e.to_string())?;
+    conn.batch(&sql)
+        .map_err(|e| format!("BAKEOFF_TEST_TPCH_CORRUPT: {e}"))
 }
 
 /// The library's phases in the measured window, appended to `phases`; the record of the
@@ -106,12 +141,14 @@ fn in_window(
     ctx: &mut Context,
     window: Window,
     opened: &Opened,
-    tpch_plan: TpchPlan,
+    (tpch_plan, expected): (TpchPlan, Answers),
     plan: &DbPlan,
     phases: &mut Vec<PhaseRecord>,
 ) -> Result<(RunRecord, Option<Result<LoadPhase, Failure>>), Failure> {
     let db = opened.database();
-    let runner = Tpch::new(db.as_ref(), tpch_plan).map_err(|e| failure(Code::Usage, e))?;
+    let runner = Tpch::new(db.as_ref(), tpch_plan)
+        .map_err(|e| failure(Code::Usage, e))?
+        .checking(expected);
     let cpu = server_cpu(plan.db);
     let names: Vec<(String, String)> = (Phase::ALL.iter())
         .map(|p| (p.name().to_string(), format!("action {}", p.name())))
@@ -122,6 +159,11 @@ fn in_window(
         ctx.origin = Instant::now();
         ctx.next_tick = Duration::from_secs(1);
         let mut one = |ctx: &mut Context, i: usize, on_tick: &mut dyn FnMut(&Tick)| {
+            if Phase::ALL[i] == Phase::Queries {
+                if let Err(e) = corrupt_for_test(opened) {
+                    eprintln!("bakeoff: warning: {e}");
+                }
+            }
             let record = run_phase(ctx, &runner, Phase::ALL[i], cpu, on_tick);
             if Phase::ALL[i] == Phase::Load && record.status == RunStatus::Completed {
                 load = Some(load_phase(&record, opened));

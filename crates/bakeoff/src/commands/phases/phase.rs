@@ -11,7 +11,7 @@ use bakeoff_core::record::{CpuStats, RunStatus};
 use bakeoff_engine::{Tick, TickKind, Totals};
 use bakeoff_probe::{
     cpu_split, cpu_stats, family_cpu_us, processes, rusage_children, rusage_self, ticks_per_second,
-    Probe, ProcStat, Snapshot, SplitInputs,
+    Probe, ProcStat, RunDevices, Snapshot, SplitInputs,
 };
 use bakeoff_stack::command_group::CommandGroup;
 use bakeoff_stack::Stack;
@@ -198,7 +198,12 @@ pub fn measured(
         device_read_bytes: sum(|d| Some(d.read_bytes)),
         device_write_bytes: sum(|d| Some(d.write_bytes)),
         device_flushes: sum(|d| d.flush_ops),
-        cpu: phase_cpu(&start, &end, &ctx.daemons),
+        cpu: phase_cpu(
+            &start,
+            &end,
+            &ctx.daemons,
+            &RunDevices::of(&ctx.probe.devices),
+        ),
         rows: None,
         steps: Vec::new(),
     }
@@ -210,7 +215,7 @@ fn delta(a: u64, b: u64) -> u64 {
 
 /// Whole-machine CPU over the phase, split by who used it: the commands bakeoff waited for
 /// count as its own (through its children's time), as the split counts every run's.
-fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32]) -> Option<CpuStats> {
+fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32], devices: &RunDevices) -> Option<CpuStats> {
     let (a, b) = (start.snapshot.cpu.as_ref()?, end.snapshot.cpu.as_ref()?);
     let ticks_per_sec = ticks_per_second();
     let mut cpu = cpu_stats(a, b, ticks_per_sec);
@@ -221,6 +226,7 @@ fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32]) -> Option<CpuStats> {
         me: std::process::id(),
         my_us: Some(own_us),
         daemons,
+        devices,
     };
     cpu.split =
         (!end.processes.is_empty()).then(|| cpu_split(&start.processes, &end.processes, &inputs));

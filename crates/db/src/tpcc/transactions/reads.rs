@@ -41,13 +41,15 @@ pub(super) fn order_status(
 }
 
 /// Delivers the oldest undelivered order of each district of the warehouse (a district
-/// without one is skipped), all in one transaction.
+/// without one, or whose oldest another terminal deleted first, is skipped and counted), all
+/// in one transaction.
 pub(super) fn delivery(
     conn: &mut dyn Conn,
     w_id: i64,
     carrier_id: i64,
     now_us: i64,
 ) -> Result<Outcome, DbError> {
+    let mut skipped = 0;
     for d_id in 1..=DISTRICTS {
         let oldest = conn.query(
             "SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 \
@@ -55,6 +57,7 @@ pub(super) fn delivery(
             &[int(w_id), int(d_id)],
         )?;
         let Some(oldest) = oldest.first() else {
+            skipped += 1;
             continue;
         };
         let o_id = get_int(oldest, 0, "Delivery's order number")?;
@@ -64,6 +67,7 @@ pub(super) fn delivery(
         )?;
         if deleted == 0 {
             // Another terminal delivered it since (PostgreSQL, read committed).
+            skipped += 1;
             continue;
         }
         let order = conn.query(
@@ -90,7 +94,7 @@ pub(super) fn delivery(
             &[int(total), int(w_id), int(d_id), int(c_id)],
         )?;
     }
-    Ok(Outcome::Committed)
+    Ok(Outcome::Delivered { skipped })
 }
 
 /// Counts the distinct items of the district's last 20 orders whose stock is below
