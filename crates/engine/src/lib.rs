@@ -17,6 +17,7 @@ pub mod results;
 pub mod run;
 pub mod shared;
 pub mod stats;
+pub mod warmup;
 pub mod worker;
 
 pub use layout::{lay_out, Dataset, LayoutError, Target};

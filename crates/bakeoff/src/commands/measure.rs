@@ -198,6 +198,7 @@ impl Prepared<'_> {
                 error: Some(e),
                 counts: Vec::new(),
                 clients: Vec::new(),
+                steady: None,
             });
             counts.clone_from(&output.counts);
             Ok(output)
@@ -363,7 +364,9 @@ fn record(
         clients,
         ramp: None,
         mpi: None,
+        steady: output.steady,
     };
+    record.drop_short_window();
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
     }

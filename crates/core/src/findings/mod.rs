@@ -95,7 +95,8 @@ use machine_rules::*;
 
 /// The per-run rules over one run record. A failed run's figures are not results: no findings.
 pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
-    if record.status == RunStatus::Failed {
+    // A window too short to measure gives no verdict (see `steady::MIN_WINDOW`).
+    if record.status == RunStatus::Failed || record.window_too_short() {
         return Vec::new();
     }
     let c = Ctx::new(record);

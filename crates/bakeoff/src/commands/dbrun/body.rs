@@ -8,7 +8,8 @@ use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters, PgbenchReport};
 use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
-use bakeoff_db::postgres::PgStats;
+use bakeoff_db::postgres::{PgServer, PgStats};
+use bakeoff_engine::harness::Costs;
 use bakeoff_db::sqlite::CacheCounters;
 use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
 use std::collections::BTreeMap;
@@ -46,13 +47,17 @@ impl<'a> Counters<'a> {
         }
     }
 
-    /// Notes the counters at the window's edges.
+    /// Notes the counters at the window's start. The end is [`Counters::close`]'s: after the
+    /// workload's connections closed, when every backend has published its statistics.
     pub fn on_tick(&mut self, tick: &Tick) {
-        match tick.kind {
-            TickKind::MeasureStart => self.start = self.take(),
-            TickKind::End => self.end = self.take(),
-            _ => {}
+        if tick.kind == TickKind::MeasureStart {
+            self.start = self.take();
         }
+    }
+
+    /// Notes the counters at the window's end, once the workload's connections are closed.
+    pub fn close(&mut self) {
+        self.end = self.take();
     }
 
     /// The window's deltas.
@@ -71,6 +76,24 @@ impl<'a> Counters<'a> {
             _ => None,
         }
     }
+}
+
+/// The costs per transaction an automatic warm-up also waits for on PostgreSQL: WAL bytes and
+/// full-page images per committed transaction, from `pg_stat_wal` and `pg_stat_database` read
+/// once a second over one connection of bakeoff's own.
+fn pg_costs(opened: &Opened) -> Option<Costs<'_>> {
+    let Opened::Postgres(server) = opened else {
+        return None;
+    };
+    let mut conn = server.database().connect_pg().ok()?;
+    let server: &PgServer = server;
+    Some(Costs {
+        names: vec!["wal_bytes_per_txn", "fpi_per_txn"],
+        read: Box::new(move || {
+            let s = server.stats_on(&mut conn).ok()?;
+            Some((s.xact_commit, vec![s.wal_bytes as f64, s.wal_fpi as f64]))
+        }),
+    })
 }
 
 /// What the run adds to the database section besides counters.
@@ -101,10 +124,16 @@ pub fn body<'b, 'o: 'b>(
     match &plan.work {
         DbWork::Tpcc { .. } => Box::new(move |on_tick| {
             let tp = tpcc_plan(plan).expect("a TPC-C plan");
-            let run = bakeoff_db::tpcc::run(opened.database(), &tp, interrupt, &mut |t| {
+            let on_tick = &mut |t: &Tick| {
                 counters.on_tick(t);
                 on_tick(t);
-            })?;
+            };
+            let db = opened.database();
+            let costs = pg_costs(opened);
+            let run = bakeoff_db::tpcc::run_warming(db, &tp, plan.ramp_auto, costs, interrupt, on_tick);
+            // Every terminal has closed its connection: the server's counters are complete.
+            counters.close();
+            let run = run?;
             extras.retries = run
                 .retries
                 .iter()
@@ -124,13 +153,16 @@ pub fn body<'b, 'o: 'b>(
             };
             let opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
             let pgbench = Pgbench::for_server(server);
-            let (report, elapsed) = ticking(
+            let report = ticking(
                 &mut |t| {
                     counters.on_tick(t);
                     on_tick(t);
                 },
                 || pgbench.run_until(&opts, interrupt),
-            )?;
+            );
+            // pgbench has exited: its connections are closed.
+            counters.close();
+            let (report, elapsed) = report?;
             let Some(report) = report else {
                 // Ctrl-C stopped pgbench: no summary, no result.
                 return Ok(RunOutput {
@@ -141,6 +173,7 @@ pub fn body<'b, 'o: 'b>(
                     error: None,
                     counts: Vec::new(),
                     clients: Vec::new(),
+                    steady: None,
                 });
             };
             let op = report.op_stats();
@@ -169,6 +202,7 @@ pub fn body<'b, 'o: 'b>(
                 error: None,
                 counts: Vec::new(),
                 clients: Vec::new(),
+                steady: None,
             })
         }),
     }

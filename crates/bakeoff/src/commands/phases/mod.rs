@@ -41,6 +41,8 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         engine: EngineKind::Null,
         runtime: Duration::ZERO,
         ramp_time: Duration::ZERO,
+        ramp_auto: None,
+        stop: None,
         seed: 0,
         repetition: 1,
         compress_pct: 0,
@@ -231,6 +233,7 @@ pub fn run_phases(
         error,
         counts: Vec::new(),
         clients: Vec::new(),
+        steady: None,
     }
 }
 
