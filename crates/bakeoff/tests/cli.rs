@@ -200,7 +200,7 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
         ])
         .args([
             "--set",
-            "data_size=8m,redo_size=1m,runtime=60s",
+            "data_size=8m,redo_size=1m,ramp_time=0,runtime=60s",
             "--json",
             json.to_str().unwrap(),
         ])

@@ -216,7 +216,9 @@ pub fn run_gated(
     let edges = (window, timing.runtime);
     let drove = drive(roles.len(), shared, &spawned, interrupt, on_tick, edges, &mut warmup);
     let (window, interrupted) = drove;
-    let steady = warmup.finish(window.as_ref().map(|(t, _)| *t));
+    // A fixed warm-up cut short (Ctrl-C, an error) lasted until the end.
+    let opened = window.as_ref().map(|(t, _)| *t);
+    let steady = warmup.finish(opened.unwrap_or_else(|| shared.clock.elapsed()));
     let end_tick = tick(TickKind::End, totals(&spawned, None));
     let end_roles = per_role(roles.len(), &spawned);
     on_tick(&end_tick);

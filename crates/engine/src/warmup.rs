@@ -205,11 +205,20 @@ impl<'a> Warmup<'a> {
         Decision::Measure
     }
 
-    /// What the record says, with the stop rule's outcome.
-    pub fn finish(mut self, window_start: Option<Duration>) -> Option<SteadyRecord> {
-        let mut record = self.record.take()?;
-        if let (WarmupKind::Fixed, Some(t)) = (record.warmup, window_start) {
-            record.warmup_s = t.saturating_sub(self.go).as_secs_f64();
+    /// What the record says, with the stop rule's outcome; `opened`: when the window opened
+    /// (or the run ended, if it never did). An automatic warm-up cut short (Ctrl-C) is
+    /// recorded with the time it ran and the last state seen.
+    pub fn finish(mut self, opened: Duration) -> Option<SteadyRecord> {
+        let warmed = opened.saturating_sub(self.go).as_secs_f64();
+        let mut record = self.record.take().unwrap_or_else(|| SteadyRecord {
+            warmup: WarmupKind::Auto,
+            warmup_s: warmed,
+            capped: false,
+            checks: std::mem::take(&mut self.last_checks),
+            stop: None,
+        });
+        if record.warmup == WarmupKind::Fixed {
+            record.warmup_s = warmed;
         }
         if let Some((rule, _)) = self.stop {
             record.stop = Some(StopRecord {

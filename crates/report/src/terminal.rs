@@ -85,6 +85,9 @@ fn warmup_part(r: &RunRecord) -> String {
             " after {:.1} s of warm-up (ramp_max reached, not steady)",
             w.warmup_s
         ),
+        Some(w) if w.warmup == WarmupKind::Auto && r.window_too_short() => {
+            format!(" after {:.1} s of warm-up", w.warmup_s)
+        }
         Some(w) if w.warmup == WarmupKind::Auto => {
             format!(" after {:.1} s of warm-up until steady", w.warmup_s)
         }
@@ -366,7 +369,13 @@ fn system(r: &RunRecord) -> String {
     s += &crate::terminal_files::lines(r);
     s += &cpu_lines(r);
     let sm = &r.summary;
-    if r.devices.is_empty() {
+    if r.window_too_short() {
+        let _ = writeln!(
+            s,
+            "window   shorter than {} s: no CPU, device or steadiness figures, no verdict",
+            bakeoff_core::steady::MIN_WINDOW.as_secs()
+        );
+    } else if r.devices.is_empty() {
         let _ = writeln!(
             s,
             "devices  none under the target (memory-backed file system): no device figures"
