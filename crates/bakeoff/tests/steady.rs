@@ -22,13 +22,18 @@ fn costs(r: &serde_json::Value) -> (f64, f64) {
 
 /// TPC-C at the same offered rate on tmpfs and on an ext4 loop stack, with the defaults
 /// (`ramp_time=auto`): WAL bytes and full-page images per transaction agree within 15 %.
-/// `pg.checkpoint_timeout` is set far beyond the run so that no timed checkpoint falls in
-/// either window (the costs are then those of the same part of one checkpoint cycle).
+/// `pg.checkpoint_timeout` is set (30 s, PostgreSQL's least) so that the test does not depend
+/// on the default checkpoint interval, and the window is one interval long.
 ///
-/// Before `ramp_time=auto` (the same test with `ramp_time=0`, observed on 2026-11-26 on this
-/// branch's code, which is main's at that setting): the window opened on the cold restart's
-/// burst of full-page images, whose share depends on how fast each stack gets through its first
-/// seconds; see the failure message for the figures of a run.
+/// Observed on 2026-11-26 (a shared 2-CPU virtual machine), 150 txn/s offered on both stacks:
+/// with `ramp_time=auto` both warm-ups ended after 17.0 s (the full-page images' decay after the
+/// restart's checkpoint, which at one rate is the workload's, decided both) and the stacks
+/// agreed within 1.1 % (WAL 20,381 / 20,163 bytes per transaction, full-page images 2.04 /
+/// 2.02). The same test with `ramp_time=0` (main's default: the window opens on the cold
+/// restart) gave 16,335 / 17,661 bytes and 1.47 / 1.65 images per transaction: 8 % and 11 %
+/// apart, inside the 15 % bound, so it did not fail at this common rate. Main's bias is largest
+/// between stacks at different throughputs (the restart's burst spread over different numbers
+/// of transactions), which the `costs_at_different_rates` finding points out.
 #[test]
 fn postgres_costs_per_transaction_agree_across_stacks_at_one_rate() {
     if !postgres() {
@@ -38,8 +43,7 @@ fn postgres_costs_per_transaction_agree_across_stacks_at_one_rate() {
     let scene = db_scene();
     let set = format!(
         "db=postgres,warehouses=1,terminals=4,rate_tps={RATE_TPS},runtime=30s,\
-         pg.checkpoint_timeout=30s,ramp_max=60s{}",
-        std::env::var("BAKEOFF_TEST_STEADY_EXTRA").unwrap_or_default()
+         pg.checkpoint_timeout=30s,ramp_max=60s"
     );
     let mut seen = Vec::new();
     for stack in ["tmpfs:size=1g", "ext4"] {
@@ -47,8 +51,15 @@ fn postgres_costs_per_transaction_agree_across_stacks_at_one_rate() {
         assert_eq!(r["status"], "completed", "{stack}");
         let (wal, fpi) = costs(&r);
         let steady = &r["steady"];
-        eprintln!("{stack}: {steady} window {}", r["database"]["window"]);
-        seen.push((stack, wal, fpi, steady["warmup_s"].clone(), r["summary"]["tps"].clone()));
+        assert_eq!(steady["warmup"], "auto", "{stack}: {steady}");
+        assert_eq!(steady["capped"], false, "{stack}: {steady}");
+        seen.push((
+            stack,
+            wal,
+            fpi,
+            steady["warmup_s"].clone(),
+            r["summary"]["tps"].clone(),
+        ));
     }
     let [(_, wal_a, fpi_a, ..), (_, wal_b, fpi_b, ..)] = seen[..] else {
         unreachable!()

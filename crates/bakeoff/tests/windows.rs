@@ -31,7 +31,11 @@ fn a_time_series_has_no_stub_last_sample() {
     let t = times(&std::fs::read_to_string(&csv).unwrap());
     assert!(t.len() >= 2, "{t:?}");
     for w in t.windows(2) {
-        assert!(w[1] - w[0] >= 0.5, "a sample of {:.3} s: {t:?}", w[1] - w[0]);
+        assert!(
+            w[1] - w[0] >= 0.5,
+            "a sample of {:.3} s: {t:?}",
+            w[1] - w[0]
+        );
     }
 }
 
@@ -60,8 +64,18 @@ fn a_window_interrupted_before_it_opens_reports_no_cpu_and_no_verdict() {
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
     assert!(out.contains("0.0 s measured"), "{out}");
-    for absent in ["cpu ", "devices ", "cpu_saturated", "warning:", "note:", "checks hold"] {
-        assert!(!out.contains(absent), "'{absent}' printed for a 0.0 s window:\n{out}");
+    for absent in [
+        "cpu ",
+        "devices ",
+        "cpu_saturated",
+        "warning:",
+        "note:",
+        "checks hold",
+    ] {
+        assert!(
+            !out.contains(absent),
+            "'{absent}' printed for a 0.0 s window:\n{out}"
+        );
     }
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

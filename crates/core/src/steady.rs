@@ -72,7 +72,9 @@ impl StopRule {
     /// Reads `iops:2%`, `iops_slope:0.1%`, `bw:5%` or `bw_slope:1%`.
     pub fn parse(text: &str, dur_s: u32) -> Result<StopRule, String> {
         let (what, limit) = text.trim().split_once(':').ok_or_else(|| {
-            format!("'{text}' is not a rule (write iops:2%, iops_slope:0.1%, bw:2% or bw_slope:0.1%)")
+            format!(
+                "'{text}' is not a rule (write iops:2%, iops_slope:0.1%, bw:2% or bw_slope:0.1%)"
+            )
         })?;
         let (metric, slope) = match what {
             "iops" => (StopMetric::Iops, false),
@@ -81,9 +83,10 @@ impl StopRule {
             "bw_slope" => (StopMetric::Bw, true),
             _ => return Err(format!("'{what}' is not iops, iops_slope, bw or bw_slope")),
         };
-        let pct = limit.trim().strip_suffix('%').ok_or_else(|| {
-            format!("'{limit}': the limit is a percentage of the mean (e.g. 2%)")
-        })?;
+        let pct = limit
+            .trim()
+            .strip_suffix('%')
+            .ok_or_else(|| format!("'{limit}': the limit is a percentage of the mean (e.g. 2%)"))?;
         let limit_pct: f64 = pct
             .parse()
             .ok()

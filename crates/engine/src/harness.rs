@@ -7,8 +7,8 @@
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
 use crate::stats::{Counters, ThreadStats, Totals};
-use crate::warmup::{Decision, Warmup};
 pub use crate::warmup::{Costs, Timing};
+use crate::warmup::{Decision, Warmup};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{ClientResult, OpStats, RoleResult};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -201,7 +201,11 @@ pub fn run_gated(
     // the cap), and the run ends `runtime` after.
     let ramp = timing.auto.map_or(timing.ramp, |a| a.max);
     let ramp_ns = go + ramp.as_nanos() as u64;
-    let window_at = if timing.auto.is_some() { u64::MAX } else { ramp_ns };
+    let window_at = if timing.auto.is_some() {
+        u64::MAX
+    } else {
+        ramp_ns
+    };
     shared.ramp_ns.store(window_at, Ordering::Relaxed);
     let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
     shared.end_ns.fetch_min(end, Ordering::Relaxed);
@@ -214,7 +218,15 @@ pub fn run_gated(
     });
     shared.start.open();
     let edges = (window, timing.runtime);
-    let drove = drive(roles.len(), shared, &spawned, interrupt, on_tick, edges, &mut warmup);
+    let drove = drive(
+        roles.len(),
+        shared,
+        &spawned,
+        interrupt,
+        on_tick,
+        edges,
+        &mut warmup,
+    );
     let (window, interrupted) = drove;
     // A fixed warm-up cut short (Ctrl-C, an error) lasted until the end.
     let opened = window.as_ref().map(|(t, _)| *t);

@@ -133,7 +133,9 @@ impl<'a> Warmup<'a> {
             (Some(c), true) => (c.read)(),
             _ => Some((0, Vec::new())),
         };
-        let prev = self.prev.replace((elapsed, *totals, read.clone().unwrap_or_default()));
+        let prev = self
+            .prev
+            .replace((elapsed, *totals, read.clone().unwrap_or_default()));
         let Some((t0, before, costs0)) = prev else {
             return Decision::Wait;
         };

@@ -141,7 +141,10 @@ fn run_on(
         let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
         let cold = if run.warm { "warm" } else { "cold" };
         let warmup = match plan.ramp_auto {
-            Some(a) => format!("warm-up until steady (at most {:.0} s)", a.max.as_secs_f64()),
+            Some(a) => format!(
+                "warm-up until steady (at most {:.0} s)",
+                a.max.as_secs_f64()
+            ),
             None => format!("{ramp:.0} s warm-up"),
         };
         eprintln!("bakeoff: running {cold}: {warmup}, then {runtime:.0} s measured");

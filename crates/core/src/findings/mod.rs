@@ -86,10 +86,12 @@ fn found(
 }
 
 mod context;
+mod cross_cell;
 mod io_rules;
 mod machine_rules;
 
 use context::Ctx;
+pub use cross_cell::{costs_at_different_rates, RATE_GAP_PCT};
 use io_rules::*;
 use machine_rules::*;
 

@@ -323,3 +323,29 @@ fn cell_rules_and_merging() {
         "one run: no variance"
     );
 }
+
+#[test]
+fn database_cells_at_different_throughputs_are_told_to_compare_at_one_rate() {
+    let db_run = |tps: f64| {
+        let mut r = run("ext4", &[], 1.0);
+        let db = json!({"db": "postgres", "version": "15", "settings": {}, "paths": {},
+            "load": null, "window": null});
+        r.database = Some(serde_json::from_value(db).unwrap());
+        r.summary.tps = Some(tps);
+        r
+    };
+    let (slow, fast) = (vec![db_run(900.0), db_run(910.0)], vec![db_run(1650.0)]);
+    let f = costs_at_different_rates(&[("tmpfs", &fast), ("ext4", &slow)]).unwrap();
+    assert_eq!(f.id, "costs_at_different_rates");
+    assert!(
+        f.evidence.contains("tmpfs 1650") && f.evidence.contains("ext4 910"),
+        "{f:?}"
+    );
+    assert!(f.suggestion.contains("rate_tps=728"), "{f:?}");
+    // Within 10 %: the same load.
+    let close = vec![db_run(980.0)];
+    assert!(costs_at_different_rates(&[("a", &close), ("b", &slow)]).is_none());
+    // I/O cells have no transactions.
+    let io = vec![run("ext4", &[], 1.0)];
+    assert!(costs_at_different_rates(&[("a", &io), ("b", &slow)]).is_none());
+}

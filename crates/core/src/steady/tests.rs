@@ -69,7 +69,10 @@ fn a_second_without_transactions_leaves_a_cost_as_it_was() {
 #[test]
 fn stop_rules_parse_like_fio() {
     let r = StopRule::parse("iops:2%", 30).unwrap();
-    assert_eq!((r.metric, r.slope, r.limit_pct), (StopMetric::Iops, false, 2.0));
+    assert_eq!(
+        (r.metric, r.slope, r.limit_pct),
+        (StopMetric::Iops, false, 2.0)
+    );
     let r = StopRule::parse("bw_slope:0.1%", 10).unwrap();
     assert_eq!((r.metric, r.slope, r.dur_s), (StopMetric::Bw, true, 10));
     for bad in ["iops", "lat:2%", "iops:2", "iops:0%", "iops:x%"] {

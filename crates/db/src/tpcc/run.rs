@@ -9,9 +9,7 @@ use super::TpccPlan;
 use crate::backend::{Conn, Database, DbError, ErrorKind};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::steady::AutoRamp;
-use bakeoff_engine::harness::{
-    self, Body, Costs, RoleDesc, RunOutput, ThreadSpec, Tick, Timing,
-};
+use bakeoff_engine::harness::{self, Body, Costs, RoleDesc, RunOutput, ThreadSpec, Tick, Timing};
 use bakeoff_engine::shared::{RunError, Shared};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -9,8 +9,8 @@ use bakeoff_core::dbrecord::{DatabaseRun, DbCounters, PgbenchReport};
 use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
 use bakeoff_db::postgres::{PgServer, PgStats};
-use bakeoff_engine::harness::Costs;
 use bakeoff_db::sqlite::CacheCounters;
+use bakeoff_engine::harness::Costs;
 use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -130,7 +130,8 @@ pub fn body<'b, 'o: 'b>(
             };
             let db = opened.database();
             let costs = pg_costs(opened);
-            let run = bakeoff_db::tpcc::run_warming(db, &tp, plan.ramp_auto, costs, interrupt, on_tick);
+            let run =
+                bakeoff_db::tpcc::run_warming(db, &tp, plan.ramp_auto, costs, interrupt, on_tick);
             // Every terminal has closed its connection: the server's counters are complete.
             counters.close();
             let run = run?;
