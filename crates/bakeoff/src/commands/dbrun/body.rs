@@ -10,6 +10,7 @@ use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
 use bakeoff_db::postgres::{PgServer, PgStats};
 use bakeoff_db::sqlite::CacheCounters;
+use bakeoff_db::{Conn, Value};
 use bakeoff_engine::harness::Costs;
 use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
 use std::collections::BTreeMap;
@@ -152,13 +153,30 @@ pub fn body<'b, 'o: 'b>(
             let Opened::Postgres(server) = opened else {
                 return Err(database_error("pgbench drives PostgreSQL only"));
             };
-            let opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            let mut opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            // pgbench's start-up vacuum and its connections are not in the span its rate is
+            // taken over: the window opens once they are done (its clients all connected).
+            let mut conn = server
+                .database()
+                .connect_pg()
+                .map_err(|e| db_error(e.message))?;
+            for sql in bakeoff_db::pgbench::VACUUM {
+                conn.batch(sql)
+                    .map_err(|e| db_error(format!("{sql}: {}", e.message)))?;
+            }
+            opts.no_vacuum = true;
+            let clients = i64::from(opts.clients);
+            let mut connected = move || {
+                let rows = conn.query(CONNECTED, &[]).unwrap_or_default();
+                matches!(rows.first().and_then(|r| r.first()), Some(Value::Int(n)) if *n >= clients)
+            };
             let pgbench = Pgbench::for_server(server);
             let report = ticking(
                 &mut |t| {
                     counters.on_tick(t);
                     on_tick(t);
                 },
+                &mut connected,
                 || pgbench.run_until(&opts, interrupt),
             );
             // pgbench has exited: its connections are closed.
@@ -209,6 +227,13 @@ pub fn body<'b, 'o: 'b>(
     }
 }
 
+/// pgbench's connections to the server (pgbench names itself by default).
+const CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'";
+
+fn db_error(message: String) -> RunError {
+    database_error(format!("preparing the pgbench window: {message}"))
+}
+
 fn database_error(message: impl Into<String>) -> RunError {
     RunError::Database {
         what: "pgbench".into(),
@@ -217,9 +242,11 @@ fn database_error(message: impl Into<String>) -> RunError {
 }
 
 /// Runs `work` (an external program that times itself) on a thread while the sampler ticks
-/// every second: its start is the window's start, its end the window's end.
+/// every second: the window opens once `started` says the program's own clock runs (polled
+/// every 5 ms), and closes at its end.
 fn ticking<T: Send>(
     on_tick: &mut dyn FnMut(&Tick),
+    started: &mut dyn FnMut() -> bool,
     work: impl FnOnce() -> Result<T, bakeoff_db::postgres::PgError> + Send,
 ) -> Result<(T, Duration), RunError> {
     let start = Instant::now();
@@ -229,16 +256,19 @@ fn ticking<T: Send>(
         totals: Totals::default(),
     };
     on_tick(&tick(TickKind::Start));
-    on_tick(&tick(TickKind::MeasureStart));
     let result = std::thread::scope(|s| {
         let handle = s.spawn(work);
-        let mut next = Duration::from_secs(1);
+        let (mut next, mut open) = (Duration::from_secs(1), false);
         while !handle.is_finished() {
+            if !open && started() {
+                on_tick(&tick(TickKind::MeasureStart));
+                open = true;
+            }
             if start.elapsed() >= next {
                 on_tick(&tick(TickKind::Second));
                 next += Duration::from_secs(1);
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(if open { 20 } else { 5 }));
         }
         handle.join()
     });
