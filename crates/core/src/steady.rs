@@ -45,6 +45,12 @@ pub struct AutoRamp {
     pub max: Duration,
 }
 
+/// The warm-up to expect of a plan, for estimates and progress: the fixed `ramp_time`, or for
+/// `auto` two steadiness windows (what a run steady from its start takes at most), capped.
+pub fn expected_warmup(ramp_time: Duration, auto: Option<AutoRamp>) -> Duration {
+    auto.map_or(ramp_time, |a| CLIENTS_RAMP.min(a.max))
+}
+
 /// What a stop rule (`ss=`) watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -265,7 +265,8 @@ impl Window<'_> {
         let started_unix_s = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let total = (plan.ramp_time + plan.runtime).as_secs().max(1);
+        let warmup = bakeoff_core::steady::expected_warmup(plan.ramp_time, plan.ramp_auto);
+        let total = (warmup + plan.runtime).as_secs().max(1);
         let run_bar = bar(
             total,
             "{prefix} {elapsed_precise} {wide_bar} {pos}/{len}s {msg}",
