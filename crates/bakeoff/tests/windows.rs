@@ -113,3 +113,34 @@ fn the_automatic_warm_up_of_a_steady_run_ends_within_two_windows_and_is_recorded
     assert!(checks.iter().all(|c| c["steady"] == true), "{s}");
     assert_eq!(v["plan"]["ramp_auto"]["max_ns"], 120_000_000_000u64);
 }
+
+#[test]
+fn an_ss_rule_ends_the_window_once_its_throughput_is_steady() {
+    let d = tmp();
+    let json = d.path().join("r.json");
+    bakeoff()
+        .args(["run", "randread", "--quiet", "--target"])
+        .arg(d.path())
+        // Paced: steady from the start, so the rule holds after its 3 s of samples.
+        .args([
+            "--set",
+            "size=1m,rate_iops=2000,ramp_time=0,runtime=60s,ss=iops:20%,ss_dur=3s",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let measured = v["measured_ns"].as_f64().unwrap() / 1e9;
+    assert!((2.0..15.0).contains(&measured), "measured {measured} s");
+    let stop = &v["steady"]["stop"];
+    assert_eq!(stop["rule"]["metric"], "iops", "{stop}");
+    assert_eq!(stop["rule"]["dur_s"], 3, "{stop}");
+    assert_eq!(stop["attained"]["steady"], true, "{stop}");
+    assert!(
+        stop["attained"]["spread_pct"].as_f64().unwrap() <= 20.0,
+        "{stop}"
+    );
+    assert_eq!(v["status"], "completed");
+}
