@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod body;
 mod load;
+mod pgbench_warmup;
 mod tpch;
 
 /// The database of a run, opened on its stack.

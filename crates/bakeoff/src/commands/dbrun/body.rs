@@ -154,6 +154,12 @@ pub fn body<'b, 'o: 'b>(
                 return Err(database_error("pgbench drives PostgreSQL only"));
             };
             let mut opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            let steady = match plan.ramp_auto {
+                Some(auto) => Some(super::pgbench_warmup::warm_up(
+                    server, &opts, auto, interrupt,
+                )?),
+                None => None,
+            };
             // pgbench's start-up vacuum and its connections are not in the span its rate is
             // taken over: the window opens once they are done (its clients all connected).
             let mut conn = server
@@ -192,7 +198,7 @@ pub fn body<'b, 'o: 'b>(
                     error: None,
                     counts: Vec::new(),
                     clients: Vec::new(),
-                    steady: None,
+                    steady,
                 });
             };
             let op = report.op_stats();
@@ -221,7 +227,7 @@ pub fn body<'b, 'o: 'b>(
                 error: None,
                 counts: Vec::new(),
                 clients: Vec::new(),
-                steady: None,
+                steady,
             })
         }),
     }
