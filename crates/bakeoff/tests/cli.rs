@@ -129,7 +129,7 @@ fn json_and_timeseries_have_the_documented_fields() {
             "--target",
             data.to_str().unwrap(),
             "--set",
-            "engine=null,size=4m,runtime=1500ms",
+            "engine=null,size=4m,ramp_time=0,runtime=1500ms",
         ])
         .args([
             "--json",

@@ -10,7 +10,7 @@ use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
 use bakeoff_db::postgres::{PgServer, PgStats};
 use bakeoff_db::sqlite::CacheCounters;
-use bakeoff_db::{Conn, Value};
+use bakeoff_db::Conn;
 use bakeoff_engine::harness::Costs;
 use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
 use std::collections::BTreeMap;
@@ -172,10 +172,8 @@ pub fn body<'b, 'o: 'b>(
             }
             opts.no_vacuum = true;
             let clients = i64::from(opts.clients);
-            let mut connected = move || {
-                let rows = conn.query(CONNECTED, &[]).unwrap_or_default();
-                matches!(rows.first().and_then(|r| r.first()), Some(Value::Int(n)) if *n >= clients)
-            };
+            let mut connected =
+                move || super::pgbench_warmup::pgbench_backends(&mut conn) >= clients;
             let pgbench = Pgbench::for_server(server);
             let report = ticking(
                 &mut |t| {
@@ -232,9 +230,6 @@ pub fn body<'b, 'o: 'b>(
         }),
     }
 }
-
-/// pgbench's connections to the server (pgbench names itself by default).
-const CONNECTED: &str = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'";
 
 fn db_error(message: String) -> RunError {
     database_error(format!("preparing the pgbench window: {message}"))

@@ -6,7 +6,8 @@
 
 use bakeoff_core::steady::{AutoRamp, SeriesSpec, Steadiness, SteadyRecord, WarmupKind, WINDOW_S};
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
-use bakeoff_db::postgres::{PgServer, PgStats};
+use bakeoff_db::postgres::{PgConn, PgServer, PgStats};
+use bakeoff_db::{Conn, Value};
 use bakeoff_engine::RunError;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -55,11 +56,29 @@ pub fn warm_up(
         }
         (judge.finish(), handle.join())
     });
-    drop(conn);
+    // The stopped pgbench's backends end as they see it gone: wait (briefly) so that the
+    // measured run's "every client connected" counts its own.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pgbench_backends(&mut conn) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     match ran {
         Ok(Err(e)) => Err(warmup_error(e.to_string())),
         Err(_) => Err(warmup_error("the pgbench thread panicked".into())),
         Ok(Ok(_)) => Ok(record),
+    }
+}
+
+/// pgbench's connections to the server (pgbench names itself by default).
+pub const CONNECTED: &str =
+    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'";
+
+/// How many pgbench connections the server has (0 if it cannot say).
+pub fn pgbench_backends(conn: &mut PgConn) -> i64 {
+    let rows = conn.query(CONNECTED, &[]).unwrap_or_default();
+    match rows.first().and_then(|r| r.first()) {
+        Some(Value::Int(n)) => *n,
+        _ => 0,
     }
 }
 
