@@ -34,6 +34,12 @@ fn costs(r: &serde_json::Value) -> (f64, f64) {
 /// apart, inside the 15 % bound, so it did not fail at this common rate. Main's bias is largest
 /// between stacks at different throughputs (the restart's burst spread over different numbers
 /// of transactions), which the `costs_at_different_rates` finding points out.
+///
+/// Not yet robust: a second run the same afternoon (another helper's tests loading the machine)
+/// held tmpfs's warm-up until 53.0 s (ext4: 17.0 s), and the windows then covered different
+/// parts of two checkpoint cycles: 16,548 / 20,219 WAL bytes and 1.60 / 2.02 images per
+/// transaction, 20 % apart. A window that covers whole checkpoint cycles (issue 19's item 2)
+/// removes the dependence on where the warm-up ends.
 #[test]
 fn postgres_costs_per_transaction_agree_across_stacks_at_one_rate() {
     if !postgres() {
