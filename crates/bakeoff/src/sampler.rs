@@ -3,6 +3,7 @@
 
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, SampleLatency, ToolUsage};
+use bakeoff_core::steady::MIN_SAMPLE_SHARE;
 use bakeoff_engine::{KindLatency, Tick, TickKind, Totals};
 use bakeoff_probe::{
     cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, RunDevices,
@@ -113,8 +114,13 @@ impl Sampler {
         }
         if matches!(t.kind, TickKind::Second | TickKind::End) {
             if let Some((prev, prev_totals)) = &self.prev {
-                let sample = self.sample(t, prev, prev_totals, &snap);
-                self.samples.push(sample);
+                // The run's end leaves a stub after the last whole second: its rate over a few
+                // milliseconds is noise (and would enter the steadiness checks), so it goes.
+                let span = snap.at.saturating_duration_since(prev.at).as_secs_f64();
+                if t.kind == TickKind::Second || span >= MIN_SAMPLE_SHARE {
+                    let sample = self.sample(t, prev, prev_totals, &snap);
+                    self.samples.push(sample);
+                }
             }
         }
         match t.kind {

@@ -174,7 +174,7 @@ fn json_and_timeseries_have_the_documented_fields() {
             "--target",
             data.to_str().unwrap(),
             "--set",
-            "engine=null,size=4m,runtime=1500ms",
+            "engine=null,size=4m,ramp_time=0,runtime=1500ms",
         ])
         .args([
             "--json",
@@ -245,7 +245,7 @@ fn ctrl_c_stops_within_a_second_and_marks_the_run() {
         ])
         .args([
             "--set",
-            "data_size=8m,redo_size=1m,runtime=60s",
+            "data_size=8m,redo_size=1m,ramp_time=0,runtime=60s",
             "--json",
             json.to_str().unwrap(),
         ])

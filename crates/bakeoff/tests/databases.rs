@@ -184,6 +184,18 @@ fn pgbench_through_bakeoff_reports_the_tps_pgbench_printed() {
         "bakeoff {ours} tps, pgbench printed {printed}"
     );
     assert!(f(&r["summary"]["txn_lat_p99_us"]) > 0.0);
+    // pgbench warmed up until the server's commits, WAL and full-page images were steady.
+    let steady = &r["steady"];
+    assert_eq!(steady["warmup"], "auto", "{steady}");
+    assert!(f(&steady["warmup_s"]) >= 4.0, "{steady}");
+    let names: Vec<&str> = (steady["checks"].as_array().unwrap().iter())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["ops_s", "wal_bytes_per_txn", "fpi_per_txn"],
+        "{steady}"
+    );
     assert!(
         scene.db_leftovers().is_empty(),
         "{:#?}",

@@ -15,7 +15,7 @@ fn run(target: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
     bakeoff()
         .args(["run", "randread", "--quiet", "--warm", "--target"])
         .arg(target)
-        .args(["--set", "engine=null,size=1m,runtime=1200ms"])
+        .args(["--set", "engine=null,size=1m,ramp_time=0,runtime=1200ms"])
         .args(args)
         .assert()
 }

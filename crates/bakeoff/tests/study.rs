@@ -24,7 +24,7 @@ const STUDY: &[&str] = &[
     "--workload",
     "randread",
     "--set",
-    "engine=null,size=16m,runtime=1s",
+    "engine=null,size=16m,ramp_time=0,runtime=1s",
     "--repeat",
     "3",
 ];

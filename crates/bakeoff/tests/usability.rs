@@ -190,7 +190,7 @@ fn one_thread_reads_one_thread() {
             "--target",
         ])
         .arg(d.path())
-        .args(["--set", "engine=null,size=1m,runtime=200ms,jobs=1"])
+        .args(["--set", "engine=null,size=1m,ramp_time=0,runtime=1s,jobs=1"])
         .assert()
         .success()
         .stdout(

@@ -80,6 +80,9 @@ pub struct DbPlan {
     pub runtime: Duration,
     /// Warm-up before measuring.
     pub ramp_time: Duration,
+    /// `ramp_time=auto` (TPC-C, pgbench): warm up until throughput and the costs per
+    /// transaction are steady, or the cap (see `docs/methodology.md`).
+    pub ramp_auto: Option<crate::steady::AutoRamp>,
     /// Seed of the population and the transaction inputs.
     pub seed: u64,
     /// PostgreSQL settings the user gave (`pg.KEY=VALUE`), by key without the prefix; not yet
@@ -114,7 +117,7 @@ impl DbPlan {
 pub fn db_run_keys() -> impl Iterator<Item = &'static KeyDoc> {
     RUN_KEYS
         .iter()
-        .filter(|k| matches!(k.key, "runtime" | "ramp_time" | "seed"))
+        .filter(|k| matches!(k.key, "runtime" | "ramp_time" | "ramp_max" | "seed"))
 }
 
 /// True if `name` is a database workload.
@@ -165,7 +168,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     };
     if name == "pgbench" && !run.ramp_time.is_zero() {
         return Err(user_val(user, "ramp_time")
-            .invalid("pgbench has no warm-up of its own and its printed TPS covers the whole run; run it longer instead"));
+            .invalid("pgbench's printed TPS covers its whole run: a fixed warm-up cannot be cut from it; ramp_time=auto (the default) warms up with a pgbench run of its own until steady"));
     }
     let sqlite = sqlite_options(&look, db)?;
     if db == Db::Sqlite && !pg.is_empty() {
@@ -198,6 +201,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         work,
         runtime: if timed { run.runtime } else { Duration::ZERO },
         ramp_time: if timed { run.ramp_time } else { Duration::ZERO },
+        ramp_auto: run.ramp_auto.filter(|_| name != "tpch"),
         seed: run.seed,
         pg,
         sqlite,

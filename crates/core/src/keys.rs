@@ -69,9 +69,22 @@ pub const RUN_KEYS: &[KeyDoc] = &[
     doc("runtime", "30s", "measured duration"),
     doc(
         "ramp_time",
-        "0s",
-        "warm-up before measuring, in addition to runtime",
+        "auto",
+        "warm-up before measuring, in addition to runtime: auto warms up until throughput (and a \
+         database's WAL and full-page images per transaction) are steady, or a duration",
     ),
+    doc(
+        "ramp_max",
+        "120s",
+        "longest automatic warm-up: measuring starts then, and the run counts as not steady",
+    ),
+    doc(
+        "ss",
+        "",
+        "fio's steady-state stop rule on the measured window: iops:2%, iops_slope:0.1%, bw:2% or \
+         bw_slope:0.1% ends it once steady over ss_dur (empty = run the whole runtime)",
+    ),
+    doc("ss_dur", "10s", "the window the ss= rule is judged over"),
     doc("seed", "1", "seed of data contents and offsets"),
     doc(
         "buffer_compress_percentage",

@@ -27,6 +27,7 @@ pub mod recipe;
 mod recipe_parse;
 pub mod record;
 pub mod settings;
+pub mod steady;
 pub mod study;
 pub mod summary;
 mod summary_txn;

@@ -243,6 +243,12 @@ pub struct Plan {
     /// Warm-up before measuring (in addition to `runtime`).
     #[serde(with = "duration_ns", rename = "ramp_time_ns")]
     pub ramp_time: Duration,
+    /// `ramp_time=auto`: warm up until steady or the cap (`ramp_time` is then zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_auto: Option<crate::steady::AutoRamp>,
+    /// `ss=`: the measured window ends once its throughput is steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<crate::steady::StopRule>,
     /// Seed of the data and offset generators.
     pub seed: u64,
     /// Repetition of a study cell (1 for a single run): mixed into the offset generators only,
@@ -286,6 +292,24 @@ impl Plan {
             seed: self.seed ^ u64::from(index + 1).wrapping_mul(0xA24B_AED4_963E_E407),
             clients: 0,
             ..self.clone()
+        }
+    }
+
+    /// This plan with an automatic warm-up (and a stop rule) replaced by a fixed warm-up of
+    /// [`crate::steady::CLIENTS_RAMP`]: client processes each measure their own window from
+    /// the parent's go, so their windows can only open together at a time known in advance.
+    pub fn with_fixed_ramp(&self) -> Plan {
+        match self.ramp_auto {
+            Some(auto) => Plan {
+                ramp_time: crate::steady::CLIENTS_RAMP.min(auto.max),
+                ramp_auto: None,
+                stop: None,
+                ..self.clone()
+            },
+            None => Plan {
+                stop: None,
+                ..self.clone()
+            },
         }
     }
 

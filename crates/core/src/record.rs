@@ -351,6 +351,10 @@ pub struct RunRecord {
     /// then lists the ranks (see `docs/mpi.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<crate::mpi::MpiRecord>,
+    /// How the warm-up was decided (fixed, or until steady), how long it took and what was
+    /// steady; the stop rule's outcome (see `docs/methodology.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady::SteadyRecord>,
 }
 
 /// The dataset of a run.

@@ -45,7 +45,18 @@ pub struct RunOptions {
     pub latency_limit: Option<Duration>,
     /// The built-in script (`-b`): `tpcb-like`, `simple-update`, `select-only`.
     pub builtin: String,
+    /// Skip pgbench's own start-up vacuum (`--no-vacuum`): the caller did it before its
+    /// measured window (see [`VACUUM`]).
+    pub no_vacuum: bool,
 }
+
+/// What pgbench does before its first transaction unless `--no-vacuum`: each statement on its
+/// own (`VACUUM` cannot run in a transaction block).
+pub const VACUUM: [&str; 3] = [
+    "VACUUM pgbench_branches",
+    "VACUUM pgbench_tellers",
+    "TRUNCATE pgbench_history",
+];
 
 impl Default for RunOptions {
     fn default() -> RunOptions {
@@ -56,6 +67,7 @@ impl Default for RunOptions {
             rate: None,
             latency_limit: None,
             builtin: "tpcb-like".into(),
+            no_vacuum: false,
         }
     }
 }
@@ -215,6 +227,9 @@ impl Pgbench {
         ];
         if let Some(rate) = opts.rate {
             args.push(format!("--rate={rate}"));
+        }
+        if opts.no_vacuum {
+            args.push("--no-vacuum".into());
         }
         if let Some(limit) = opts.latency_limit {
             args.push(format!("--latency-limit={}", limit.as_secs_f64() * 1000.0));

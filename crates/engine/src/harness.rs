@@ -8,6 +8,8 @@ use crate::interval::{LiveCounts, LiveReader, TickLatency};
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
 use crate::stats::{Counters, ThreadStats, Totals, KINDS};
+pub use crate::warmup::{Costs, Timing};
+use crate::warmup::{Decision, Warmup};
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{ClientResult, OpStats, RoleResult};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,6 +62,8 @@ pub struct RunOutput {
     pub counts: Vec<RoleCounts>,
     /// With client processes: what each client did and the CPU it used.
     pub clients: Vec<ClientResult>,
+    /// How the warm-up was decided and how long it took; the stop rule's outcome.
+    pub steady: Option<bakeoff_core::steady::SteadyRecord>,
 }
 
 /// A group of threads as the results name it.
@@ -159,21 +163,12 @@ fn per_role(roles: usize, spawned: &[Spawned]) -> Vec<Totals> {
 /// The window's start (time and per-role totals), if it started.
 type Window = Option<(Duration, Vec<Totals>)>;
 
-/// The ramp and the measured time of a run.
-#[derive(Clone, Copy, Debug)]
-pub struct Timing {
-    /// Warm-up before measuring.
-    pub ramp: Duration,
-    /// Measured time.
-    pub runtime: Duration,
-}
-
 /// Runs `threads` under `shared` (whose couplings the threads use) and returns the merged
 /// results. `specs` is an iterator so that setting up a thread (opening files) may fail: the
 /// threads started so far are then stopped and joined before the error returns.
 pub fn run(
     shared: &Arc<Shared>,
-    timing: Timing,
+    timing: Timing<'_>,
     roles: &[RoleDesc],
     specs: &mut dyn Iterator<Item = Result<ThreadSpec, RunError>>,
     interrupt: &AtomicBool,
@@ -188,7 +183,7 @@ pub fn run(
 /// threads and returns.
 pub fn run_gated(
     shared: &Arc<Shared>,
-    timing: Timing,
+    mut timing: Timing<'_>,
     roles: &[RoleDesc],
     specs: &mut dyn Iterator<Item = Result<ThreadSpec, RunError>>,
     interrupt: &AtomicBool,
@@ -215,20 +210,30 @@ pub fn run_gated(
         spawned.into_iter().for_each(|s| drop(s.handle.join()));
         return Err(e);
     }
-    let ramp_ns = shared.now_ns() + timing.ramp.as_nanos() as u64;
-    shared.ramp_ns.store(ramp_ns, Ordering::Relaxed);
+    let go = shared.now_ns();
+    // An automatic warm-up has no end known yet: the window opens when it is steady (or at
+    // the cap), and the run ends `runtime` after.
+    let ramp = timing.auto.map_or(timing.ramp, |a| a.max);
+    let ramp_ns = go + ramp.as_nanos() as u64;
+    let window_at = if timing.auto.is_some() {
+        u64::MAX
+    } else {
+        ramp_ns
+    };
+    shared.ramp_ns.store(window_at, Ordering::Relaxed);
     let end = ramp_ns.saturating_add(timing.runtime.as_nanos() as u64);
     shared.end_ns.fetch_min(end, Ordering::Relaxed);
+    let mut warmup = Warmup::new(&mut timing, Duration::from_nanos(go));
     // Without a ramp the window starts as the threads are let go: nothing done is missed.
     let mut reader = LiveReader::default();
-    let window = timing.ramp.is_zero().then(|| {
+    let window = (window_at == go).then(|| {
         let latency = reader.read(live(&spawned), true);
         let t = tick(TickKind::MeasureStart, Totals::default(), latency);
         on_tick(&t);
         (t.elapsed, vec![Totals::default(); roles.len()])
     });
     shared.start.open();
-    let edges = (window, ramp_ns);
+    let edges = (window, timing.runtime);
     let (window, interrupted) = drive(
         roles.len(),
         shared,
@@ -236,7 +241,11 @@ pub fn run_gated(
         interrupt,
         on_tick,
         edges,
+        &mut warmup,
     );
+    // A fixed warm-up cut short (Ctrl-C, an error) lasted until the end.
+    let opened = window.as_ref().map(|(t, _)| *t);
+    let steady = warmup.finish(opened.unwrap_or_else(|| shared.clock.elapsed()));
     let latency = reader.read(live(&spawned), false);
     let end_tick = tick(TickKind::End, totals(&spawned, None), latency);
     let end_roles = per_role(roles.len(), &spawned);
@@ -274,6 +283,7 @@ pub fn run_gated(
         error,
         counts,
         clients: Vec::new(),
+        steady,
     })
 }
 
@@ -308,14 +318,16 @@ fn spawn_all(
 }
 
 /// Ticks until the run ends (on time, on interrupt, or on the first error); `window` is the
-/// window's start if it already started.
+/// window's start if it already started. Once a second `warmup` decides whether the window
+/// starts (automatic warm-up) or ends (stop rule).
 fn drive(
     roles: usize,
     shared: &Shared,
     (spawned, reader): (&[Spawned], &mut LiveReader),
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
-    (mut window, ramp_ns): (Window, u64),
+    (mut window, runtime): (Window, Duration),
+    warmup: &mut Warmup,
 ) -> (Window, bool) {
     let mut tick = |kind| Tick {
         elapsed: shared.clock.elapsed(),
@@ -332,6 +344,7 @@ fn drive(
         }
         let now = shared.now_ns();
         let end = shared.end_ns.load(Ordering::Relaxed);
+        let ramp_ns = shared.ramp_ns.load(Ordering::Relaxed);
         if window.is_none() && now >= ramp_ns && now < end {
             let t = tick(TickKind::MeasureStart);
             window = Some((t.elapsed, per_role(roles, spawned)));
@@ -341,8 +354,20 @@ fn drive(
             return (window, interrupted);
         }
         if shared.clock.elapsed() >= next_second {
-            on_tick(&tick(TickKind::Second));
+            let t = tick(TickKind::Second);
+            on_tick(&t);
             next_second += Duration::from_secs(1);
+            match warmup.second(t.elapsed, &t.totals, window.is_some()) {
+                Decision::Measure => {
+                    let at = shared.now_ns();
+                    shared.ramp_ns.store(at, Ordering::Relaxed);
+                    let end = at.saturating_add(runtime.as_nanos() as u64);
+                    shared.end_ns.fetch_min(end, Ordering::Relaxed);
+                    continue;
+                }
+                Decision::Stop => shared.stop_now(),
+                Decision::Wait => {}
+            }
         }
         // Wake at the window's start rather than up to 10 ms after it.
         let to_window = match window {

@@ -18,6 +18,7 @@ pub mod results;
 pub mod run;
 pub mod shared;
 pub mod stats;
+pub mod warmup;
 pub mod worker;
 
 pub use interval::{KindLatency, TickLatency};

@@ -366,8 +366,9 @@ pub fn execute_gated(
 ) -> Result<RunOutput, RunError> {
     let shared = shared_state(plan);
     let timing = Timing {
-        ramp: plan.ramp_time,
-        runtime: plan.runtime,
+        auto: plan.ramp_auto,
+        stop: plan.stop,
+        ..Timing::fixed(plan.ramp_time, plan.runtime)
     };
     let (specs, files) = worker_specs(plan, dataset, &shared)?;
     let mut specs = specs.into_iter().map(Ok);

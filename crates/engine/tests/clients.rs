@@ -147,7 +147,7 @@ fn a_client_that_dies_fails_the_run_naming_it() {
 fn an_interrupt_stops_every_client() {
     let _turn = serial();
     use_this_binary();
-    let p = plan("clients=2,nfiles=60,nthreads=1,meanfilesize=8k,runtime=30s");
+    let p = plan("clients=2,nfiles=60,nthreads=1,meanfilesize=8k,ramp_time=0,runtime=30s");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let data = lay_out(&p, &Target::Directory(dir.path().into()), &|_, _| true).unwrap();
     let interrupt = AtomicBool::new(false);

@@ -147,6 +147,18 @@ pub fn build(
             }
         })
         .collect();
+    // Costs per transaction of database cells at different throughputs are not comparable:
+    // every database row says so.
+    let labelled: Vec<(&str, &[RunRecord])> = (cells.iter())
+        .map(|c| (c.label.as_str(), &c.runs[..]))
+        .collect();
+    let gap = bakeoff_core::findings::costs_at_different_rates(&labelled);
+    let mut rows = rows;
+    for (row, c) in rows.iter_mut().zip(cells) {
+        if c.runs.iter().any(|r| r.database.is_some()) {
+            row.findings.extend(gap.clone());
+        }
+    }
     // A recipe's cells are compared phase by phase instead.
     let is_recipe = |c: &CellRuns| c.runs.iter().any(|r| !r.phases.is_empty());
     let mut rows: Vec<CellRow> = rows

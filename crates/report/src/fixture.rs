@@ -198,6 +198,7 @@ pub fn record() -> RunRecord {
         dataset: None,
         clients: Vec::new(),
         ramp: None,
+        steady: None,
         mpi: None,
     };
     record.summary = Summary::compute(&record);

@@ -66,14 +66,34 @@ fn header(r: &RunRecord) -> String {
         ),
     };
     let mut s = format!(
-        "{} on {place}{fs}: {:.1} s measured, {what}{status}\n\n",
+        "{} on {place}{fs}: {:.1} s measured{}, {what}{status}\n\n",
         r.plan.workload,
         r.measured_ns as f64 / 1e9,
+        warmup_part(r),
     );
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}\n");
     }
     s
+}
+
+/// ` after 6.0 s of warm-up until steady`: how the window was opened.
+fn warmup_part(r: &RunRecord) -> String {
+    use bakeoff_core::steady::WarmupKind;
+    match &r.steady {
+        Some(w) if w.warmup == WarmupKind::Auto && w.capped => format!(
+            " after {:.1} s of warm-up (ramp_max reached, not steady)",
+            w.warmup_s
+        ),
+        Some(w) if w.warmup == WarmupKind::Auto && r.window_too_short() => {
+            format!(" after {:.1} s of warm-up", w.warmup_s)
+        }
+        Some(w) if w.warmup == WarmupKind::Auto => {
+            format!(" after {:.1} s of warm-up until steady", w.warmup_s)
+        }
+        Some(w) if w.warmup_s > 0.0 => format!(" after a {:.1} s warm-up", w.warmup_s),
+        _ => String::new(),
+    }
 }
 
 /// "1 thread", "7 threads".
@@ -381,7 +401,13 @@ fn system(r: &RunRecord) -> String {
     s += &crate::terminal_files::lines(r);
     s += &cpu_lines(r);
     let sm = &r.summary;
-    if r.devices.is_empty() {
+    if r.window_too_short() {
+        let _ = writeln!(
+            s,
+            "window   shorter than {} s: no CPU, device or steadiness figures, no verdict",
+            bakeoff_core::steady::MIN_WINDOW.as_secs()
+        );
+    } else if r.devices.is_empty() {
         let _ = writeln!(
             s,
             "devices  none under the target (memory-backed file system): no device figures"

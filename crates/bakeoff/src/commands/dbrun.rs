@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod body;
 mod load;
+mod pgbench_warmup;
 mod tpch;
 
 /// The database of a run, opened on its stack.
@@ -51,6 +52,8 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
         engine: EngineKind::Psync,
         runtime: plan.runtime,
         ramp_time: plan.ramp_time,
+        ramp_auto: plan.ramp_auto,
+        stop: None,
         seed: plan.seed,
         repetition: 1,
         compress_pct: 0,
@@ -157,7 +160,14 @@ fn run_on(
     if !run.quiet {
         let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
         let cold = if run.warm { "warm" } else { "cold" };
-        eprintln!("bakeoff: running {cold}: {ramp:.0} s warm-up, then {runtime:.0} s measured");
+        let warmup = match plan.ramp_auto {
+            Some(a) => format!(
+                "warm-up until steady (at most {:.0} s)",
+                a.max.as_secs_f64()
+            ),
+            None => format!("{ramp:.0} s warm-up"),
+        };
+        eprintln!("bakeoff: running {cold}: {warmup}, then {runtime:.0} s measured");
     }
     // After a restart the postmaster has a new pid: ask the stack now.
     let known = known_of(stack, log_stack);
@@ -178,7 +188,9 @@ fn run_on(
     database.load = Some(load);
     database.window = counters.window();
     extras.apply(&mut database);
-    if record.status != RunStatus::Failed && matches!(plan.work, DbWork::Tpcc { .. }) {
+    // A window too short to measure gives no verdict, the consistency checks' included.
+    let judged = record.status != RunStatus::Failed && !record.window_too_short();
+    if judged && matches!(plan.work, DbWork::Tpcc { .. }) {
         check_consistency(&opened, &mut database, &mut record)?;
     }
     record.database = Some(database);

@@ -200,6 +200,7 @@ impl Prepared<'_> {
                 error: Some(e),
                 counts: Vec::new(),
                 clients: Vec::new(),
+                steady: None,
             });
             counts.clone_from(&output.counts);
             Ok(output)
@@ -266,7 +267,8 @@ impl Window<'_> {
         let started_unix_s = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let planned = plan.ramp_time + plan.runtime;
+        let warmup = bakeoff_core::steady::expected_warmup(plan.ramp_time, plan.ramp_auto);
+        let planned = warmup + plan.runtime;
         let mut progress = RunProgress::new(&plan.workload, planned, self.quiet);
         let probe = Probe::new(self.devices).with_page_cache(self.path);
         let mut sampler = Sampler::new(probe, self.daemons);
@@ -353,7 +355,9 @@ fn record(
         clients,
         ramp: None,
         mpi: None,
+        steady: output.steady,
     };
+    record.drop_short_window();
     if status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
     }

@@ -81,7 +81,7 @@ pub fn quick_compare(
         .arg("--images")
         .arg(a.with_file_name("images"))
         .args(["--repeat", &repeat.to_string()])
-        .args(["--set", "engine=null,size=1m,runtime=200ms"])
+        .args(["--set", "engine=null,size=1m,ramp_time=0,runtime=200ms"])
         .arg("--stack")
         .arg(format!("dir={}", a.display()))
         .arg("--stack")

@@ -65,8 +65,37 @@ pub(super) fn device_saturated(c: &Ctx) -> Option<Finding> {
     found("device_saturated", Info, title, busy.join("; "), fix)
 }
 
+/// `not_steady` when the automatic warm-up reached its cap before the run was steady: the
+/// window opened on a run still changing.
+fn warmup_capped(c: &Ctx) -> Option<Finding> {
+    let s = c.r.steady.as_ref().filter(|s| s.capped)?;
+    let unsteady: Vec<String> = (s.checks.iter().filter(|k| !k.steady))
+        .map(|k| {
+            format!(
+                "{} mean {:.3}, spread {:.1}%, slope {:+.1}%/s",
+                k.name, k.mean, k.spread_pct, k.slope_pct
+            )
+        })
+        .collect();
+    let title = format!(
+        "the warm-up reached its cap ({:.0} s, ramp_max) before the run was steady",
+        s.warmup_s
+    );
+    let ev = if unsteady.is_empty() {
+        "no full window of samples was seen".to_string()
+    } else {
+        format!("at the cap: {}", unsteady.join("; "))
+    };
+    let fix = "a longer ramp_max, or a fixed ramp_time after looking at the --timeseries CSV; \
+               a run that never settles (a growing dataset, a throttled device) is worth a look";
+    found("not_steady", Warning, title, ev, fix)
+}
+
 /// `not_steady` over the measured samples, or `too_short` when there are too few to judge.
 pub(super) fn steadiness(c: &Ctx) -> Option<Finding> {
+    if let Some(capped) = warmup_capped(c) {
+        return Some(capped);
+    }
     let mut pts: Vec<(f64, f64)> = (c.r.samples.iter())
         .filter(|s| s.measured && s.t_s.is_finite())
         .map(|s| (s.t_s, s.read_iops + s.write_iops))

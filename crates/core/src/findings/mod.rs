@@ -86,18 +86,21 @@ fn found(
 }
 
 mod context;
+mod cross_cell;
 mod db_rules;
 mod io_rules;
 mod machine_rules;
 
 use context::Ctx;
+pub use cross_cell::{costs_at_different_rates, RATE_GAP_PCT};
 use db_rules::*;
 use io_rules::*;
 use machine_rules::*;
 
 /// The per-run rules over one run record. A failed run's figures are not results: no findings.
 pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
-    if record.status == RunStatus::Failed {
+    // A window too short to measure gives no verdict (see `steady::MIN_WINDOW`).
+    if record.status == RunStatus::Failed || record.window_too_short() {
         return Vec::new();
     }
     let c = Ctx::new(record);

@@ -214,6 +214,52 @@ fn trends_and_short_runs() {
 }
 
 #[test]
+fn a_warm_up_that_reached_its_cap_makes_the_run_not_steady() {
+    let mut r = run("raw", &[], 1.0);
+    assert!(!has(&r, "not_steady"));
+    let check = |name: &str, steady| crate::steady::Check {
+        name: name.into(),
+        mean: 0.5,
+        spread_pct: 4.0,
+        slope_pct: -6.5,
+        steady,
+    };
+    r.steady = Some(crate::steady::SteadyRecord {
+        warmup: crate::steady::WarmupKind::Auto,
+        warmup_s: 120.0,
+        capped: true,
+        checks: vec![check("ops_s", true), check("fpi_per_txn", false)],
+        stop: None,
+    });
+    let f = get(&r, "not_steady");
+    assert!(f.title.contains("120 s"), "{f:?}");
+    assert!(
+        f.evidence.contains("fpi_per_txn") && f.evidence.contains("-6.5%/s"),
+        "{f:?}"
+    );
+    assert!(!f.evidence.contains("ops_s"), "{f:?}");
+    r.steady.as_mut().unwrap().capped = false;
+    assert!(!has(&r, "not_steady"));
+}
+
+#[test]
+fn a_window_under_a_second_gives_no_verdict_and_no_figures() {
+    let mut r = run("raw", &[], 3.0);
+    r.cpu = serde_json::from_value(json!({"cpus": 2, "busy_pct": 100.0, "user_pct": 90.0,
+        "system_pct": 10.0, "iowait_pct": 0.0, "irq_pct": 0.0, "softirq_pct": 0.0,
+        "steal_pct": 0.0, "busy_us": 1.0}))
+    .unwrap();
+    r.status = RunStatus::Interrupted;
+    r.measured_ns = 0;
+    assert!(r.window_too_short());
+    assert!(ids(&r).is_empty(), "{:?}", ids(&r));
+    r.drop_short_window();
+    assert!(r.cpu.is_none() && r.devices.is_empty() && r.samples.is_empty());
+    r.measured_ns = 1_000_000_000;
+    assert!(!r.window_too_short());
+}
+
+#[test]
 fn compression_and_warm_runs() {
     let mut r = run("zfs", &[("compression", "lz4")], 1.0);
     assert!(ids(&r).is_empty());
@@ -243,6 +289,9 @@ fn empty_and_degenerate_records_do_not_panic() {
     r.samples.iter_mut().for_each(|s| s.read_iops = 0.0);
     assert!(ids(&r).is_empty());
     (r.samples, r.measured_ns, r.stack) = (vec![], 0, None);
+    // A window shorter than steady::MIN_WINDOW gives no verdict at all.
+    assert!(ids(&r).is_empty());
+    r.measured_ns = 1_500_000_000;
     assert_eq!(ids(&r), ["too_short"]);
     assert!(cell_findings(&[], 0).is_empty());
 }
@@ -301,4 +350,30 @@ fn a_postgres_window_without_a_checkpoint_is_named() {
     // SQLite counts no checkpoints: nothing to say.
     r.database = Some(with(None));
     assert!(!has(&r, "no_checkpoint"));
+}
+
+#[test]
+fn database_cells_at_different_throughputs_are_told_to_compare_at_one_rate() {
+    let db_run = |tps: f64| {
+        let mut r = run("ext4", &[], 1.0);
+        let db = json!({"db": "postgres", "version": "15", "settings": {}, "paths": {},
+            "load": null, "window": null});
+        r.database = Some(serde_json::from_value(db).unwrap());
+        r.summary.tps = Some(tps);
+        r
+    };
+    let (slow, fast) = (vec![db_run(900.0), db_run(910.0)], vec![db_run(1650.0)]);
+    let f = costs_at_different_rates(&[("tmpfs", &fast), ("ext4", &slow)]).unwrap();
+    assert_eq!(f.id, "costs_at_different_rates");
+    assert!(
+        f.evidence.contains("tmpfs 1650") && f.evidence.contains("ext4 910"),
+        "{f:?}"
+    );
+    assert!(f.suggestion.contains("rate_tps=728"), "{f:?}");
+    // Within 10 %: the same load.
+    let close = vec![db_run(980.0)];
+    assert!(costs_at_different_rates(&[("a", &close), ("b", &slow)]).is_none());
+    // I/O cells have no transactions.
+    let io = vec![run("ext4", &[], 1.0)];
+    assert!(costs_at_different_rates(&[("a", &io), ("b", &slow)]).is_none());
 }

@@ -42,6 +42,10 @@ pub(crate) struct RunValues {
     pub engine: EngineKind,
     pub runtime: Duration,
     pub ramp_time: Duration,
+    /// `ramp_time=auto`: the warm-up lasts until steady (`ramp_time` is then zero).
+    pub ramp_auto: Option<crate::steady::AutoRamp>,
+    /// `ss=`: the measured window ends once steady.
+    pub stop: Option<crate::steady::StopRule>,
     pub seed: u64,
     pub compress_pct: u8,
     pub clients: u32,
@@ -58,14 +62,45 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
         ))
     })?;
     let week = Duration::from_secs(7 * 86400);
+    let (ramp_time, ramp_auto) = warmup(&d, week)?;
     Ok(RunValues {
         engine,
         runtime: d("runtime").duration(Duration::from_millis(100), week)?,
-        ramp_time: d("ramp_time").duration(Duration::ZERO, week)?,
+        ramp_time,
+        ramp_auto,
+        stop: stop_rule(&d, week)?,
         seed: d("seed").int(0, u64::MAX)?,
         compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
         clients: d("clients").int(0, MAX_CLIENTS)? as u32,
     })
+}
+
+/// `ramp_time` and `ramp_max`: a fixed warm-up, or an automatic one with its cap.
+fn warmup(
+    d: &dyn Fn(&str) -> Val,
+    week: Duration,
+) -> Result<(Duration, Option<crate::steady::AutoRamp>), SettingError> {
+    let ramp = d("ramp_time");
+    let max = d("ramp_max").duration(Duration::from_secs(1), week)?;
+    if ramp.text.trim() == "auto" {
+        return Ok((Duration::ZERO, Some(crate::steady::AutoRamp { max })));
+    }
+    Ok((ramp.duration(Duration::ZERO, week)?, None))
+}
+
+/// `ss` and `ss_dur`: fio's stop rule on the measured window, if written.
+fn stop_rule(
+    d: &dyn Fn(&str) -> Val,
+    week: Duration,
+) -> Result<Option<crate::steady::StopRule>, SettingError> {
+    let ss = d("ss");
+    if ss.text.trim().is_empty() {
+        return Ok(None);
+    }
+    let dur = d("ss_dur").duration(Duration::from_secs(2), week)?;
+    crate::steady::StopRule::parse(&ss.text, dur.as_secs() as u32)
+        .map(Some)
+        .map_err(|m| ss.invalid(m))
 }
 
 /// A fileset as written.
@@ -197,6 +232,8 @@ pub(crate) fn build(
         engine: run.engine,
         runtime: run.runtime,
         ramp_time: run.ramp_time,
+        ramp_auto: run.ramp_auto,
+        stop: run.stop,
         seed: run.seed,
         repetition: 1,
         compress_pct: run.compress_pct,

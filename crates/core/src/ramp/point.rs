@@ -7,6 +7,7 @@ use crate::op::OpKind;
 use crate::plan::{Plan, RolePlan};
 use crate::record::{CpuStats, OpStats, RunRecord};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The roles a ramp paces: the ones that issue the workload's operations (not a log writer or
 /// a db writer, which serve the others' commits and dirty blocks).
@@ -45,6 +46,13 @@ pub fn paced_plan(plan: &Plan, offered_ops_s: f64, spec: &RampSpec) -> Plan {
     let per_thread = offered_ops_s / f64::from(all_threads);
     let mut paced = plan.clone();
     paced.runtime = spec.point;
+    // A point's automatic warm-up lasts at most as long as the point (and at least one
+    // steadiness window): an overloaded point is as steady as it gets, and the climb must not
+    // spend ramp_max on each.
+    let window = Duration::from_secs(crate::steady::WINDOW_S as u64 + 1);
+    if let Some(auto) = paced.ramp_auto.as_mut() {
+        auto.max = auto.max.min(spec.point.max(window));
+    }
     for role in paced.roles.iter_mut().filter(|r| is_paced(r)) {
         role.rate_iops = Some(per_thread);
     }

@@ -197,6 +197,12 @@ impl PgServer {
         Ok(PgStats::read(&mut conn, &self.dbname)?)
     }
 
+    /// The server's counters now, read over `conn` (a connection kept open for a series of
+    /// readings, such as the warm-up's one a second).
+    pub fn stats_on(&self, conn: &mut super::PgConn) -> Result<PgStats, PgError> {
+        Ok(PgStats::read(conn, &self.dbname)?)
+    }
+
     /// What the run record says about the server: version, `SHOW ALL`, and where its files
     /// and socket are (the load, window counters and the rest are the caller's to fill).
     pub fn database_run(&self) -> DatabaseRun {

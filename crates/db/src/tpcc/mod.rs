@@ -17,7 +17,7 @@ pub mod transactions;
 pub use consistency::{check_consistency, ConditionResult};
 pub use load::{check_row_counts, load, load_until, load_with_keys, LoadReport};
 pub use populate::Population;
-pub use run::{run, TpccRun};
+pub use run::{run, run_warming, TpccRun};
 pub use schema::Table;
 
 use crate::backend::{DbError, DbKind};

@@ -8,7 +8,8 @@ use super::transactions::{self, Outcome};
 use super::TpccPlan;
 use crate::backend::{Conn, Database, DbError, ErrorKind};
 use bakeoff_core::plan::OpKind;
-use bakeoff_engine::harness::{self, Body, RoleDesc, RunOutput, ThreadSpec, Tick, Timing};
+use bakeoff_core::steady::AutoRamp;
+use bakeoff_engine::harness::{self, Body, Costs, RoleDesc, RunOutput, ThreadSpec, Tick, Timing};
 use bakeoff_engine::shared::{RunError, Shared};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -61,6 +62,20 @@ pub fn run(
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<TpccRun, RunError> {
+    run_warming(db, plan, None, None, interrupt, on_tick)
+}
+
+/// [`run`] with an automatic warm-up (`auto`, in place of the plan's fixed ramp) that also
+/// waits for `costs` (the database's WAL bytes and full-page images) to be steady per
+/// transaction. Every terminal's connection is closed when this returns.
+pub fn run_warming(
+    db: Arc<dyn Database>,
+    plan: &TpccPlan,
+    auto: Option<AutoRamp>,
+    costs: Option<Costs<'_>>,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<TpccRun, RunError> {
     plan.validate_for(db.kind())
         .map_err(|e| RunError::Database {
             what: "TPC-C plan".into(),
@@ -84,8 +99,9 @@ pub fn run(
         log_writer: false,
     }];
     let timing = Timing {
-        ramp: plan.ramp,
-        runtime: plan.runtime,
+        auto,
+        costs,
+        ..Timing::fixed(plan.ramp, plan.runtime)
     };
     let mut specs = (0..plan.terminals).map(|t| {
         Ok(ThreadSpec {

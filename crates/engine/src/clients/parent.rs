@@ -184,6 +184,7 @@ pub fn run_clients(
             ),
         ));
     }
+    let plan = &plan.with_fixed_ramp();
     let clock = RunClock::start();
     on_tick(&Tick {
         elapsed: clock.elapsed(),
@@ -336,6 +337,13 @@ fn merge(plan: &Plan, fleet: &Fleet, error: Option<RunError>, interrupted: bool)
         error,
         counts,
         clients,
+        steady: Some(bakeoff_core::steady::SteadyRecord {
+            warmup: bakeoff_core::steady::WarmupKind::Fixed,
+            warmup_s: plan.ramp_time.as_secs_f64(),
+            capped: false,
+            checks: Vec::new(),
+            stop: None,
+        }),
     }
 }
 

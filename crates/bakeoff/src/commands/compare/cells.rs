@@ -12,6 +12,7 @@ use bakeoff_core::dbplan::{is_db_workload, plan_db, Db, DbPlan};
 use bakeoff_core::ramp::{take_from, RampSpec, RAMP_KEY};
 use bakeoff_core::recipe::{is_recipe_text, Recipe, RecipePlan};
 use bakeoff_core::settings::{echo, Origin, Settings};
+use bakeoff_core::steady::expected_warmup as warmup;
 use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
 use bakeoff_core::Plan;
 use bakeoff_db::postgres::PgServer;
@@ -43,13 +44,16 @@ impl CellPlan {
         }
     }
 
-    /// Warm-up plus measured time (a recipe's phases take what they take: not known).
+    /// Warm-up plus measured time (a recipe's phases take what they take: not known); an
+    /// automatic warm-up as a steady run takes it.
     pub fn timed(&self) -> Duration {
         match self {
-            CellPlan::Io(p) => p.ramp_time + p.runtime,
+            CellPlan::Io(p) => warmup(p.ramp_time, p.ramp_auto) + p.runtime,
             // The longest it can take: every point, each after the workload's warm-up.
-            CellPlan::Ramp(p, r) => r.longest() + p.ramp_time * (r.max_points + r.bisect),
-            CellPlan::Db(p) => p.ramp_time + p.runtime,
+            CellPlan::Ramp(p, r) => {
+                r.longest() + warmup(p.ramp_time, p.ramp_auto) * (r.max_points + r.bisect)
+            }
+            CellPlan::Db(p) => warmup(p.ramp_time, p.ramp_auto) + p.runtime,
             CellPlan::Recipe(_) => Duration::ZERO,
         }
     }

@@ -8,8 +8,10 @@ use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters, PgbenchReport};
 use bakeoff_core::record::RoleResult;
 use bakeoff_db::pgbench::{Pgbench, RunOptions};
-use bakeoff_db::postgres::PgStats;
+use bakeoff_db::postgres::{PgServer, PgStats};
 use bakeoff_db::sqlite::CacheCounters;
+use bakeoff_db::Conn;
+use bakeoff_engine::harness::Costs;
 use bakeoff_engine::{RunError, RunOutput, Tick, TickKind, Totals};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -46,22 +48,23 @@ impl<'a> Counters<'a> {
         }
     }
 
-    /// Notes the counters at the window's edges. A PostgreSQL window is made of whole
+    /// Notes the counters at the window's start. A PostgreSQL window is made of whole
     /// checkpoint cycles (docs/methodology.md): a checkpoint as it opens, after the opening
     /// counters, writes what the warm-up dirtied before the devices are first read; one as it
-    /// closes, before the closing counters and devices, writes what the window dirtied.
+    /// closes ([`Counters::close`]), before the closing counters and devices, writes what the
+    /// window dirtied.
     pub fn on_tick(&mut self, tick: &Tick) {
-        match tick.kind {
-            TickKind::MeasureStart => {
-                self.start = self.take();
-                self.checkpoint("opens");
-            }
-            TickKind::End => {
-                self.checkpoint("closes");
-                self.end = self.take();
-            }
-            _ => {}
+        if tick.kind == TickKind::MeasureStart {
+            self.start = self.take();
+            self.checkpoint("opens");
         }
+    }
+
+    /// Notes the counters at the window's end, once the workload's connections are closed
+    /// (every backend has published its statistics), after the closing checkpoint.
+    pub fn close(&mut self) {
+        self.checkpoint("closes");
+        self.end = self.take();
     }
 
     fn checkpoint(&self, edge: &str) {
@@ -88,6 +91,24 @@ impl<'a> Counters<'a> {
             _ => None,
         }
     }
+}
+
+/// The costs per transaction an automatic warm-up also waits for on PostgreSQL: WAL bytes and
+/// full-page images per committed transaction, from `pg_stat_wal` and `pg_stat_database` read
+/// once a second over one connection of bakeoff's own.
+fn pg_costs(opened: &Opened) -> Option<Costs<'_>> {
+    let Opened::Postgres(server) = opened else {
+        return None;
+    };
+    let mut conn = server.database().connect_pg().ok()?;
+    let server: &PgServer = server;
+    Some(Costs {
+        names: vec!["wal_bytes_per_txn", "fpi_per_txn"],
+        read: Box::new(move || {
+            let s = server.stats_on(&mut conn).ok()?;
+            Some((s.xact_commit, vec![s.wal_bytes as f64, s.wal_fpi as f64]))
+        }),
+    })
 }
 
 /// What the run adds to the database section besides counters.
@@ -120,10 +141,17 @@ pub fn body<'b, 'o: 'b>(
     match &plan.work {
         DbWork::Tpcc { .. } => Box::new(move |on_tick| {
             let tp = tpcc_plan(plan).expect("a TPC-C plan");
-            let run = bakeoff_db::tpcc::run(opened.database(), &tp, interrupt, &mut |t| {
+            let on_tick = &mut |t: &Tick| {
                 counters.on_tick(t);
                 on_tick(t);
-            })?;
+            };
+            let db = opened.database();
+            let costs = pg_costs(opened);
+            let run =
+                bakeoff_db::tpcc::run_warming(db, &tp, plan.ramp_auto, costs, interrupt, on_tick);
+            // Every terminal has closed its connection: the server's counters are complete.
+            counters.close();
+            let run = run?;
             extras.retries = run
                 .retries
                 .iter()
@@ -142,15 +170,39 @@ pub fn body<'b, 'o: 'b>(
             let Opened::Postgres(server) = opened else {
                 return Err(database_error("pgbench drives PostgreSQL only"));
             };
-            let opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            let mut opts = RunOptions::from_plan(&plan.work, plan.runtime).expect("a pgbench plan");
+            let steady = match plan.ramp_auto {
+                Some(auto) => Some(super::pgbench_warmup::warm_up(
+                    server, &opts, auto, interrupt,
+                )?),
+                None => None,
+            };
+            // pgbench's start-up vacuum and its connections are not in the span its rate is
+            // taken over: the window opens once they are done (its clients all connected).
+            let mut conn = server
+                .database()
+                .connect_pg()
+                .map_err(|e| db_error(e.message))?;
+            for sql in bakeoff_db::pgbench::VACUUM {
+                conn.batch(sql)
+                    .map_err(|e| db_error(format!("{sql}: {}", e.message)))?;
+            }
+            opts.no_vacuum = true;
+            let clients = i64::from(opts.clients);
+            let mut connected =
+                move || super::pgbench_warmup::pgbench_backends(&mut conn) >= clients;
             let pgbench = Pgbench::for_server(server);
-            let (report, elapsed) = ticking(
+            let report = ticking(
                 &mut |t| {
                     counters.on_tick(t);
                     on_tick(t);
                 },
+                &mut connected,
                 || pgbench.run_until(&opts, interrupt),
-            )?;
+            );
+            // pgbench has exited: its connections are closed.
+            counters.close();
+            let (report, elapsed) = report?;
             let Some(report) = report else {
                 // Ctrl-C stopped pgbench: no summary, no result.
                 return Ok(RunOutput {
@@ -161,6 +213,7 @@ pub fn body<'b, 'o: 'b>(
                     error: None,
                     counts: Vec::new(),
                     clients: Vec::new(),
+                    steady,
                 });
             };
             let op = report.op_stats();
@@ -189,9 +242,14 @@ pub fn body<'b, 'o: 'b>(
                 error: None,
                 counts: Vec::new(),
                 clients: Vec::new(),
+                steady,
             })
         }),
     }
+}
+
+fn db_error(message: String) -> RunError {
+    database_error(format!("preparing the pgbench window: {message}"))
 }
 
 fn database_error(message: impl Into<String>) -> RunError {
@@ -202,9 +260,11 @@ fn database_error(message: impl Into<String>) -> RunError {
 }
 
 /// Runs `work` (an external program that times itself) on a thread while the sampler ticks
-/// every second: its start is the window's start, its end the window's end.
+/// every second: the window opens once `started` says the program's own clock runs (polled
+/// every 5 ms), and closes at its end.
 fn ticking<T: Send>(
     on_tick: &mut dyn FnMut(&Tick),
+    started: &mut dyn FnMut() -> bool,
     work: impl FnOnce() -> Result<T, bakeoff_db::postgres::PgError> + Send,
 ) -> Result<(T, Duration), RunError> {
     let start = Instant::now();
@@ -215,16 +275,19 @@ fn ticking<T: Send>(
         latency: Default::default(),
     };
     on_tick(&tick(TickKind::Start));
-    on_tick(&tick(TickKind::MeasureStart));
     let result = std::thread::scope(|s| {
         let handle = s.spawn(work);
-        let mut next = Duration::from_secs(1);
+        let (mut next, mut open) = (Duration::from_secs(1), false);
         while !handle.is_finished() {
+            if !open && started() {
+                on_tick(&tick(TickKind::MeasureStart));
+                open = true;
+            }
             if start.elapsed() >= next {
                 on_tick(&tick(TickKind::Second));
                 next += Duration::from_secs(1);
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(if open { 20 } else { 5 }));
         }
         handle.join()
     });

@@ -326,7 +326,8 @@ fn follow(
             Command::Measure(plan) => {
                 // Its own failure went to rank 0 in its report; the end says it to all.
                 let (_own, _) = measure_point(wire, &plan, prepared, interrupt, true)?;
-                between = wire.after_gather(layout_time(&plan) + plan.ramp_time + plan.runtime);
+                let fixed = plan.with_fixed_ramp();
+                between = wire.after_gather(layout_time(&plan) + fixed.ramp_time + plan.runtime);
             }
             Command::Finish { status, error } => {
                 if let Some(e) = error {
@@ -351,7 +352,8 @@ fn measure_point(
     interrupt: &AtomicBool,
     quiet: bool,
 ) -> Result<Point, Failure> {
-    let plan = plan.client_plan(wire.rank as u32);
+    // Ranks open their windows together, at a time fixed at the start: a fixed warm-up.
+    let plan = plan.with_fixed_ramp().client_plan(wire.rank as u32);
     let fitted = prepared.fit(&plan, interrupt, quiet);
     wire.barrier("the start of a point", layout_time(&plan))?;
     let measured = fitted.and_then(|()| prepared.measure_counted(&plan, interrupt, quiet));

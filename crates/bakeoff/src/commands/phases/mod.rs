@@ -52,6 +52,8 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         engine: EngineKind::Null,
         runtime: Duration::ZERO,
         ramp_time: Duration::ZERO,
+        ramp_auto: None,
+        stop: None,
         seed: 0,
         repetition: 1,
         compress_pct: 0,
@@ -248,6 +250,7 @@ pub fn run_phases(
         error,
         counts: Vec::new(),
         clients: Vec::new(),
+        steady: None,
     }
 }
 
