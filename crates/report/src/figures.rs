@@ -391,6 +391,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "tps",
             "tpm",
             "nopm",
+            "delivery_skipped_pct",
         ],
     ),
     (

@@ -28,10 +28,20 @@ pub fn render_json(plan: &impl serde::Serialize) -> String {
     s
 }
 
-/// `30 s measured after 5 s of warm-up`, or `30 s measured, no warm-up`.
-fn window(runtime: std::time::Duration, ramp: std::time::Duration) -> String {
+/// `30 s measured after 5 s of warm-up`, `30 s measured after a warm-up until steady (at most
+/// 2 min)`, or `30 s measured, no warm-up`.
+fn window(
+    runtime: std::time::Duration,
+    ramp: std::time::Duration,
+    auto: Option<bakeoff_core::steady::AutoRamp>,
+) -> String {
     let run = duration(runtime.as_nanos() as f64);
-    if ramp.is_zero() {
+    if let Some(auto) = auto {
+        format!(
+            "{run} measured after a warm-up until steady (at most {})",
+            duration(auto.max.as_nanos() as f64)
+        )
+    } else if ramp.is_zero() {
         format!("{run} measured, no warm-up")
     } else {
         format!(
@@ -47,7 +57,7 @@ pub fn render(plan: &Plan) -> String {
         "plan     {}: engine {}, {}, seed {}{}\n",
         plan.workload,
         plan.engine.name(),
-        window(plan.runtime, plan.ramp_time),
+        window(plan.runtime, plan.ramp_time, plan.ramp_auto),
         plan.seed,
         if plan.clients > 1 {
             format!(", {} client processes", plan.clients)
@@ -173,7 +183,7 @@ pub fn render_db(plan: &DbPlan) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
-        window(plan.runtime, plan.ramp_time),
+        window(plan.runtime, plan.ramp_time, plan.ramp_auto),
         plan.seed,
     );
     s + &settings_lines(&plan.settings)
