@@ -7,9 +7,11 @@ use std::path::PathBuf;
 mod examples;
 mod names;
 mod reports;
+mod status;
 use examples::*;
 pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
+pub use status::StatusOpts;
 
 /// Which storage stack should this database run on, and what does each choice cost?
 ///
@@ -321,11 +323,8 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
-    /// When stderr is not a terminal (CI, nohup, a pipe): print a status line this often
-    /// (elapsed and left, operations/s, MB/s, p99 so far, the stack's devices), as fio's
-    /// --status-interval.
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub status_interval: String,
+    #[command(flatten)]
+    pub status: StatusOpts,
     /// Run as one rank of an MPI job (under mpirun or srun): every rank is a client with its
     /// own files in rank-N/ under the shared --target directory, and rank 0 writes the one
     /// record (docs/mpi.md). Needs bakeoff built with `--features mpi`.
@@ -382,6 +381,8 @@ pub struct ExecArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub status: StatusOpts,
     /// The command and its arguments, after --.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -423,6 +424,8 @@ pub struct DemoArgs {
     /// Extra workload keys for slob, e.g. --set readers=8.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
+    #[command(flatten)]
+    pub status: StatusOpts,
 }
 
 #[cfg(test)]

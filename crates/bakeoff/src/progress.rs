@@ -10,6 +10,7 @@ use bakeoff_engine::{Tick, TickKind, Totals};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The status lines' period in ms (`--status-interval`).
@@ -22,6 +23,22 @@ pub fn set_status_interval(every: Duration) {
 
 fn status_interval() -> Duration {
     Duration::from_millis(STATUS_INTERVAL_MS.load(Ordering::Relaxed))
+}
+
+/// What the status lines call the run in flight when its workload alone does not say which
+/// it is (a study's cell and repetition).
+static STATUS_NAME: Mutex<Option<String>> = Mutex::new(None);
+
+/// Names the runs that follow in their status lines (`None`: by their workload).
+pub fn name_status_lines(name: Option<String>) {
+    *STATUS_NAME.lock().unwrap_or_else(|e| e.into_inner()) = name;
+}
+
+fn status_name() -> Option<String> {
+    STATUS_NAME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
 }
 
 /// A progress bar that is hidden unless stderr is a terminal and output is wanted.
@@ -133,7 +150,7 @@ impl RunProgress {
         let every = status_interval();
         RunProgress {
             mode,
-            label: label.to_string(),
+            label: status_name().unwrap_or_else(|| label.to_string()),
             planned,
             every,
             next_line: every,
@@ -292,6 +309,10 @@ pub fn status_line(s: &Status) -> String {
     } else {
         format!(": {}", parts.join("; "))
     };
+    if s.planned.is_zero() {
+        // Commands (exec, a recipe) run as long as they take.
+        return format!("bakeoff: {} {}{what}", s.label, clock(s.elapsed));
+    }
     format!(
         "bakeoff: {} {}/{}, {left} s left{what}",
         s.label,

@@ -164,3 +164,42 @@ fn on_a_terminal_each_second_is_drawn_once() {
         assert_ne!(pair[0], pair[1], "a value drawn twice: {rates:?}");
     }
 }
+
+#[test]
+fn a_piped_compare_prints_each_cells_status_lines_named_by_the_cell() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let out = d.path().join("out");
+    let args = ["--out", out.to_str().unwrap(), "--status-interval", "1s"];
+    let args = [&args[..], &["--set", "runtime=2500ms"]].concat();
+    let assert = quick_compare(&a, &b, 1, &args).success();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for (i, dir) in [(1, &a), (2, &b)] {
+        let name = format!(
+            "bakeoff: [{i}/2] dir={} / randread rep 1 0:0",
+            dir.display()
+        );
+        let lines = err.lines().filter(|l| l.starts_with(&name)).count();
+        assert!(lines >= 1, "cell {i} has status lines:\n{err}");
+    }
+}
+
+#[test]
+fn a_piped_exec_prints_status_lines_while_the_command_runs() {
+    let d = tmp();
+    let out = bakeoff()
+        .args(["exec", "--target"])
+        .arg(d.path())
+        .args(["--status-interval", "1s", "--", "sleep", "2.5"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = (err.lines())
+        .filter(|l| l.starts_with("bakeoff: exec 0:0"))
+        .collect();
+    assert!(lines.len() >= 2, "a line a second:\n{err}");
+    // A command runs as long as it takes: no planned length, no time left.
+    assert!(lines.iter().all(|l| !l.contains(" left")), "{err}");
+}

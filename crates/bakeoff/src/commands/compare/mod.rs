@@ -198,6 +198,7 @@ fn save_plan(out: &Path, plan: &StudyPlan) -> Result<(), Failure> {
 
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<Code, Failure> {
+    args.status.apply();
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
@@ -254,8 +255,14 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             opts: &opts,
             warm: args.warm,
             mem_limit: mem_limit(&args, &plan)?,
-            quiet: true,
+            // Without the bar (stderr not a terminal) the runs' own status lines show that a
+            // long cell is alive, named by the cell.
+            quiet: !bar.is_hidden(),
         };
+        if bar.is_hidden() {
+            let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);
+            crate::progress::name_status_lines(Some(name));
+        }
         let record = match &plans[slot.cell] {
             CellPlan::Io(p) => {
                 let plan = bakeoff_core::study::for_repetition(p, slot.rep);

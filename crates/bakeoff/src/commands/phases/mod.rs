@@ -130,7 +130,8 @@ fn run_on(
         path: &mount,
         devices: devices.clone(),
         daemons: known.daemons.clone(),
-        quiet: true,
+        // Status lines only: on a terminal a bar would overwrite the commands' own output.
+        quiet: run.quiet || std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let mut ctx = Context::new(
         stack,
