@@ -203,3 +203,47 @@ fn a_piped_exec_prints_status_lines_while_the_command_runs() {
     // A command runs as long as it takes: no planned length, no time left.
     assert!(lines.iter().all(|l| !l.contains(" left")), "{err}");
 }
+
+#[test]
+fn quiet_says_nothing_about_a_database_load_either() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["run", "tpcc", "-q", "--warm", "--set"])
+        .arg("db=sqlite,warehouses=1,terminals=1,runtime=1s")
+        .arg("--stack")
+        .arg(format!("dir={}", data.display()))
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .output()
+        .unwrap();
+    assert_eq!(stderr_of(&out), "", "-q prints nothing on stderr");
+}
+
+#[test]
+fn after_ctrl_c_an_execs_teardown_is_announced_even_when_quiet() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["exec", "-q", "--warm", "--stack"])
+        .arg(format!("dir={}", data.display()))
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .args(["--", "sleep", "60"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    common::db::signal(&child, "-INT");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("tearing down dir-"), "{err}");
+    assert!(!err.contains("building stack"), "-q: {err}");
+}

@@ -99,6 +99,10 @@ pub fn run_recipe(
 ) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None, 0, run.quiet)?;
     let outcome = run_on(&mut stack, run, plan, output, interrupt);
+    if interrupt.load(Ordering::Relaxed) {
+        // Whoever pressed Ctrl-C waits for the teardown (seconds for a ZFS pool): say so.
+        stack.announce_teardown(true);
+    }
     let torn = stack.destroy().map_err(stack_failure);
     let record = outcome?;
     torn?;
