@@ -1,6 +1,6 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
 
-use crate::fmt::{bytes, group, lat, pct, rate, rate as fmt_rate, ratio};
+use crate::fmt::{bytes, duration, group, lat, micros, pct, rate, rate as fmt_rate, ratio};
 use bakeoff_core::findings::Severity;
 use bakeoff_core::record::{DeviceStats, RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
@@ -66,9 +66,9 @@ fn header(r: &RunRecord) -> String {
         ),
     };
     let mut s = format!(
-        "{} on {place}{fs}: {:.1} s measured, {what}{status}\n\n",
+        "{} on {place}{fs}: {} measured, {what}{status}\n\n",
         r.plan.workload,
-        r.measured_ns as f64 / 1e9,
+        duration(r.measured_ns as f64),
     );
     if let Some(e) = &r.error {
         let _ = writeln!(s, "error: {e}\n");
@@ -261,11 +261,11 @@ fn device_line(d: &DeviceStats) -> String {
         rate(d.read_iops),
         d.read_bytes as f64 / 1e6 / secs_of(d),
         bytes(d.avg_read_size_bytes),
-        us(d.avg_read_wait_us),
+        micros(d.avg_read_wait_us),
         rate(d.write_iops),
         d.write_bytes as f64 / 1e6 / secs_of(d),
         bytes(d.avg_write_size_bytes),
-        us(d.avg_write_wait_us),
+        micros(d.avg_write_wait_us),
         d.flush_ops.map_or_else(String::new, |f| format!(", {} flushes", group(f))),
         d.util_pct,
         d.avg_queue_depth.map_or_else(String::new, |q| format!(", queue depth {q:.1}")),
@@ -281,13 +281,6 @@ fn secs_of(d: &DeviceStats) -> f64 {
     } else {
         1.0
     }
-}
-
-fn us(v: Option<f64>) -> String {
-    v.map_or_else(
-        || "-".into(),
-        |x| bakeoff_core::units::format_nanos(x * 1e3),
-    )
 }
 
 fn cpu_lines(r: &RunRecord) -> String {
@@ -354,17 +347,16 @@ fn cpu_lines(r: &RunRecord) -> String {
 /// The headline latencies: every operation of a kind, all roles merged.
 fn latency_line(r: &RunRecord) -> String {
     let sm = &r.summary;
-    let us = |v: Option<f64>| lat(v.map(|u| (u * 1e3) as u64));
     let mut parts = Vec::new();
     if sm.read_lat_p50_us.is_some() {
-        let (p50, p99) = (us(sm.read_lat_p50_us), us(sm.read_lat_p99_us));
+        let (p50, p99) = (micros(sm.read_lat_p50_us), micros(sm.read_lat_p99_us));
         parts.push(format!("read p50 {p50} p99 {p99}"));
     }
     if sm.write_lat_p99_us.is_some() {
-        parts.push(format!("write p99 {}", us(sm.write_lat_p99_us)));
+        parts.push(format!("write p99 {}", micros(sm.write_lat_p99_us)));
     }
     if sm.commit_lat_p50_us.is_some() {
-        let (p50, p99) = (us(sm.commit_lat_p50_us), us(sm.commit_lat_p99_us));
+        let (p50, p99) = (micros(sm.commit_lat_p50_us), micros(sm.commit_lat_p99_us));
         let rate = sm
             .commits_per_s
             .map_or_else(String::new, |c| format!(" ({}/s)", fmt_rate(c)));

@@ -351,14 +351,15 @@ fn report_progress(
     r: &RunRecord,
     left: &str,
 ) {
-    let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
+    use bakeoff_core::units::{format_nanos, format_rate};
+    let n = |v: Option<f64>| v.map_or("-".into(), format_rate);
     let rate = match (&r.ramp, r.summary.tps) {
         (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
         (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
         (None, None) if !r.phases.is_empty() => format!(
-            "{} phases in {:.0} s",
+            "{} phases in {}",
             r.phases.len(),
-            r.measured_ns as f64 / 1e9
+            format_nanos(r.measured_ns as f64)
         ),
         (None, None) => format!(
             "read {}/s write {}/s",

@@ -16,6 +16,7 @@ use bakeoff_core::phaserecord::PhaseRecord;
 use bakeoff_core::plan::{EngineKind, Plan};
 use bakeoff_core::recipe::{PhaseWork, RecipePlan};
 use bakeoff_core::record::{RunRecord, RunStatus, Summary};
+use bakeoff_core::units::format_secs;
 use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
@@ -256,10 +257,10 @@ pub fn run_phases(
     }
 }
 
-/// `142.3 s real, 120.1 s user, 20.3 s sys` and the bytes written, or how it failed.
+/// `142 s real, 120 s user, 20.3 s sys` and the bytes written, or how it failed.
 pub fn progress_line(p: &PhaseRecord) -> String {
     let cpu = match (p.user_s, p.sys_s) {
-        (Some(u), Some(s)) => format!(", {u:.1} s user, {s:.1} s sys"),
+        (Some(u), Some(s)) => format!(", {} user, {} sys", format_secs(u), format_secs(s)),
         _ => String::new(),
     };
     let wrote = p.device_write_bytes.map_or(String::new(), |b| {
@@ -270,5 +271,5 @@ pub fn progress_line(p: &PhaseRecord) -> String {
         RunStatus::Interrupted => " (interrupted)".into(),
         RunStatus::Failed => " (FAILED)".into(),
     };
-    format!("{:.1} s real{cpu}{wrote}{status}", p.real_s)
+    format!("{} real{cpu}{wrote}{status}", format_secs(p.real_s))
 }
