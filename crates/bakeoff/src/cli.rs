@@ -1,15 +1,18 @@
 //! The command line as written (clap derive). Validation of values happens in the core plan.
 
-use bakeoff_report::{Exporter, EXPORTERS};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 mod examples;
+mod exports;
 mod names;
 mod reports;
+mod status;
 use examples::*;
+pub use exports::ExportOpts;
 pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
+pub use status::StatusOpts;
 
 /// Which storage stack should this database run on, and what does each choice cost?
 ///
@@ -127,66 +130,6 @@ Examples:
   bakeoff completions bash > /usr/share/bash-completion/completions/bakeoff
   bakeoff completions zsh > /usr/local/share/zsh/site-functions/_bakeoff
   bakeoff completions fish > ~/.config/fish/completions/bakeoff.fish";
-
-/// Where `run` (`FOR_RUN`) or `compare` export their result (hyperfine's convention): an
-/// `--export-<format>` flag for each exporter of [`EXPORTERS`] that renders what the command
-/// makes. Each file is created before the work starts and written atomically at the end; "-"
-/// is stdout (the human-readable output then goes to stderr).
-#[derive(Debug, Clone, Default)]
-pub struct ExportOpts<const FOR_RUN: bool> {
-    /// The formats asked for and their paths, in [`EXPORTERS`] order.
-    pub requested: Vec<(&'static Exporter, PathBuf)>,
-}
-
-impl<const FOR_RUN: bool> ExportOpts<FOR_RUN> {
-    /// The exporters the command offers.
-    fn offered() -> impl Iterator<Item = &'static Exporter> {
-        EXPORTERS.iter().filter(|e| match FOR_RUN {
-            true => e.run.is_some(),
-            false => e.comparison.is_some(),
-        })
-    }
-}
-
-/// The clap id and long name of an exporter's flag (`export-json`).
-fn export_id(e: &'static Exporter) -> &'static str {
-    e.flag.trim_start_matches('-')
-}
-
-impl<const FOR_RUN: bool> clap::FromArgMatches for ExportOpts<FOR_RUN> {
-    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        let mut opts = Self::default();
-        opts.update_from_arg_matches(matches)?;
-        Ok(opts)
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
-        self.requested = Self::offered()
-            .filter_map(|e| Some((e, matches.get_one::<PathBuf>(export_id(e))?.clone())))
-            .collect();
-        Ok(())
-    }
-}
-
-impl<const FOR_RUN: bool> Args for ExportOpts<FOR_RUN> {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        Self::offered().fold(cmd, |cmd, e| {
-            let arg = clap::Arg::new(export_id(e))
-                .long(export_id(e))
-                .value_name("FILE")
-                .value_parser(clap::value_parser!(PathBuf))
-                .help(e.help);
-            cmd.arg(match e.alias {
-                Some(alias) => arg.visible_alias(alias),
-                None => arg,
-            })
-        })
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
 
 /// How stacks are built (shared by `run --stack`, `stack create` and `demo`).
 #[derive(Args, Debug, Clone)]
@@ -321,11 +264,8 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
-    /// When stderr is not a terminal (CI, nohup, a pipe): print a status line this often
-    /// (elapsed and left, operations/s, MB/s, p99 so far, the stack's devices), as fio's
-    /// --status-interval.
-    #[arg(long, value_name = "DUR", default_value = "10s")]
-    pub status_interval: String,
+    #[command(flatten)]
+    pub status: StatusOpts,
     /// Run as one rank of an MPI job (under mpirun or srun): every rank is a client with its
     /// own files in rank-N/ under the shared --target directory, and rank 0 writes the one
     /// record (docs/mpi.md). Needs bakeoff built with `--features mpi`.
@@ -382,6 +322,8 @@ pub struct ExecArgs {
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub status: StatusOpts,
     /// The command and its arguments, after --.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -423,6 +365,8 @@ pub struct DemoArgs {
     /// Extra workload keys for slob, e.g. --set readers=8.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
+    #[command(flatten)]
+    pub status: StatusOpts,
 }
 
 #[cfg(test)]

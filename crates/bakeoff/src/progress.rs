@@ -5,11 +5,12 @@
 
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{DeviceStats, Sample};
-use bakeoff_core::units::{format_bytes, format_nanos};
+use bakeoff_core::units::{format_bytes, format_nanos, format_rate};
 use bakeoff_engine::{Tick, TickKind, Totals};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// The status lines' period in ms (`--status-interval`).
@@ -22,6 +23,22 @@ pub fn set_status_interval(every: Duration) {
 
 fn status_interval() -> Duration {
     Duration::from_millis(STATUS_INTERVAL_MS.load(Ordering::Relaxed))
+}
+
+/// What the status lines call the run in flight when its workload alone does not say which
+/// it is (a study's cell and repetition).
+static STATUS_NAME: Mutex<Option<String>> = Mutex::new(None);
+
+/// Names the runs that follow in their status lines (`None`: by their workload).
+pub fn name_status_lines(name: Option<String>) {
+    *STATUS_NAME.lock().unwrap_or_else(|e| e.into_inner()) = name;
+}
+
+fn status_name() -> Option<String> {
+    STATUS_NAME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
 }
 
 /// A progress bar that is hidden unless stderr is a terminal and output is wanted.
@@ -133,7 +150,7 @@ impl RunProgress {
         let every = status_interval();
         RunProgress {
             mode,
-            label: label.to_string(),
+            label: status_name().unwrap_or_else(|| label.to_string()),
             planned,
             every,
             next_line: every,
@@ -197,12 +214,13 @@ fn bar_line(label: &str, elapsed: Duration, planned: Duration, s: Option<&Sample
             .cpu_busy_pct
             .map_or_else(String::new, |c| format!(" cpu {c:.0}%"));
         let dev = match (s.device_read_iops, s.device_write_iops) {
-            (Some(r), Some(w)) => format!(" dev r/s {r:.0} w/s {w:.0}"),
+            (Some(r), Some(w)) => format!(" dev r/s {} w/s {}", format_rate(r), format_rate(w)),
             _ => String::new(),
         };
         format!(
-            " read {:.0}/s write {:.0}/s{dev}{cpu}",
-            s.read_iops, s.write_iops
+            " read {}/s write {}/s{dev}{cpu}",
+            format_rate(s.read_iops),
+            format_rate(s.write_iops)
         )
     });
     format!(
@@ -232,9 +250,9 @@ fn kind_part(name: &str, kinds: &[OpKind], s: &Status) -> Option<String> {
     }
     let p99 = p99.map_or_else(String::new, |p| format!(" p99 {}", format_nanos(p as f64)));
     Some(format!(
-        "{name} {:.0}/s {:.1} MB/s{p99}",
-        ops as f64 / s.secs,
-        bytes as f64 / s.secs / 1e6
+        "{name} {}/s {} MB/s{p99}",
+        format_rate(ops as f64 / s.secs),
+        format_rate(bytes as f64 / s.secs / 1e6)
     ))
 }
 
@@ -245,7 +263,8 @@ fn device_part(devices: &[DeviceStats], secs: f64) -> Option<String> {
         return None;
     }
     let sum = |f: &dyn Fn(&DeviceStats) -> f64| devices.iter().map(f).sum::<f64>();
-    let mb_s = |bytes: &dyn Fn(&DeviceStats) -> u64| sum(&|d| bytes(d) as f64) / secs / 1e6;
+    let mb_s =
+        |bytes: &dyn Fn(&DeviceStats) -> u64| format_rate(sum(&|d| bytes(d) as f64) / secs / 1e6);
     let wait = |ops: &dyn Fn(&DeviceStats) -> u64, us: &dyn Fn(&DeviceStats) -> Option<f64>| {
         let n = sum(&|d| ops(d) as f64);
         let total = sum(&|d| us(d).unwrap_or(0.0) * ops(d) as f64);
@@ -257,9 +276,9 @@ fn device_part(devices: &[DeviceStats], secs: f64) -> Option<String> {
     };
     let util = devices.iter().map(|d| d.util_pct).fold(0.0, f64::max);
     Some(format!(
-        "dev r/s {:.0} w/s {:.0} rMB/s {:.1} wMB/s {:.1} r_await {} w_await {} util {util:.0}%",
-        sum(&|d| d.read_ops as f64) / secs,
-        sum(&|d| d.write_ops as f64) / secs,
+        "dev r/s {} w/s {} rMB/s {} wMB/s {} r_await {} w_await {} util {util:.0}%",
+        format_rate(sum(&|d| d.read_ops as f64) / secs),
+        format_rate(sum(&|d| d.write_ops as f64) / secs),
         mb_s(&|d| d.read_bytes),
         mb_s(&|d| d.write_bytes),
         wait(&|d| d.read_ops, &|d| d.avg_read_wait_us),
@@ -283,7 +302,10 @@ pub fn status_line(s: &Status) -> String {
         .map(|k| s.delta.ops[k.index()])
         .sum();
     if others > 0 {
-        parts.push(format!("other ops {:.0}/s", others as f64 / s.secs));
+        parts.push(format!(
+            "other ops {}/s",
+            format_rate(others as f64 / s.secs)
+        ));
     }
     parts.extend(device_part(s.devices, s.secs));
     parts.extend(s.cpu_pct.map(|c| format!("cpu {c:.0}%")));
@@ -292,6 +314,10 @@ pub fn status_line(s: &Status) -> String {
     } else {
         format!(": {}", parts.join("; "))
     };
+    if s.planned.is_zero() {
+        // Commands (exec, a recipe) run as long as they take.
+        return format!("bakeoff: {} {}{what}", s.label, clock(s.elapsed));
+    }
     format!(
         "bakeoff: {} {}/{}, {left} s left{what}",
         s.label,
@@ -315,8 +341,8 @@ mod tests {
             max_ns: 2_000_000,
         });
         let mut totals = Totals::default();
-        totals.ops[OpKind::Read.index()] = 1000;
-        totals.bytes[OpKind::Read.index()] = 1000 * 8192;
+        totals.ops[OpKind::Read.index()] = 6_364_580;
+        totals.bytes[OpKind::Read.index()] = 6_364_580 * 8192;
         let tick = Tick {
             elapsed: Duration::from_secs(20),
             kind: TickKind::Second,
@@ -355,8 +381,30 @@ mod tests {
         };
         assert_eq!(
             status_line(&s),
-            "bakeoff: randread 0:20/1:00, 40 s left: read 100/s 0.8 MB/s p99 1.24 ms; \
-             dev r/s 20 w/s 0 rMB/s 0.2 wMB/s 0.0 r_await 500 µs w_await - util 42%; cpu 55%"
+            "bakeoff: randread 0:20/1:00, 40 s left: read 636,458/s 5,214 MB/s p99 1.24 ms; \
+             dev r/s 20.0 w/s 0.0 rMB/s 0.2 wMB/s 0.0 r_await 500 µs w_await - util 42%; cpu 55%"
+        );
+    }
+
+    #[test]
+    fn the_bar_line_writes_rates_in_the_one_grammar() {
+        let s = Sample {
+            read_iops: 636_458.0,
+            write_iops: 12.5,
+            device_read_iops: Some(12_910.0),
+            device_write_iops: Some(0.0),
+            cpu_busy_pct: Some(55.4),
+            ..Sample::default()
+        };
+        let line = bar_line(
+            "randread",
+            Duration::from_secs(30),
+            Duration::from_secs(60),
+            Some(&s),
+        );
+        assert!(
+            line.ends_with(" read 636,458/s write 12.5/s dev r/s 12,910 w/s 0.0 cpu 55%"),
+            "{line}"
         );
     }
 }

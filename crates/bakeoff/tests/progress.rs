@@ -164,3 +164,86 @@ fn on_a_terminal_each_second_is_drawn_once() {
         assert_ne!(pair[0], pair[1], "a value drawn twice: {rates:?}");
     }
 }
+
+#[test]
+fn a_piped_compare_prints_each_cells_status_lines_named_by_the_cell() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let out = d.path().join("out");
+    let args = ["--out", out.to_str().unwrap(), "--status-interval", "1s"];
+    let args = [&args[..], &["--set", "runtime=2500ms"]].concat();
+    let assert = quick_compare(&a, &b, 1, &args).success();
+    let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for (i, dir) in [(1, &a), (2, &b)] {
+        let name = format!(
+            "bakeoff: [{i}/2] dir={} / randread rep 1 0:0",
+            dir.display()
+        );
+        let lines = err.lines().filter(|l| l.starts_with(&name)).count();
+        assert!(lines >= 1, "cell {i} has status lines:\n{err}");
+    }
+}
+
+#[test]
+fn a_piped_exec_prints_status_lines_while_the_command_runs() {
+    let d = tmp();
+    let out = bakeoff()
+        .args(["exec", "--target"])
+        .arg(d.path())
+        .args(["--status-interval", "1s", "--", "sleep", "2.5"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = (err.lines())
+        .filter(|l| l.starts_with("bakeoff: exec 0:0"))
+        .collect();
+    assert!(lines.len() >= 2, "a line a second:\n{err}");
+    // A command runs as long as it takes: no planned length, no time left.
+    assert!(lines.iter().all(|l| !l.contains(" left")), "{err}");
+}
+
+#[test]
+fn quiet_says_nothing_about_a_database_load_either() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["run", "tpcc", "-q", "--warm", "--set"])
+        .arg("db=sqlite,warehouses=1,terminals=1,runtime=1s")
+        .arg("--stack")
+        .arg(format!("dir={}", data.display()))
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .output()
+        .unwrap();
+    assert_eq!(stderr_of(&out), "", "-q prints nothing on stderr");
+}
+
+#[test]
+fn after_ctrl_c_an_execs_teardown_is_announced_even_when_quiet() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["exec", "-q", "--warm", "--stack"])
+        .arg(format!("dir={}", data.display()))
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .args(["--", "sleep", "60"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    common::db::signal(&child, "-INT");
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("tearing down dir-"), "{err}");
+    assert!(!err.contains("building stack"), "-q: {err}");
+}

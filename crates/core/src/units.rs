@@ -103,6 +103,34 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// Formats a count or rate: thousands separators from 100 up (`12,345`), one decimal below
+/// (`12.5`). The one rate grammar of every human-readable output.
+pub fn format_rate(v: f64) -> String {
+    if v >= 100.0 {
+        format_count(v.round() as u64)
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// A whole count with thousands separators: `12,345`.
+pub fn format_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A duration in seconds, in the grammar of [`format_nanos`]: `2.50 s`, `310 ms`.
+pub fn format_secs(secs: f64) -> String {
+    format_nanos(secs * 1e9)
+}
+
 /// Formats a duration given in nanoseconds with three significant digits and the unit after
 /// a space: `812 ns`, `45.2 µs`, `310 µs`, `2.26 ms`, `1.20 s`. The one duration grammar of
 /// every human-readable output (`bakeoff_report`'s `fmt` module uses it; parsers accept it).
@@ -172,6 +200,11 @@ mod tests {
         assert_eq!(format_nanos(1.2e9), "1.20 s");
         assert_eq!(format_nanos(30e9), "30.0 s");
         assert_eq!(format_nanos(12e6), "12.0 ms");
+        assert_eq!(format_secs(2.5), "2.50 s");
+        assert_eq!(format_rate(12_910.4), "12,910");
+        assert_eq!(format_rate(1_234_567.0), "1,234,567");
+        assert_eq!(format_rate(99.94), "99.9");
+        assert_eq!(format_count(100), "100");
     }
 
     proptest! {

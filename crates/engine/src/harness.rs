@@ -250,6 +250,39 @@ pub fn run_gated(
     let end_tick = tick(TickKind::End, totals(&spawned, None), latency);
     let end_roles = per_role(roles.len(), &spawned);
     on_tick(&end_tick);
+    let measured = window
+        .as_ref()
+        .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
+    let ended = Ended {
+        window,
+        roles: end_roles,
+        measured,
+        interrupted,
+        steady,
+    };
+    Ok(gather(shared, roles, spawned, ended))
+}
+
+/// How a run's window ended: its start (and each role's totals then), if it opened; each
+/// role's totals at its end; its length; and whether Ctrl-C ended it.
+struct Ended {
+    window: Option<(Duration, Vec<Totals>)>,
+    roles: Vec<Totals>,
+    measured: Duration,
+    interrupted: bool,
+    steady: Option<bakeoff_core::steady::SteadyRecord>,
+}
+
+/// The output of a run that has `ended`: every thread joined, each role's counts over the
+/// measured window, and the first error a thread met.
+fn gather(shared: &Shared, roles: &[RoleDesc], spawned: Vec<Spawned>, ended: Ended) -> RunOutput {
+    let Ended {
+        window,
+        roles: end_roles,
+        measured,
+        interrupted,
+        steady,
+    } = ended;
     let mut merged: Vec<Vec<ThreadStats>> = roles.iter().map(|_| Vec::new()).collect();
     for s in spawned {
         let stats = s
@@ -258,9 +291,6 @@ pub fn run_gated(
             .unwrap_or_else(|_| ThreadStats::new(Arc::new(Counters::default()), &[], false));
         merged[s.role].push(stats);
     }
-    let measured = window
-        .as_ref()
-        .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
     let counts: Vec<RoleCounts> = (0..roles.len())
         .map(|ri| {
             let delta = window.as_ref().map_or(Totals::default(), |(_, start)| {
@@ -275,7 +305,7 @@ pub fn run_gated(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take();
-    Ok(RunOutput {
+    RunOutput {
         roles: results,
         ops,
         measured,
@@ -284,7 +314,7 @@ pub fn run_gated(
         counts,
         clients: Vec::new(),
         steady,
-    })
+    }
 }
 
 /// Starts every thread of `specs`; on the first that cannot start, stops and joins those

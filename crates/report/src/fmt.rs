@@ -9,7 +9,7 @@
 //!
 //! Machine formats (JSON, CSV) keep base units in field names and never use these.
 
-use bakeoff_core::units::{format_bytes, format_nanos};
+use bakeoff_core::units::{format_bytes, format_count, format_nanos, format_rate};
 
 /// A duration or latency in nanoseconds: `2.26 ms`, `310 µs`.
 pub fn duration(ns: f64) -> String {
@@ -28,11 +28,7 @@ pub fn size(b: u64) -> String {
 
 /// `12,345` for counts and rates of at least 100; one decimal below.
 pub fn rate(v: f64) -> String {
-    if v >= 100.0 {
-        group(v.round() as u64)
-    } else {
-        format!("{v:.1}")
-    }
+    format_rate(v)
 }
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stays
@@ -62,15 +58,7 @@ pub fn width(text: &str) -> usize {
 
 /// Thousands separators.
 pub fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    format_count(n)
 }
 
 /// A latency in nanoseconds, or `-`.

@@ -23,6 +23,7 @@ pub mod terminal;
 mod terminal_db;
 mod terminal_files;
 mod terminal_phases;
+mod terminal_system;
 
 mod fmt;
 

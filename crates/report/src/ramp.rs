@@ -123,10 +123,10 @@ fn about(r: &RampRecord) -> String {
         RampStep::Add(d) => format!("+{}", rate(d)),
     };
     format!(
-        "ramp: until {}, {:.0} s points, step {step} from {} ops/s, {} bisection steps; caches \
+        "ramp: until {}, {} points, step {step} from {} ops/s, {} bisection steps; caches \
          not dropped between points",
         r.limit,
-        s.point.as_secs_f64(),
+        crate::fmt::duration(s.point.as_nanos() as f64),
         rate(s.start_ops_s),
         s.bisect
     )

@@ -1,7 +1,7 @@
 //! The database lines of the terminal summary: what ran where, the transaction rates and what
 //! each transaction cost, the database's own counters, the load, and the consistency checks.
 
-use crate::fmt::{bytes, rate};
+use crate::fmt::{bytes, duration, group, rate};
 use bakeoff_core::dbrecord::DatabaseRun;
 use bakeoff_core::record::RunRecord;
 use std::fmt::Write;
@@ -129,8 +129,9 @@ fn load_line(db: &DatabaseRun) -> String {
     };
     let rows: u64 = l.rows.values().sum();
     format!(
-        "load     {rows} rows in {:.1} s ({}/s), size {}; devices wrote {}\n",
-        l.seconds,
+        "load     {} rows in {} ({}/s), size {}; devices wrote {}\n",
+        group(rows),
+        duration(l.seconds * 1e9),
         rate(l.rows_per_s),
         bytes(l.size_bytes.map(|b| b as f64)),
         bytes(l.device_write_bytes.map(|b| b as f64)),

@@ -44,13 +44,14 @@ pub fn lines(r: &RunRecord) -> String {
         let per_sec = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
         let _ = writeln!(
             s,
-            "{label:<8} {} (pid {}): {} ops ({}/s) in {secs:.1} s, CPU user {:.2} s sys {:.2} s",
+            "{label:<8} {} (pid {}): {} ops ({}/s) in {}, CPU user {} sys {}",
             c.index,
             c.pid,
             group(ops),
             rate(per_sec),
-            c.cpu_user_us as f64 / 1e6,
-            c.cpu_system_us as f64 / 1e6,
+            crate::fmt::duration(c.measured_ns as f64),
+            crate::fmt::duration(c.cpu_user_us as f64 * 1e3),
+            crate::fmt::duration(c.cpu_system_us as f64 * 1e3),
         );
     }
     s
@@ -89,7 +90,7 @@ mod tests {
         assert!(text.contains("(reused)"), "{text}");
         assert!(
             text.contains(
-                "clients  0 (pid 100): 3,000 ops (1,500/s) in 2.0 s, CPU user 0.25 s sys 1.50 s"
+                "clients  0 (pid 100): 3,000 ops (1,500/s) in 2.00 s, CPU user 250 ms sys 1.50 s"
             ),
             "{text}"
         );

@@ -2,7 +2,7 @@
 //! phase, and one per instance of a parallel phase, with its timings, CPU and device bytes;
 //! then how the CPU was measured and the space read back from the stack.
 
-use crate::fmt::group;
+use crate::fmt::{duration, group};
 use bakeoff_core::phaserecord::{CpuSource, InstanceRecord, PhaseRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::units::format_bytes;
@@ -142,12 +142,12 @@ pub fn lines(r: &RunRecord) -> String {
     s
 }
 
-/// A phase's steps (the 22 queries), six to a line: `Q1 0.52 s (4)`, the rows in brackets.
+/// A phase's steps (the 22 queries), six to a line: `Q1 520 ms (4)`, the rows in brackets.
 fn steps_lines(p: &PhaseRecord) -> String {
     let items: Vec<String> = (p.steps.iter())
         .map(|q| {
             let rows = q.rows.map_or(String::new(), |n| format!(" ({})", group(n)));
-            format!("{} {:.2} s{rows}", q.name, q.real_s)
+            format!("{} {}{rows}", q.name, duration(q.real_s * 1e9))
         })
         .collect();
     let mut s = String::new();

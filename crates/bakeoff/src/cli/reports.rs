@@ -97,6 +97,8 @@ pub struct CompareArgs {
     pub report: ReportOpts,
     #[command(flatten)]
     pub export: ExportOpts<false>,
+    #[command(flatten)]
+    pub status: super::StatusOpts,
 }
 
 #[derive(Args, Debug)]

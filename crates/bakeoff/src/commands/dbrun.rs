@@ -153,7 +153,7 @@ fn run_on(
     let mut opened = open(plan, stack, log_stack, &data)?;
     let devices = known_of(stack, log_stack).devices.unwrap_or_default();
     let probe = Probe::new(devices.clone());
-    let load = load::phase(plan, &opened, &data, &probe, interrupt)?;
+    let load = load::phase(plan, &opened, &data, &probe, interrupt, run.quiet)?;
     if !run.warm {
         make_cold(&mut opened, stack)?;
     }

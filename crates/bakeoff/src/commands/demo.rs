@@ -15,6 +15,7 @@ use bakeoff_stack::StackSpec;
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> Result<Code, Failure> {
+    args.status.apply();
     let mut settings = Settings::default();
     for (k, v) in [
         ("readers", "4"),

@@ -33,6 +33,7 @@ struct Placement<'a> {
 
 /// `bakeoff exec`.
 pub fn exec(args: ExecArgs) -> Result<Code, Failure> {
+    args.status.apply();
     let phase = exec_phase(&args)?;
     let placement = Placement {
         stack: args.stack.as_deref(),

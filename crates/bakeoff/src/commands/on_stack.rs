@@ -46,26 +46,7 @@ pub fn run_on_stack_ramped(
     ramp: Option<&RampSpec>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let logs = log_filesets(plan);
-    let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
-    let data_bytes = match run.log_spec {
-        Some(_) => plan.dataset_bytes() - log_bytes,
-        None => plan.dataset_bytes(),
-    };
-    let mut stack = super::stack::build(run.spec, run.opts, None, data_bytes, run.quiet)?;
-    let mut log_stack = match run.log_spec {
-        Some(spec) => {
-            // The user's --device disks are the data stack's; the log stack is built on loops.
-            let s = super::stack::build(spec, &loop_only(run.opts), None, log_bytes, run.quiet)?;
-            check_room(&s, log_bytes)?;
-            check_room(&stack, plan.dataset_bytes() - log_bytes)?;
-            Some(s)
-        }
-        None => {
-            check_room(&stack, plan.dataset_bytes())?;
-            None
-        }
-    };
+    let (mut stack, mut log_stack) = build_stacks(run, plan)?;
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
@@ -107,24 +88,56 @@ pub fn run_on_stack_ramped(
     })?;
     record.stack = Some(stack.info.clone());
     record.log_stack = log_stack.as_ref().map(|l| l.info.clone());
+    record.cold = Some(!run.warm);
+    complete(&mut record, broken());
+    if let Some(l) = log_stack {
+        l.destroy().map_err(stack_failure)?;
+    }
+    stack.destroy().map_err(stack_failure)?;
+    Ok(record)
+}
+
+/// Builds the stack (and the log stack, which holds the log filesets) and checks that they
+/// hold `plan`'s dataset.
+fn build_stacks(run: &StackRun, plan: &Plan) -> Result<(Stack, Option<Stack>), Failure> {
+    let logs = log_filesets(plan);
+    let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
+    let data_bytes = match run.log_spec {
+        Some(_) => plan.dataset_bytes() - log_bytes,
+        None => plan.dataset_bytes(),
+    };
+    let stack = super::stack::build(run.spec, run.opts, None, data_bytes, run.quiet)?;
+    let log_stack = match run.log_spec {
+        Some(spec) => {
+            // The user's --device disks are the data stack's; the log stack is built on loops.
+            let s = super::stack::build(spec, &loop_only(run.opts), None, log_bytes, run.quiet)?;
+            check_room(&s, log_bytes)?;
+            check_room(&stack, plan.dataset_bytes() - log_bytes)?;
+            Some(s)
+        }
+        None => {
+            check_room(&stack, plan.dataset_bytes())?;
+            None
+        }
+    };
+    Ok((stack, log_stack))
+}
+
+/// Completes a record that knows its stacks: the figures that need the stacks' read-back, or,
+/// if a stack `broke` (a dead ZFS daemon), a failed record that says why; then its findings.
+fn complete(record: &mut RunRecord, broke: Option<String>) {
     if record.status != RunStatus::Failed {
         // Figures that need the stack's read-back (its redundancy) are computed now.
-        record.summary = bakeoff_core::record::Summary::compute(&record);
+        record.summary = bakeoff_core::record::Summary::compute(record);
     }
-    record.cold = Some(!run.warm);
-    if let Some(reason) = broken() {
+    if let Some(reason) = broke {
         let error = record.error.take().unwrap_or_default();
         record.error = Some(format!("{error} ({reason})").trim_start().to_string());
         record.status = RunStatus::Failed;
         record.roles.clear();
         record.summary = Default::default();
     }
-    record.findings = bakeoff_core::findings::run_findings(&record);
-    if let Some(l) = log_stack {
-        l.destroy().map_err(stack_failure)?;
-    }
-    stack.destroy().map_err(stack_failure)?;
-    Ok(record)
+    record.findings = bakeoff_core::findings::run_findings(record);
 }
 
 /// The stack options without the user's devices (a log stack is built on loop devices).

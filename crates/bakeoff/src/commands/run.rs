@@ -116,17 +116,7 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
-    let every = bakeoff_core::units::parse_duration(&args.status_interval)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            let text = &args.status_interval;
-            failure(
-                Code::Usage,
-                format!("--status-interval: '{text}' is not a duration above 0 (e.g. 10s, 500ms)"),
-            )
-        })?;
-    crate::progress::set_status_interval(every);
+    args.status.apply();
     super::exec::check_output_flag(&args)?;
     if args.mpi {
         return super::mpi::run(&args);

@@ -30,7 +30,7 @@ pub(super) fn cpu_saturated(c: &Ctx) -> Option<Finding> {
         ev += &format!(" of {} CPUs ({:.1}% system)", cpu.cpus, cpu.system_pct);
     }
     if let Some(us) = c.s.cpu_us_per_op {
-        ev += &format!("; {us:.1} µs CPU per operation");
+        ev += &format!("; {} CPU per operation", format_nanos(us * 1e3));
     }
     let mut fix =
         "compare cpu_us_per_op rather than IOPS, or give the run more CPUs / fewer threads"
@@ -51,8 +51,11 @@ pub(super) fn device_saturated(c: &Ctx) -> Option<Finding> {
         .filter(|d| d.role == "stack" && d.util_pct >= DEVICE_UTIL_PCT)
         .map(|d| {
             format!(
-                "{} busy {:.1}% ({:.0} r/s, {:.0} w/s)",
-                d.name, d.util_pct, d.read_iops, d.write_iops
+                "{} busy {:.1}% ({} r/s, {} w/s)",
+                d.name,
+                d.util_pct,
+                format_rate(d.read_iops),
+                format_rate(d.write_iops)
             )
         })
         .collect();
@@ -111,7 +114,8 @@ pub(super) fn steadiness(c: &Ctx) -> Option<Finding> {
         if c.r.samples.is_empty() && secs >= MIN_STEADY_SAMPLES as f64 {
             return None;
         }
-        let title = format!("the run measured {secs:.1} s; steady state cannot be judged");
+        let secs = format_secs(secs);
+        let title = format!("the run measured {secs}; steady state cannot be judged");
         let ev = format!("{} measured samples (need {MIN_STEADY_SAMPLES})", pts.len());
         let fix = format!("use runtime ≥ {SUGGESTED_RUNTIME_S}s");
         return found("too_short", Info, title, ev, fix);
@@ -130,10 +134,12 @@ pub(super) fn steadiness(c: &Ctx) -> Option<Finding> {
     let k = pts.len() / 3;
     let mean = |p: &[(f64, f64)]| p.iter().map(|x| x.1).sum::<f64>() / p.len() as f64;
     let ev = format!(
-        "throughput changed {change:+.0}% over {span:.0} s (linear fit, mean {my:.0} ops/s); \
-         first third {:.0} ops/s, last third {:.0} ops/s",
-        mean(&pts[..k]),
-        mean(&pts[pts.len() - k..])
+        "throughput changed {change:+.0}% over {} (linear fit, mean {} ops/s); \
+         first third {} ops/s, last third {} ops/s",
+        format_secs(span),
+        format_rate(my),
+        format_rate(mean(&pts[..k])),
+        format_rate(mean(&pts[pts.len() - k..]))
     );
     let fix = "a longer ramp_time and runtime, so caches, write-back and background work settle \
                before measuring; see the --timeseries CSV";

@@ -6,6 +6,7 @@
 
 use crate::plan::{IoMix, Step, SyncMode};
 use crate::record::{RunRecord, RunStatus, Summary};
+use crate::units::{format_nanos, format_rate, format_secs};
 use serde::{Deserialize, Serialize};
 
 /// Share of application read bytes that did not reach the devices at which reads count as
@@ -173,8 +174,11 @@ fn variance(runs: &[&RunRecord]) -> Option<Finding> {
                 .iter()
                 .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(*x), b.max(*x)));
             parts.push(format!(
-                "{name} {lo:.0}–{hi:.0} over {} runs: mean {mean:.0}, CV {cv:.1}%",
-                v.len()
+                "{name} {}–{} over {} runs: mean {}, CV {cv:.1}%",
+                format_rate(lo),
+                format_rate(hi),
+                v.len(),
+                format_rate(mean)
             ));
         }
     }

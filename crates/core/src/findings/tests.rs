@@ -207,7 +207,7 @@ fn trends_and_short_runs() {
     r.measured_ns = 3_000_000_000;
     let f = get(&r, "too_short");
     assert!(
-        f.title.contains("3.0 s") && f.evidence.contains("3 measured"),
+        f.title.contains("measured 3.00 s;") && f.evidence.contains("3 measured"),
         "{f:?}"
     );
     assert_eq!(f.severity, Severity::Info);

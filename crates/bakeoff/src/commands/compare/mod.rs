@@ -198,6 +198,7 @@ fn save_plan(out: &Path, plan: &StudyPlan) -> Result<(), Failure> {
 
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<Code, Failure> {
+    args.status.apply();
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
@@ -215,11 +216,31 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     }
     save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
+    run_study(&args, &plan, &plans, &out, &interrupt)?;
+    if interrupt.load(Ordering::Relaxed) {
+        eprintln!(
+            "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
+            out.display()
+        );
+        return Ok(Code::Interrupted);
+    }
+    finish(&out, &args, exports)
+}
+
+/// Runs every run of the study the results directory `out` is missing, in the plan's order,
+/// until one fails or Ctrl-C, with progress on stderr.
+fn run_study(
+    args: &CompareArgs,
+    plan: &StudyPlan,
+    plans: &[CellPlan],
+    out: &Path,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<(), Failure> {
     let (mut done, total) = (0usize, plan.order.len());
     let mut eta = eta::Eta::default();
     // What the runs not yet recorded are planned to take.
     let mut planned_left: f64 = (plan.order.iter())
-        .filter(|s| !run_path(&out, &plan.cells[s.cell].id, s.rep).exists())
+        .filter(|s| !run_path(out, &plan.cells[s.cell].id, s.rep).exists())
         .map(|s| eta::planned_secs(&plans[s.cell]))
         .sum();
     // On a terminal a bar with the current cell, repetition and ETA; otherwise a line per run.
@@ -232,7 +253,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     opts.size = plan.study.size.clone();
     for slot in &plan.order {
         let cell = &plan.cells[slot.cell];
-        let path = run_path(&out, &cell.id, slot.rep);
+        let path = run_path(out, &cell.id, slot.rep);
         done += 1;
         if path.exists() {
             continue;
@@ -253,28 +274,16 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
             log_spec: cell.log_stack.as_deref(),
             opts: &opts,
             warm: args.warm,
-            mem_limit: mem_limit(&args, &plan)?,
-            quiet: true,
+            mem_limit: mem_limit(args, plan)?,
+            // Without the bar (stderr not a terminal) the runs' own status lines show that a
+            // long cell is alive, named by the cell.
+            quiet: !bar.is_hidden(),
         };
-        let record = match &plans[slot.cell] {
-            CellPlan::Io(p) => {
-                let plan = bakeoff_core::study::for_repetition(p, slot.rep);
-                run_on_stack(&run, &plan, &interrupt)?
-            }
-            CellPlan::Ramp(p, ramp) => {
-                let plan = bakeoff_core::study::for_repetition(p, slot.rep);
-                run_on_stack_ramped(&run, &plan, Some(ramp), &interrupt)?
-            }
-            CellPlan::Db(p) => run_db(&run, p, &interrupt)?,
-            CellPlan::Recipe(p) => {
-                // A progress bar owns the terminal: the commands' output is kept beside the run.
-                let output = CommandOutput {
-                    dir: std::path::absolute(path.with_extension("output")).ok(),
-                    ..CommandOutput::default()
-                };
-                run_recipe(&run, p, &output, &interrupt)?
-            }
-        };
+        if bar.is_hidden() {
+            let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);
+            crate::progress::name_status_lines(Some(name));
+        }
+        let record = run_slot(&run, &plans[slot.cell], slot.rep, &path, interrupt)?;
         let planned = eta::planned_secs(&plans[slot.cell]);
         eta.finished(planned, started.elapsed());
         planned_left = (planned_left - planned).max(0.0);
@@ -290,14 +299,36 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         }
     }
     bar.finish_and_clear();
-    if interrupt.load(Ordering::Relaxed) {
-        eprintln!(
-            "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
-            out.display()
-        );
-        return Ok(Code::Interrupted);
+    Ok(())
+}
+
+/// One repetition `rep` of a cell planned as `plan`, its record to be written at `path`.
+fn run_slot(
+    run: &StackRun,
+    plan: &CellPlan,
+    rep: u32,
+    path: &Path,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<RunRecord, Failure> {
+    match plan {
+        CellPlan::Io(p) => {
+            let plan = bakeoff_core::study::for_repetition(p, rep);
+            run_on_stack(run, &plan, interrupt)
+        }
+        CellPlan::Ramp(p, ramp) => {
+            let plan = bakeoff_core::study::for_repetition(p, rep);
+            run_on_stack_ramped(run, &plan, Some(ramp), interrupt)
+        }
+        CellPlan::Db(p) => run_db(run, p, interrupt),
+        CellPlan::Recipe(p) => {
+            // A progress bar owns the terminal: the commands' output is kept beside the run.
+            let output = CommandOutput {
+                dir: std::path::absolute(path.with_extension("output")).ok(),
+                ..CommandOutput::default()
+            };
+            run_recipe(run, p, &output, interrupt)
+        }
     }
-    finish(&out, &args, exports)
 }
 
 /// Records a finished run: a completed one as a result, a failed one beside it (not a result,
@@ -344,14 +375,15 @@ fn report_progress(
     r: &RunRecord,
     left: &str,
 ) {
-    let n = |v: Option<f64>| v.map_or("-".into(), |x| format!("{x:.0}"));
+    use bakeoff_core::units::{format_nanos, format_rate};
+    let n = |v: Option<f64>| v.map_or("-".into(), format_rate);
     let rate = match (&r.ramp, r.summary.tps) {
         (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
         (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
         (None, None) if !r.phases.is_empty() => format!(
-            "{} phases in {:.0} s",
+            "{} phases in {}",
             r.phases.len(),
-            r.measured_ns as f64 / 1e9
+            format_nanos(r.measured_ns as f64)
         ),
         (None, None) => format!(
             "read {}/s write {}/s",

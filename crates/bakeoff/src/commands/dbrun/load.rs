@@ -37,16 +37,19 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
     }
 }
 
-/// Loads the data and says what it took.
+/// Loads the data and says what it took (and, unless `quiet`, that it starts).
 pub fn phase(
     plan: &DbPlan,
     opened: &Opened,
     data: &Path,
     probe: &Probe,
     interrupt: &AtomicBool,
+    quiet: bool,
 ) -> Result<LoadPhase, Failure> {
     let interrupted = || failure(Code::Interrupted, "interrupted during the load");
-    eprintln!("bakeoff: loading {}", describe(plan));
+    if !quiet {
+        eprintln!("bakeoff: loading {}", describe(plan));
+    }
     let before = probe.snapshot();
     let start = Instant::now();
     let log_from = match opened {

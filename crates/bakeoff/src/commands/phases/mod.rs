@@ -16,6 +16,7 @@ use bakeoff_core::phaserecord::PhaseRecord;
 use bakeoff_core::plan::{EngineKind, Plan};
 use bakeoff_core::recipe::{PhaseWork, RecipePlan};
 use bakeoff_core::record::{RunRecord, RunStatus, Summary};
+use bakeoff_core::units::format_secs;
 use bakeoff_engine::{RunError, RunOutput, Target, Tick, TickKind, Totals};
 use bakeoff_probe::Probe;
 use bakeoff_stack::Stack;
@@ -101,6 +102,10 @@ pub fn run_recipe(
 ) -> Result<RunRecord, Failure> {
     let mut stack = super::stack::build(run.spec, run.opts, None, 0, run.quiet)?;
     let outcome = run_on(&mut stack, run, plan, output, interrupt);
+    if interrupt.load(Ordering::Relaxed) {
+        // Whoever pressed Ctrl-C waits for the teardown (seconds for a ZFS pool): say so.
+        stack.announce_teardown(true);
+    }
     let torn = stack.destroy().map_err(stack_failure);
     let record = outcome?;
     torn?;
@@ -132,7 +137,8 @@ fn run_on(
         path: &mount,
         devices: devices.clone(),
         daemons: known.daemons.clone(),
-        quiet: true,
+        // Status lines only: on a terminal a bar would overwrite the commands' own output.
+        quiet: run.quiet || std::io::IsTerminal::is_terminal(&std::io::stderr()),
     };
     let mut ctx = Context::new(
         stack,
@@ -254,10 +260,10 @@ pub fn run_phases(
     }
 }
 
-/// `142.3 s real, 120.1 s user, 20.3 s sys` and the bytes written, or how it failed.
+/// `142 s real, 120 s user, 20.3 s sys` and the bytes written, or how it failed.
 pub fn progress_line(p: &PhaseRecord) -> String {
     let cpu = match (p.user_s, p.sys_s) {
-        (Some(u), Some(s)) => format!(", {u:.1} s user, {s:.1} s sys"),
+        (Some(u), Some(s)) => format!(", {} user, {} sys", format_secs(u), format_secs(s)),
         _ => String::new(),
     };
     let wrote = p.device_write_bytes.map_or(String::new(), |b| {
@@ -268,5 +274,5 @@ pub fn progress_line(p: &PhaseRecord) -> String {
         RunStatus::Interrupted => " (interrupted)".into(),
         RunStatus::Failed => " (FAILED)".into(),
     };
-    format!("{:.1} s real{cpu}{wrote}{status}", p.real_s)
+    format!("{} real{cpu}{wrote}{status}", format_secs(p.real_s))
 }
