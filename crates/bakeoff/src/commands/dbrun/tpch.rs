@@ -20,6 +20,7 @@ use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_db::tpch::{self, Answers, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
 use bakeoff_engine::Tick;
+use bakeoff_stack::undo::Undo;
 use bakeoff_stack::Stack;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -95,7 +96,7 @@ fn prepare(
     // The generator's 300 MiB text pool is charged to the cgroup it is first touched in: made
     // now, outside the cap, the cap applies to the server as seed 002's did to Oracle.
     tpch::init_generator();
-    let expected = expected_answers(tpch_plan, run.quiet)?;
+    let expected = expected_answers(stack, tpch_plan, run.quiet)?;
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
@@ -105,14 +106,20 @@ fn prepare(
 
 /// The answers the 22 queries must give at the plan's scale factor: TPC-H's at SF 1, else
 /// SQLite's on a copy of the same generated data in a scratch directory beside the system's
-/// temporary files (not on the stack, before the window: none of it is measured).
-fn expected_answers(plan: TpchPlan, quiet: bool) -> Result<Answers, Failure> {
+/// temporary files (not on the stack, before the window: none of it is measured). The scratch
+/// directory is in the stack's ledger, so `bakeoff cleanup` removes it after a kill -9.
+fn expected_answers(stack: &mut Stack, plan: TpchPlan, quiet: bool) -> Result<Answers, Failure> {
     let scratch = tempfile::Builder::new().prefix("bakeoff-tpch-answers-").tempdir().map_err(|e| {
         failure(
             Code::Environment,
             format!("a scratch directory for TPC-H's expected answers (set TMPDIR to one with room): {e}"),
         )
     })?;
+    stack
+        .record_undo(Undo::RemoveDirAndFiles {
+            path: scratch.path().to_path_buf(),
+        })
+        .map_err(stack_failure)?;
     if !quiet && plan.sf != 1.0 {
         eprintln!(
             "computing the 22 expected answers at SF {} with SQLite in {} (outside the window)",
