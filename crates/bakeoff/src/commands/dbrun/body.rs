@@ -50,21 +50,39 @@ impl<'a> Counters<'a> {
 
     /// Notes the counters at the window's start. A PostgreSQL window is made of whole
     /// checkpoint cycles (docs/methodology.md): a checkpoint as it opens, after the opening
-    /// counters, writes what the warm-up dirtied before the devices are first read; one as it
-    /// closes ([`Counters::close`]), before the closing counters and devices, writes what the
-    /// window dirtied.
+    /// counters, writes what the warm-up dirtied before the devices are first read; one at the
+    /// End tick, which reaches this before the sampler reads the devices, writes what the
+    /// window dirtied inside the devices' window.
     pub fn on_tick(&mut self, tick: &Tick) {
-        if tick.kind == TickKind::MeasureStart {
-            self.start = self.take();
-            self.checkpoint("opens");
+        match tick.kind {
+            TickKind::MeasureStart => {
+                self.start = self.take();
+                self.checkpoint("opens");
+                self.leave_out_the_opening_checkpoint();
+            }
+            TickKind::End => self.checkpoint("closes"),
+            _ => {}
         }
     }
 
     /// Notes the counters at the window's end, once the workload's connections are closed
-    /// (every backend has published its statistics), after the closing checkpoint.
+    /// (every backend has published its statistics); the closing checkpoint's buffers, which
+    /// the checkpointer publishes itself, are in them.
     pub fn close(&mut self) {
-        self.checkpoint("closes");
         self.end = self.take();
+    }
+
+    /// The window's transactions and WAL count from the tick, but its devices are first read
+    /// after the opening checkpoint: the buffers that checkpoint wrote (the warm-up's) and the
+    /// checkpoint itself are left out of the window's counters as they are out of its devices.
+    fn leave_out_the_opening_checkpoint(&mut self) {
+        let after = self.take();
+        if let (Some(Snapshot::Pg(start)), Some(Snapshot::Pg(after))) = (self.start.as_mut(), after)
+        {
+            start.buffers_checkpoint = after.buffers_checkpoint;
+            start.checkpoints_req = after.checkpoints_req;
+            start.checkpoints_timed = after.checkpoints_timed;
+        }
     }
 
     fn checkpoint(&self, edge: &str) {
