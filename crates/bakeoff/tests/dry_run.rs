@@ -299,7 +299,8 @@ fn compare_dry_run_uses_the_studys_own_size() {
         "disk: up to 1 GiB of sparse images",
     ));
     compare("4m").code(3).stderr(predicate::str::contains(
-        "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
+        "stack ext4 holds about 2.3 MiB for data (1 device of 4 MiB, less what its file system keeps), \
+         the dataset needs 16777216 bytes (16 MiB)",
     ));
 }
 
@@ -379,7 +380,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     ])
     .code(3)
     .stderr(predicate::str::contains(
-        "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
+        "for data (1 device given, less what its file system keeps), the dataset needs 1073741824 bytes (1 GiB)",
     ));
     run(&["--stack", "xfs", "--device", dev, "--destroy-data-on", dev])
         .code(3)
@@ -397,7 +398,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     run(&["--stack", "ext4", "--size", "4m"])
         .code(3)
         .stderr(predicate::str::contains(
-            "holds at most 4 MiB (1 device of 4 MiB)",
+            "holds about 2.3 MiB for data (1 device of 4 MiB, less",
         ));
     assert_eq!(
         device_writes(&disk.name()),

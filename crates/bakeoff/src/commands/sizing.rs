@@ -6,7 +6,7 @@ use super::preflight::{free_bytes, size};
 use crate::cli::StackOpts;
 use crate::exit::{clip, failure, Code, Failure};
 use bakeoff_core::units::format_bytes;
-use bakeoff_stack::fs::{mkfs_bytes, size_limits};
+use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits};
 use bakeoff_stack::StackSpec;
 
 /// `--size` (or a study's `size`): `auto` (`None`: sized to the dataset, see [`device_size`])
@@ -19,13 +19,13 @@ pub fn loop_size(flag: &str, text: &str) -> Result<Option<u64>, Failure> {
 }
 
 /// Bytes of each loop device of `spec`: its own `size=`, else `--size`, else (`auto`) what
-/// holds the whole dataset on each device by the driver's overhead model (so any mirror or
-/// stripe holds it too), at least 1 GiB and the type's smallest.
+/// holds the dataset by the driver's capacity model (over the data devices its profile or
+/// layout gives), at least 1 GiB and the type's smallest.
 pub fn device_size(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<u64, Failure> {
     let given = loop_size("--size", &opts.size)?;
     Ok(match spec.size.or(given) {
         Some(size) => size,
-        None => size_limits(spec).device_for(dataset, AUTO_FLOOR),
+        None => device_for(spec, dataset, AUTO_FLOOR),
     })
 }
 
