@@ -198,8 +198,11 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             ),
         ));
     }
-    check_mount(spec)
+    let note = check_mount(spec)
         .map_err(|m| failure(Code::Usage, format!("stack {}: {m}", clip(&spec.text))))?;
+    if let Some(note) = note {
+        eprintln!("bakeoff: note: stack {}: {note}", clip(&spec.text));
+    }
     ledger_writable()?;
     // Every stack keeps its mount point (or its name, for dir=) under --images.
     creatable(&opts.images, "the images directory", "choose --images DIR")?;

@@ -169,10 +169,20 @@ const VFS_OPTIONS: &[&str] = &[
 /// real mount would (mount(8) uses the same `fsconfig` calls): each option the file system
 /// parses is set on a new, unattached file-system context, which needs no device and builds
 /// nothing. Flags mount(8) handles itself are taken as they are. Needs `CAP_SYS_ADMIN`.
-pub fn check_mount_options(fstype: &str, options: &str) -> Result<(), String> {
+///
+/// `Err` is the kernel's refusal of an option; `Ok(Some(note))` says why the kernel could not
+/// be asked (see [`unaskable`]), and the real mount decides.
+pub fn check_mount_options(fstype: &str, options: &str) -> Result<Option<String>, String> {
     use rustix::mount::{fsconfig_set_flag, fsconfig_set_string, fsopen, FsOpenFlags};
-    let fs = fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC)
-        .map_err(|e| format!("cannot ask the kernel about {fstype} mount options: {e}"))?;
+    let fs = match fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC) {
+        Ok(fs) => fs,
+        Err(e) if unaskable(e) => {
+            return Ok(Some(format!(
+                "mount options {options} were not checked before building: the kernel cannot                  be asked about {fstype} here ({e}); the mount will say"
+            )))
+        }
+        Err(e) => return Err(format!("cannot ask the kernel about {fstype} mount options: {e}")),
+    };
     for opt in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
         if VFS_OPTIONS.contains(&opt) || opt.starts_with("x-") || opt.starts_with("comment=") {
             continue;
@@ -189,7 +199,16 @@ pub fn check_mount_options(fstype: &str, options: &str) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// `fsopen` errors that say nothing about the options: a kernel without the call (before 5.2:
+/// `ENOSYS`), a sandbox that forbids it (seccomp, containers: `EPERM`, `EACCES`), a file
+/// system whose module is not loaded yet (`ENODEV`: mount(8) has it loaded). The check is
+/// skipped and the real mount decides.
+pub fn unaskable(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    [Errno::NOSYS, Errno::PERM, Errno::ACCESS, Errno::NODEV].contains(&e)
 }
 
 /// The message the kernel logged on a file-system context (`e ext4: Unknown parameter 'x'`),
@@ -221,6 +240,17 @@ mod tests {
         assert_eq!(min("btrfs:devices=4,profile=raid10"), 125);
         assert_eq!(min("btrfs:profile=dup"), 229);
         assert_eq!(min("btrfs:metadata=single"), 45);
+    }
+
+    #[test]
+    fn a_kernel_that_cannot_be_asked_leaves_the_options_to_the_mount() {
+        use rustix::io::Errno;
+        for e in [Errno::NOSYS, Errno::PERM, Errno::ACCESS, Errno::NODEV] {
+            assert!(unaskable(e), "{e}");
+        }
+        for e in [Errno::INVAL, Errno::NOENT, Errno::OPNOTSUPP, Errno::NOMEM] {
+            assert!(!unaskable(e), "{e}");
+        }
     }
 
     #[test]

@@ -223,11 +223,12 @@ pub fn mkfs_bytes(spec: &StackSpec, size: u64) -> u64 {
 }
 
 /// Checks the spec's `mount=` options against the kernel (see
-/// [`limits::check_mount_options`]), for types that mount a kernel file system.
-pub fn check_mount(spec: &StackSpec) -> Result<(), String> {
+/// [`limits::check_mount_options`]), for types that mount a kernel file system: the kernel's
+/// refusal, or a note if it could not be asked.
+pub fn check_mount(spec: &StackSpec) -> Result<Option<String>, String> {
     match (spec.kind.driver().mount_type, spec.mount.as_deref()) {
         (Some(fstype), Some(options)) => limits::check_mount_options(fstype, options),
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
