@@ -406,3 +406,30 @@ fn stack_dry_runs_check_tools_devices_and_room() {
         "dry runs never wrote to {dev}"
     );
 }
+
+/// Privileged: `demo` checks every stack as `run` does before it builds any: a mount option
+/// the kernel refuses on the second stack is refused (exit 2) before the first is built.
+#[test]
+fn demo_refuses_what_run_refuses_before_building() {
+    if !privileged() {
+        return;
+    }
+    let d = tmp();
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["demo", "--runtime", "1s", "--stack", "raw", "--stack"])
+        .arg("tmpfs:mount=bogus")
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "stack tmpfs:mount=bogus: the kernel's tmpfs refuses mount option 'bogus'",
+        ))
+        .stderr(predicate::str::contains("slob on").not())
+        .stderr(predicate::str::contains("building stack").not());
+    assert!(
+        !d.path().join("state").join("ledger").exists(),
+        "nothing was built"
+    );
+}
