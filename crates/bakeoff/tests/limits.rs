@@ -4,6 +4,7 @@
 //! and what cannot be built is refused up front with the documented code, naming the spec.
 
 mod common;
+use bakeoff_testkit::loop_device::LoopFs;
 use bakeoff_testkit::{privileged_turn, scratch_dir};
 use common::bakeoff;
 use predicates::prelude::*;
@@ -177,7 +178,7 @@ fn what_cannot_be_built_is_refused_up_front() {
         return;
     };
     let d = scratch_dir();
-    let dry = |spec: &str, size: &str| {
+    let dry_in = |images: &Path, spec: &str, size: &str| {
         bakeoff()
             .env("BAKEOFF_STATE_DIR", d.path().join("state"))
             .args([
@@ -190,9 +191,14 @@ fn what_cannot_be_built_is_refused_up_front() {
                 spec,
             ])
             .args(["--size", size, "--images"])
-            .arg(d.path().join("images"))
+            .arg(images)
             .assert()
     };
+    let dry = |spec: &str, size: &str| dry_in(&d.path().join("images"), spec, size);
+    // The images' own file system, whatever this machine's /var/tmp is: a 64 MiB ext4 made
+    // here (its files end at 16 TiB at most) with about 50 MiB free.
+    let small = LoopFs::new(64 * MIB, "ext4", "");
+    let small_images = Path::new(&small.target()).join("images");
     dry("xfs", "256m").code(2).stderr(predicate::str::contains(
         "stack xfs: a device of 256 MiB is below the smallest this type's mkfs accepts, 300 MiB",
     ));
@@ -206,12 +212,12 @@ fn what_cannot_be_built_is_refused_up_front() {
         .stderr(predicate::str::contains(
             "refuses mount option 'data=sometimes'",
         ));
-    // /var/tmp here is ext4, whose files end below 16 TiB: a raw stack's image cannot be made.
-    dry("raw", "100t")
+    // An ext4's files end far below 100 TiB: a raw stack's image cannot be made there.
+    dry_in(&small_images, "raw", "100t")
         .code(3)
         .stderr(predicate::str::contains("cannot hold an image of 100 TiB"));
-    // ext4's mkfs allocates 1/128 of a 10 TiB device in inode tables: more than is free here.
-    dry("ext4", "10t")
+    // ext4's mkfs allocates 1/128 of a 10 TiB device in inode tables: more than is free there.
+    dry_in(&small_images, "ext4", "10t")
         .code(3)
         .stderr(predicate::str::contains("mkfs allocates about 81 GiB"));
     dry("btrfs:devices=2,profile=raid1", "120m")
