@@ -302,6 +302,21 @@ fn compare_dry_run_uses_the_studys_own_size() {
         "stack ext4 holds about 2.3 MiB for data (1 device of 4 MiB, less what its file system keeps), \
          the dataset needs 16777216 bytes (16 MiB)",
     ));
+    // Without `size`, a study's stacks are sized to their cells' datasets, as `--size auto`:
+    // 1200 MiB fits (a default of 1 GiB would not hold it).
+    std::fs::write(
+        &study,
+        "stacks = [\"ext4\"]\n[[workload]]\nname = \"randread\"\nsize = \"1200m\"\n",
+    )
+    .unwrap();
+    bakeoff()
+        .args(["compare", "--dry-run", "--out"])
+        .arg(d.path().join("r"))
+        .arg("--study")
+        .arg(&study)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("disk: up to 1.3 GiB of sparse images"));
 }
 
 /// Privileged: a stack's tools, its devices and the loop images' room, on a loop device this
