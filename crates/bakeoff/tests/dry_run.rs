@@ -316,7 +316,9 @@ fn compare_dry_run_uses_the_studys_own_size() {
         .arg(&study)
         .assert()
         .success()
-        .stdout(predicate::str::contains("disk: up to 1.3 GiB of sparse images"));
+        .stdout(predicate::str::contains(
+            "disk: up to 1.3 GiB of sparse images",
+        ));
 }
 
 /// Privileged: a stack's tools, its devices and the loop images' room, on a loop device this
