@@ -1,5 +1,6 @@
 //! The command line as written (clap derive). Validation of values happens in the core plan.
 
+use crate::commands::sizing::{LoopSize, LoopSizeParser};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -136,8 +137,8 @@ Examples:
 pub struct StackOpts {
     /// Size of each loop image: auto holds the dataset with room for the file system, at
     /// least 1 GiB (a stack's own size= wins).
-    #[arg(long, value_name = "SIZE", default_value = "auto")]
-    pub size: String,
+    #[arg(long, value_name = "SIZE", default_value = "auto", value_parser = LoopSizeParser)]
+    pub size: LoopSize,
     /// Directory for loop images and mount points.
     #[arg(long, value_name = "DIR", default_value = "/var/tmp/bakeoff")]
     pub images: PathBuf,

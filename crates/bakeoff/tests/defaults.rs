@@ -57,7 +57,7 @@ fn the_default_stack_size_follows_the_dataset() {
     dry(&["--size", "1g"])
         .code(3)
         .stderr(predicate::str::contains(
-            "stack ext4 holds at most 1 GiB (1 device of 1 GiB), the dataset needs 1140850688 bytes",
+            "for data (1 device of 1 GiB, less what its file system keeps), the dataset needs 1140850688 bytes",
         ))
         .stderr(predicate::str::contains("raise --size"));
 }

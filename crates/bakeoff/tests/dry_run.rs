@@ -299,8 +299,26 @@ fn compare_dry_run_uses_the_studys_own_size() {
         "disk: up to 1 GiB of sparse images",
     ));
     compare("4m").code(3).stderr(predicate::str::contains(
-        "stack ext4 holds at most 4 MiB (1 device of 4 MiB), the dataset needs 16777216 bytes (16 MiB)",
+        "stack ext4 holds about 2.3 MiB for data (1 device of 4 MiB, less what its file system keeps), \
+         the dataset needs 16777216 bytes (16 MiB)",
     ));
+    // Without `size`, a study's stacks are sized to their cells' datasets, as `--size auto`:
+    // 1200 MiB fits (a default of 1 GiB would not hold it).
+    std::fs::write(
+        &study,
+        "stacks = [\"ext4\"]\n[[workload]]\nname = \"randread\"\nsize = \"1200m\"\n",
+    )
+    .unwrap();
+    bakeoff()
+        .args(["compare", "--dry-run", "--out"])
+        .arg(d.path().join("r"))
+        .arg("--study")
+        .arg(&study)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "disk: up to 1.3 GiB of sparse images",
+        ));
 }
 
 /// Privileged: a stack's tools, its devices and the loop images' room, on a loop device this
@@ -379,7 +397,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     ])
     .code(3)
     .stderr(predicate::str::contains(
-        "holds at most 64 MiB (1 device given), the dataset needs 1073741824 bytes (1 GiB)",
+        "for data (1 device given, less what its file system keeps), the dataset needs 1073741824 bytes (1 GiB)",
     ));
     run(&["--stack", "xfs", "--device", dev, "--destroy-data-on", dev])
         .code(3)
@@ -397,11 +415,38 @@ fn stack_dry_runs_check_tools_devices_and_room() {
     run(&["--stack", "ext4", "--size", "4m"])
         .code(3)
         .stderr(predicate::str::contains(
-            "holds at most 4 MiB (1 device of 4 MiB)",
+            "holds about 2.3 MiB for data (1 device of 4 MiB, less",
         ));
     assert_eq!(
         device_writes(&disk.name()),
         writes_before,
         "dry runs never wrote to {dev}"
+    );
+}
+
+/// Privileged: `demo` checks every stack as `run` does before it builds any: a mount option
+/// the kernel refuses on the second stack is refused (exit 2) before the first is built.
+#[test]
+fn demo_refuses_what_run_refuses_before_building() {
+    if !privileged() {
+        return;
+    }
+    let d = tmp();
+    bakeoff()
+        .env("BAKEOFF_STATE_DIR", d.path().join("state"))
+        .args(["demo", "--runtime", "1s", "--stack", "raw", "--stack"])
+        .arg("tmpfs:mount=bogus")
+        .arg("--images")
+        .arg(d.path().join("images"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "stack tmpfs:mount=bogus: the kernel's tmpfs refuses mount option 'bogus'",
+        ))
+        .stderr(predicate::str::contains("slob on").not())
+        .stderr(predicate::str::contains("building stack").not());
+    assert!(
+        !d.path().join("state").join("ledger").exists(),
+        "nothing was built"
     );
 }

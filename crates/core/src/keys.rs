@@ -400,7 +400,11 @@ pub const STUDY_KEYS: &[KeyDoc] = &[
         "the stack the others are compared with (default: the first)",
     ),
     doc("min_effect", "5%", "smallest difference called a verdict"),
-    doc("size", "1g", "size of each loop image"),
+    doc(
+        "size",
+        "auto",
+        "size of each loop image (auto: sized to its cells' dataset)",
+    ),
     doc(
         "mem_limit",
         "",

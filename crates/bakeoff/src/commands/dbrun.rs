@@ -349,7 +349,6 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         Some(m) => Some(super::preflight::size("--mem-limit", m)?),
         None => None,
     };
-    super::preflight::loop_size("--size", &args.stack_opts.size)?;
     match (&args.stack, &args.target) {
         (Some(spec), _) => {
             let dataset = plan.dataset_bytes();

@@ -11,7 +11,6 @@ use bakeoff_core::record::RunRecord;
 use bakeoff_core::settings::{Origin, Settings};
 use bakeoff_core::workload::builtin;
 use bakeoff_stack::fs::missing_tool;
-use bakeoff_stack::StackSpec;
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> Result<Code, Failure> {
@@ -32,14 +31,10 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
         .expect("slob is built in")
         .plan(&settings)
         .map_err(|e| failure(Code::Usage, e))?;
+    let buildable = check(&args, plan.dataset_bytes())?;
     let interrupt = interrupt_flag()?;
     let (mut labels, mut records) = (Vec::new(), Vec::new());
-    for spec_text in &args.stacks {
-        let spec = StackSpec::parse_arg(spec_text).map_err(|e| failure(Code::Usage, e))?;
-        if let Some((tool, package)) = missing_tool(spec.kind) {
-            eprintln!("== skipping {spec_text}: {tool} is missing (apt-get install {package}) ==");
-            continue;
-        }
+    for spec_text in buildable {
         eprintln!("== slob on {spec_text} ==");
         let run = StackRun {
             spec: spec_text,
@@ -52,7 +47,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
         let record = run_on_stack(&run, &plan, &interrupt)?;
         println!("{}", bakeoff_report::terminal::render(&record));
         let code = status_code(&record);
-        labels.push(spec_text.clone());
+        labels.push(spec_text.to_string());
         records.push(record);
         if code != Code::Ok {
             return Ok(code);
@@ -66,6 +61,24 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
     }
     print!("{}", side_by_side(labels, records));
     Ok(Code::Ok)
+}
+
+/// The stacks that can be built here, each checked as `run` checks it before anything is
+/// built (a bad mount option, a size its mkfs refuses, room for the dataset), so the demo is
+/// refused up front rather than after building the first stacks; a type whose tools are
+/// missing is skipped with what to install.
+fn check(args: &DemoArgs, dataset: u64) -> Result<Vec<&str>, Failure> {
+    let mut buildable = Vec::new();
+    for spec_text in &args.stacks {
+        let spec = super::preflight::spec(spec_text)?;
+        if let Some((tool, package)) = missing_tool(spec.kind) {
+            eprintln!("== skipping {spec_text}: {tool} is missing (apt-get install {package}) ==");
+            continue;
+        }
+        super::preflight::stack(&spec, &args.stack_opts, dataset)?;
+        buildable.push(spec_text.as_str());
+    }
+    Ok(buildable)
 }
 
 /// The demo as a one-repetition study against the first stack, in the study table.

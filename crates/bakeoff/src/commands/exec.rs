@@ -134,7 +134,6 @@ fn start(at: &Placement, plan: &RecipePlan) -> Result<Code, Failure> {
         .mem_limit
         .map(|m| preflight::size("--mem-limit", m))
         .transpose()?;
-    preflight::loop_size("--size", &at.opts.size)?;
     let spec = match (at.stack, at.target) {
         (Some(spec), _) => spec.to_string(),
         (None, Some(dir)) if dir.is_dir() => format!("dir={}", dir.display()),

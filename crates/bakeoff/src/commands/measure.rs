@@ -16,18 +16,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Ctrl-C and SIGTERM set this flag instead of killing the process, so runs stop cleanly.
+/// Ctrl-C and SIGTERM set this flag instead of killing the process, so runs stop cleanly. The
+/// handlers are registered once per process: every caller (each stack `--wait` builds, each
+/// cell of a long compare) gets the same flag rather than adding handlers.
 pub fn interrupt_flag() -> Result<Arc<AtomicBool>, Failure> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, flag.clone()).map_err(|e| {
-            failure(
-                Code::Environment,
-                format!("installing the signal handler: {e}"),
-            )
-        })?;
-    }
-    Ok(flag)
+    static FLAG: std::sync::OnceLock<Result<Arc<AtomicBool>, String>> = std::sync::OnceLock::new();
+    let registered = FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            signal_hook::flag::register(sig, flag.clone())
+                .map_err(|e| format!("installing the signal handler: {e}"))?;
+        }
+        Ok(flag)
+    });
+    registered
+        .clone()
+        .map_err(|m| failure(Code::Environment, m))
 }
 
 fn layout_failure(e: LayoutError) -> Failure {
@@ -370,5 +374,15 @@ pub fn status_code(record: &RunRecord) -> Code {
         RunStatus::Completed => Code::Ok,
         RunStatus::Interrupted => Code::Interrupted,
         RunStatus::Failed => Code::Io,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_interrupt_flag_is_registered_once_per_process() {
+        let first = super::interrupt_flag().unwrap();
+        let again = super::interrupt_flag().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &again));
     }
 }

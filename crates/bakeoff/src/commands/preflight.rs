@@ -9,7 +9,7 @@ use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
 use bakeoff_core::Plan;
 use bakeoff_engine::{LayoutError, Target};
-use bakeoff_stack::fs::{check_mount, missing_tool, size_limits};
+use bakeoff_stack::fs::{capacity, check_mount, missing_tool, size_limits};
 use bakeoff_stack::gate::{self, Claim};
 use bakeoff_stack::{StackError, StackSpec};
 use std::path::{Path, PathBuf};
@@ -167,8 +167,8 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
 /// tools, root, mount options the kernel takes, a writable ledger and images directory, device
 /// sizes the type can be built on, the `--device`s named in `--destroy-data-on` and through the
 /// safety gate, room for what the loop images will hold, and a stack large enough for the
-/// dataset. The stack's exact capacity (after file-system overhead) is checked again once it
-/// is built.
+/// dataset: by the driver's capacity model (what its file system keeps, over the data devices
+/// its profile or layout gives), with the rule the run applies to the built stack's exact room.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
     super::stack::check_device_flags(opts)?;
     let per = device_size(spec, opts, dataset)?;
@@ -198,12 +198,15 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             ),
         ));
     }
-    check_mount(spec)
+    let note = check_mount(spec)
         .map_err(|m| failure(Code::Usage, format!("stack {}: {m}", clip(&spec.text))))?;
+    if let Some(note) = note {
+        eprintln!("bakeoff: note: stack {}: {note}", clip(&spec.text));
+    }
     ledger_writable()?;
     // Every stack keeps its mount point (or its name, for dir=) under --images.
     creatable(&opts.images, "the images directory", "choose --images DIR")?;
-    let (capacity, how) = match spec.kind.name() {
+    let (room, how) = match spec.kind.name() {
         "dir" => {
             let dir = PathBuf::from(spec.options.get("path").cloned().unwrap_or_default());
             if !dir.is_dir() {
@@ -222,18 +225,17 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
         _ => {
             within_limits(spec, per)?;
             images_room(spec, opts, dataset, per)?;
-            let capacity = per.saturating_mul(u64::from(spec.devices));
-            (capacity, devices_text(spec.devices, Some(per)))
+            (capacity(spec, per), devices_text(spec.devices, Some(per)))
         }
     };
-    if dataset > capacity {
+    if dataset > room {
         return Err(failure(
             Code::Environment,
             format!(
-                "stack {} holds at most {} ({how}), the dataset needs {dataset} bytes ({}): \
-                 {} or lower the dataset",
+                "stack {} holds about {} for data ({how}, less what its file system keeps), \
+                 the dataset needs {dataset} bytes ({}): {} or lower the dataset",
                 clip(&spec.text),
-                format_bytes(capacity),
+                format_bytes(room),
                 format_bytes(dataset),
                 if opts.devices.is_empty() {
                     "raise --size (or size= in the spec)"
@@ -256,7 +258,8 @@ fn devices_text(n: u32, each: Option<u64>) -> String {
 }
 
 /// The user's devices: as many as the spec needs, each named in `--destroy-data-on` (by
-/// device number, so any alias counts) and through the safety gate. Their data capacity.
+/// device number, so any alias counts) and through the safety gate. Their data capacity, by
+/// the smallest data device (a mirror holds no more).
 fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure> {
     let n = spec.backing_devices() as usize;
     if opts.devices.len() != n {
@@ -267,7 +270,7 @@ fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure>
         ))));
     }
     let rdev = |p: &Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
-    let mut capacity = 0u64;
+    let mut smallest: Option<u64> = None;
     for (i, d) in opts.devices.iter().enumerate() {
         if let Err(e) = rustix::fs::stat(d) {
             return Err(failure(
@@ -298,10 +301,11 @@ fn devices(spec: &StackSpec, opts: &StackOpts) -> Result<(u64, String), Failure>
         }
         let is_log = spec.roles().get(i) == Some(&"log");
         if !is_log {
-            capacity += claim.size_bytes;
+            smallest = Some(smallest.map_or(claim.size_bytes, |s| s.min(claim.size_bytes)));
         }
     }
-    Ok((capacity, devices_text(spec.devices, None)))
+    let held = capacity(spec, smallest.unwrap_or(0));
+    Ok((held, devices_text(spec.devices, None)))
 }
 
 /// Checks that `path` (a directory the run will create) can be created: in its nearest

@@ -67,7 +67,6 @@ fn check(args: &RunArgs, plan: &Plan) -> Result<Checked, Failure> {
         Some(m) => Some(preflight::size("--mem-limit", m)?),
         None => None,
     };
-    preflight::loop_size("--size", &args.stack_opts.size)?;
     let spec = args.stack.as_deref().map(preflight::spec).transpose()?;
     if spec.is_none() {
         if mem_limit.is_some() {

@@ -38,6 +38,7 @@ pub const DRIVER: Driver = Driver {
         ])
     },
     size_limits: super::limits::btrfs,
+    capacity: super::capacity::btrfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     mount_type: Some("btrfs"),
     ..Driver::basic("btrfs", build)

@@ -17,6 +17,7 @@ pub const DRIVER: Driver = Driver {
         ])
     },
     size_limits: super::limits::ext4,
+    capacity: super::capacity::ext4,
     mkfs_bytes: super::limits::ext4_mkfs_bytes,
     mount_type: Some("ext4"),
     ..Driver::basic("ext4", build)

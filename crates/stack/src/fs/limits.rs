@@ -1,6 +1,6 @@
 //! What each stack type can be built with, known before anything is built: the device sizes its
-//! mkfs accepts, the room its file system keeps for itself, what mkfs allocates in a sparse
-//! image, and the mount options the kernel takes. The sizes were measured with the tools on
+//! mkfs accepts, what mkfs allocates in a sparse image, and the mount options the kernel takes
+//! (the room its file system keeps for itself is in [`super::capacity`]). The sizes were measured with the tools on
 //! the development machine (docs/stacks.md has the table and how); mount options are asked of
 //! the kernel itself.
 
@@ -12,43 +12,21 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
 
-/// Sizes a stack type's devices may have, and what its file system keeps of them.
+/// Sizes a stack type's devices may have.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SizeLimits {
     /// The smallest device its mkfs (with bakeoff's arguments) accepts.
     pub min_bytes: u64,
     /// The largest device its file system supports.
     pub max_bytes: u64,
-    /// Fraction of a device the file system keeps (inode tables, metadata, root's reserve).
-    pub overhead_fraction: f64,
-    /// Bytes it keeps besides (journal, log, superblocks).
-    pub overhead_bytes: u64,
 }
 
 impl SizeLimits {
-    /// No limits and no overhead (a raw device).
+    /// No limits (a raw device).
     pub const NONE: SizeLimits = SizeLimits {
         min_bytes: 1,
         max_bytes: u64::MAX,
-        overhead_fraction: 0.0,
-        overhead_bytes: 0,
     };
-
-    /// At least how many bytes a device of `size` bytes holds for data, by the overhead model
-    /// (an estimate that errs low: the built stack's exact room is checked once built).
-    pub fn usable(&self, size: u64) -> u64 {
-        let kept = (size as f64 * self.overhead_fraction) as u64 + self.overhead_bytes;
-        size.saturating_sub(kept)
-    }
-
-    /// The device size (whole MiB, at least `floor` and the minimum) that holds `data` bytes by
-    /// the overhead model.
-    pub fn device_for(&self, data: u64, floor: u64) -> u64 {
-        let raw =
-            (data.saturating_add(self.overhead_bytes)) as f64 / (1.0 - self.overhead_fraction);
-        let mib = (raw / MIB as f64).ceil() as u64;
-        mib.saturating_mul(MIB).max(floor).max(self.min_bytes)
-    }
 
     /// Why a device of `size` bytes cannot be built, or `None`.
     pub fn refuse(&self, size: u64) -> Option<String> {
@@ -72,13 +50,11 @@ impl SizeLimits {
 }
 
 /// ext4 with mkfs.ext4's defaults: 104 KiB at least (1 KiB blocks); 1 EiB at most (4 KiB
-/// blocks, 64bit); inode tables, root's 5 % and the journal kept.
+/// blocks, 64bit).
 pub(crate) fn ext4(_: &StackSpec) -> SizeLimits {
     SizeLimits {
         min_bytes: 104 * KIB,
         max_bytes: 1 << 60,
-        overhead_fraction: 0.08,
-        overhead_bytes: 64 * MIB,
     }
 }
 
@@ -95,14 +71,11 @@ pub(crate) fn ext4_mkfs_bytes(size: u64) -> u64 {
     size / ratio * 256 + (size / 64).clamp(4 * MIB, GIB)
 }
 
-/// xfs: mkfs.xfs refuses less than 300 MiB; 8 EiB at most; its log (64 MiB) kept besides a
-/// few per cent.
+/// xfs: mkfs.xfs refuses less than 300 MiB; 8 EiB at most.
 pub(crate) fn xfs(_: &StackSpec) -> SizeLimits {
     SizeLimits {
         min_bytes: 300 * MIB,
         max_bytes: 8 << 60,
-        overhead_fraction: 0.03,
-        overhead_bytes: 80 * MIB,
     }
 }
 
@@ -132,19 +105,14 @@ pub(crate) fn btrfs(spec: &StackSpec) -> SizeLimits {
     SizeLimits {
         min_bytes: (45 + metadata + data) * MIB,
         max_bytes: u64::MAX,
-        overhead_fraction: 0.14,
-        overhead_bytes: 80 * MIB,
     }
 }
 
-/// ZFS: a vdev of 64 MiB at least (SPA_MINDEVSIZE); 1/32 of the pool held back (the slop)
-/// besides labels and metadata.
+/// ZFS: a vdev of 64 MiB at least (SPA_MINDEVSIZE).
 pub(crate) fn zfs(_: &StackSpec) -> SizeLimits {
     SizeLimits {
         min_bytes: 64 * MIB,
         max_bytes: u64::MAX,
-        overhead_fraction: 0.1,
-        overhead_bytes: 64 * MIB,
     }
 }
 
@@ -201,10 +169,20 @@ const VFS_OPTIONS: &[&str] = &[
 /// real mount would (mount(8) uses the same `fsconfig` calls): each option the file system
 /// parses is set on a new, unattached file-system context, which needs no device and builds
 /// nothing. Flags mount(8) handles itself are taken as they are. Needs `CAP_SYS_ADMIN`.
-pub fn check_mount_options(fstype: &str, options: &str) -> Result<(), String> {
+///
+/// `Err` is the kernel's refusal of an option; `Ok(Some(note))` says why the kernel could not
+/// be asked (see [`unaskable`]), and the real mount decides.
+pub fn check_mount_options(fstype: &str, options: &str) -> Result<Option<String>, String> {
     use rustix::mount::{fsconfig_set_flag, fsconfig_set_string, fsopen, FsOpenFlags};
-    let fs = fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC)
-        .map_err(|e| format!("cannot ask the kernel about {fstype} mount options: {e}"))?;
+    let fs = match fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC) {
+        Ok(fs) => fs,
+        Err(e) if unaskable(e) => {
+            return Ok(Some(format!(
+                "mount options {options} were not checked before building: the kernel cannot                  be asked about {fstype} here ({e}); the mount will say"
+            )))
+        }
+        Err(e) => return Err(format!("cannot ask the kernel about {fstype} mount options: {e}")),
+    };
     for opt in options.split(',').map(str::trim).filter(|o| !o.is_empty()) {
         if VFS_OPTIONS.contains(&opt) || opt.starts_with("x-") || opt.starts_with("comment=") {
             continue;
@@ -221,7 +199,16 @@ pub fn check_mount_options(fstype: &str, options: &str) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// `fsopen` errors that say nothing about the options: a kernel without the call (before 5.2:
+/// `ENOSYS`), a sandbox that forbids it (seccomp, containers: `EPERM`, `EACCES`), a file
+/// system whose module is not loaded yet (`ENODEV`: mount(8) has it loaded). The check is
+/// skipped and the real mount decides.
+pub fn unaskable(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    [Errno::NOSYS, Errno::PERM, Errno::ACCESS, Errno::NODEV].contains(&e)
 }
 
 /// The message the kernel logged on a file-system context (`e ext4: Unknown parameter 'x'`),
@@ -256,14 +243,19 @@ mod tests {
     }
 
     #[test]
-    fn a_device_for_the_data_holds_it_by_the_model() {
+    fn a_kernel_that_cannot_be_asked_leaves_the_options_to_the_mount() {
+        use rustix::io::Errno;
+        for e in [Errno::NOSYS, Errno::PERM, Errno::ACCESS, Errno::NODEV] {
+            assert!(unaskable(e), "{e}");
+        }
+        for e in [Errno::INVAL, Errno::NOENT, Errno::OPNOTSUPP, Errno::NOMEM] {
+            assert!(!unaskable(e), "{e}");
+        }
+    }
+
+    #[test]
+    fn devices_outside_the_limits_are_refused() {
         let l = ext4(&spec("ext4"));
-        let data = (1 << 30) + (64 << 20);
-        let size = l.device_for(data, 1 << 30);
-        assert!(l.usable(size) >= data, "{size}");
-        assert_eq!(size % MIB, 0);
-        assert_eq!(l.device_for(1, 1 << 30), 1 << 30, "the floor");
-        assert_eq!(xfs(&spec("xfs")).device_for(1, 0), 300 * MIB, "the minimum");
         assert!(l.refuse(100 * KIB).is_some() && l.refuse(GIB).is_none());
         assert!(ext4_mkfs_bytes(10 * TIB) > 80 * GIB);
     }

@@ -3,6 +3,7 @@
 //! Adding a file system is a file here with its [`Driver`] and a line in [`DRIVERS`].
 
 mod btrfs;
+pub mod capacity;
 mod extfs;
 pub mod limits;
 mod simple;
@@ -73,8 +74,12 @@ pub struct Driver {
     /// Space use and compression of the file system mounted at the path, read back after a
     /// run of phases (`df` unless the type knows better); `None` for a raw device.
     pub space: fn(&StackInfo, &Path, &mut Exec) -> Result<Option<SpaceRecord>, StackError>,
-    /// The device sizes it can be built on and what its file system keeps of them.
+    /// The device sizes it can be built on.
     pub size_limits: fn(&StackSpec) -> SizeLimits,
+    /// Bytes the built stack holds for data (`statvfs`'s available bytes, which the run
+    /// checks once built) on backing devices of that many bytes each: what its file system
+    /// keeps, over the data devices its profile or layout gives (see [`capacity`]).
+    pub capacity: fn(&StackSpec, u64) -> u64,
     /// Bytes its mkfs allocates in a sparse image of a device of that size (inode tables,
     /// journal), besides the data.
     pub mkfs_bytes: fn(u64) -> u64,
@@ -106,6 +111,7 @@ impl Driver {
             health: nothing,
             space: space::df,
             size_limits: |_| SizeLimits::NONE,
+            capacity: capacity::whole,
             mkfs_bytes: |_| 0,
             mount_type: None,
         }
@@ -170,9 +176,45 @@ pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
     (kind.driver().missing_tool)()
 }
 
-/// The device sizes `spec` can be built on, and what its file system keeps of them.
+/// The device sizes `spec` can be built on.
 pub fn size_limits(spec: &StackSpec) -> SizeLimits {
     (spec.kind.driver().size_limits)(spec)
+}
+
+/// Bytes `spec` built on backing devices of `per` bytes each holds for data, by its driver's
+/// model (which errs low by at most [`capacity::TOLERANCE`]).
+pub fn capacity(spec: &StackSpec, per: u64) -> u64 {
+    (spec.kind.driver().capacity)(spec, per)
+}
+
+/// The smallest device size (whole MiB, at least `floor` and the type's smallest) on which
+/// `spec` holds `data` bytes by [`capacity`].
+pub fn device_for(spec: &StackSpec, data: u64, floor: u64) -> u64 {
+    const MIB: u64 = 1 << 20;
+    let limits = size_limits(spec);
+    let low = floor.max(limits.min_bytes).div_ceil(MIB);
+    let holds = |mib: u64| capacity(spec, mib.saturating_mul(MIB)) >= data;
+    if holds(low) {
+        return low * MIB;
+    }
+    // Each model keeps less than half of a large enough device beyond a fixed amount.
+    let mut high = low
+        .max(data.div_ceil(MIB))
+        .saturating_mul(2)
+        .saturating_add(4096);
+    while !holds(high) && high < u64::MAX / MIB / 2 {
+        high *= 2;
+    }
+    let mut low = low;
+    while high - low > 1 {
+        let mid = low + (high - low) / 2;
+        if holds(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high * MIB
 }
 
 /// Bytes the mkfs of `spec` allocates in a sparse image of a `size`-byte device.
@@ -181,11 +223,12 @@ pub fn mkfs_bytes(spec: &StackSpec, size: u64) -> u64 {
 }
 
 /// Checks the spec's `mount=` options against the kernel (see
-/// [`limits::check_mount_options`]), for types that mount a kernel file system.
-pub fn check_mount(spec: &StackSpec) -> Result<(), String> {
+/// [`limits::check_mount_options`]), for types that mount a kernel file system: the kernel's
+/// refusal, or a note if it could not be asked.
+pub fn check_mount(spec: &StackSpec) -> Result<Option<String>, String> {
     match (spec.kind.driver().mount_type, spec.mount.as_deref()) {
         (Some(fstype), Some(options)) => limits::check_mount_options(fstype, options),
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 

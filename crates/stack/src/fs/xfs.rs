@@ -17,6 +17,7 @@ pub const DRIVER: Driver = Driver {
         ])
     },
     size_limits: super::limits::xfs,
+    capacity: super::capacity::xfs,
     mkfs_bytes: super::limits::xfs_mkfs_bytes,
     mount_type: Some("xfs"),
     ..Driver::basic("xfs", build)

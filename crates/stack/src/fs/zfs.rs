@@ -68,6 +68,7 @@ pub const DRIVER: Driver = Driver {
     health,
     space: zfs_read::space,
     size_limits: super::limits::zfs,
+    capacity: super::capacity::zfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     ..Driver::basic("zfs", build)
 };

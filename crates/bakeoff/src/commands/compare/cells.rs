@@ -109,7 +109,7 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         baseline: args.baseline.clone(),
         min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
             .map_err(usage)?,
-        size: args.stack_opts.size.clone(),
+        size: args.stack_opts.size.to_string(),
         mem_limit: args.mem_limit.clone(),
     })
 }

@@ -28,19 +28,21 @@ fn record_bytes(plan: &CellPlan) -> u64 {
 }
 
 /// Everything the study needs before its first run (and all a dry run does): the report's
-/// options, the output files, the results directory, and every stack of every cell.
+/// options, the output files, the results directory, and every stack of every cell. The
+/// export files, and the stack options with the study's size its runs use.
 fn check(
     args: &CompareArgs,
     plan: &StudyPlan,
     plans: &[CellPlan],
     out: &Path,
-) -> Result<Vec<Export>, Failure> {
-    preflight::loop_size("--size", &args.stack_opts.size)?;
+) -> Result<(Vec<Export>, StackOpts), Failure> {
     let study_size = match &args.study {
         Some(path) => format!("{}: size", path.display()),
         None => "--size".into(),
     };
-    preflight::loop_size(&study_size, &plan.study.size)?;
+    // The study's size, not the command line's, is what its runs use.
+    let mut opts = args.stack_opts.clone();
+    opts.size = preflight::loop_size(&study_size, &plan.study.size)?;
     mem_limit(args, plan)?;
     super::report::columns(&args.report, Default::default())?;
     super::report::check_printable(&args.report)?;
@@ -48,8 +50,6 @@ fn check(
     super::report::check_against(&args.report, &plan.study.stacks)?;
     check_results(out, plan, args.resume)?;
     let exports = exports::open(&args.export.requested)?;
-    let mut opts = args.stack_opts.clone();
-    opts.size = plan.study.size.clone();
     let mut checked: Vec<(&str, u64)> = Vec::new();
     for (cell, p) in plan.cells.iter().zip(plans) {
         let dataset = p.dataset_bytes();
@@ -71,7 +71,7 @@ fn check(
     }
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
     preflight::results_room(out, plan.order.len(), per_run)?;
-    Ok(exports)
+    Ok((exports, opts))
 }
 
 /// The study's memory limit in bytes, checked.
@@ -92,16 +92,13 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
         .map(|p| p.timed().as_secs_f64() + p.overhead_secs())
         .sum::<f64>()
         / plans.len().max(1) as f64;
-    // Checked before: the study's size is what the runs use.
-    let mut sized = opts.clone();
-    sized.size = plan.study.size.clone();
     let disk = (plan.cells.iter().zip(plans))
         .map(|(c, p)| {
             std::iter::once(&c.stack)
                 .chain(&c.log_stack)
                 .filter_map(|s| StackSpec::parse_arg(s).ok())
                 .map(|s| {
-                    let per = preflight::device_size(&s, &sized, p.dataset_bytes());
+                    let per = preflight::device_size(&s, opts, p.dataset_bytes());
                     u64::from(s.backing_devices()) * per.unwrap_or(0)
                 })
                 .sum::<u64>()
@@ -207,16 +204,16 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
-    let exports = check(&args, &plan, &plans, &out)?;
+    let (exports, opts) = check(&args, &plan, &plans, &out)?;
     if args.dry_run {
-        print_dry_run(&plan, &plans, &args.stack_opts);
+        print_dry_run(&plan, &plans, &opts);
         drop(exports);
         eprintln!("dry run: ok, the study would start");
         return Ok(Code::Ok);
     }
     save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
-    run_study(&args, &plan, &plans, &out, &interrupt)?;
+    run_study(&args, &opts, &plan, &plans, &out, &interrupt)?;
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
             "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
@@ -231,6 +228,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
 /// until one fails or Ctrl-C, with progress on stderr.
 fn run_study(
     args: &CompareArgs,
+    opts: &StackOpts,
     plan: &StudyPlan,
     plans: &[CellPlan],
     out: &Path,
@@ -249,8 +247,6 @@ fn run_study(
         "[{pos}/{len}] {wide_msg} {elapsed_precise}",
         false,
     );
-    let mut opts = args.stack_opts.clone();
-    opts.size = plan.study.size.clone();
     for slot in &plan.order {
         let cell = &plan.cells[slot.cell];
         let path = run_path(out, &cell.id, slot.rep);
@@ -272,7 +268,7 @@ fn run_study(
         let run = StackRun {
             spec: &cell.stack,
             log_spec: cell.log_stack.as_deref(),
-            opts: &opts,
+            opts,
             warm: args.warm,
             mem_limit: mem_limit(args, plan)?,
             // Without the bar (stderr not a terminal) the runs' own status lines show that a
