@@ -42,9 +42,9 @@
 //! exports the tour names must exist.
 //!
 //! Measured on the 2-core development VM (`CI=true cargo test -p bakeoff --test readme_tour`,
-//! debug build, other builds running): 205 to 254 s, most of it the ZFS runs (two slob runs laying out
-//! slob's default 1 GiB dataset, the four-stack comparison, TPC-H), the two TPC-C runs and the
-//! build recipe's 10 s stagger.
+//! debug build, other helpers' builds running): 205 to 254 s, most of it the ZFS runs (two
+//! slob runs laying out slob's default 1 GiB dataset, the four-stack comparison, TPC-H), the
+//! two TPC-C runs and the build recipe's 10 s stagger.
 
 mod common;
 #[path = "readme_tour/stand_ins.rs"]
