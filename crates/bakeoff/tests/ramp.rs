@@ -397,3 +397,21 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         );
     }
 }
+
+#[test]
+fn a_paced_worker_woken_by_the_end_of_a_point_issues_nothing_more() {
+    // At 100/s over 16 threads each thread sleeps ~160 ms for its next arrival, so the end of
+    // every point finds them asleep; an I/O issued then would complete before its arrival
+    // (a negative latency: a panic in a debug build, a wrapped one in the histogram else).
+    let d = tmp();
+    let out = bakeoff()
+        .args(["run", "randread", "--warm", "--target"])
+        .arg(d.path())
+        .args(["--set", "size=4m,jobs=16", "--ramp"])
+        .arg("start=100,step=x2,until=p99>2s,point=1s,max_points=2,bisect=0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -11,65 +11,97 @@
 //!   the results of a one-run comparison made by the test, `NAME` the name `stack create --keep`
 //!   printed. Optional options in brackets (`[--resume] [--dry-run]`) are given; `results/seed000`
 //!   is made just before the first `report` line.
-//! * Shorter runs, by arguments appended to the line (`--set` is repeatable and the later value
-//!   wins), listed per line in [`TOUR`]: `runtime=1s` (2s for TPC-C), and smaller datasets on
-//!   the `--target` lines (`size=64m` for randread, `data_size=64m,redo_size=8m` for slob).
+//! * The user's project in the `exec` lines: `make -j2` gets `-f` and a makefile of two targets
+//!   the test writes (built at once in the stack's directory), `./build.sh` is a script the test
+//!   writes (given by its absolute path: the command runs in the stack's directory).
+//! * The `build` recipe's source (`--set BUILD_SRC=...`, its documented parameter): a bare git
+//!   repository of a one-crate workspace with no dependencies instead of this project with its
+//!   vendored crates, so its clones and three builds, rebuild and two parallel builds take
+//!   seconds; the recipe, its phases and its 10 s stagger run as written.
+//! * Shorter runs, listed per line in [`TOUR`]: arguments appended to the line (`--set` is
+//!   repeatable and the later value wins), and where a line's own option cannot be given twice,
+//!   its text replaced. `ramp_time=0` on every timed run (TPC-H has none) so the test's length
+//!   does not follow the default warm-up; `runtime=1s` (2 s for SQLite TPC-C, 3 s for PostgreSQL
+//!   TPC-C and pgbench); smaller datasets (`size=64m` for randread, `data_size=64m,redo_size=8m`
+//!   for slob on `/mnt/x` and in the four-stack `compare`, TPC-C `warehouses=1,terminals=2`,
+//!   pgbench `scale=1,clients=2`, TPC-H `sf=0.01`); `--repeat 3` -> `--repeat 1` in the slob
+//!   `compare` and `--repeat 1` added to the ramp `compare`; ramps of at most three 1 s points
+//!   (`point=1s,max_points=2,bisect=1`, the latency limit as written); `--stagger 10s` ->
+//!   `--stagger 1s` in the parallel `exec`.
 //!
-//! Run for real: `workloads`, `workloads show oltp`, the randread, slob and oltp runs on
-//! `/mnt/x`, the `--job` run on `/dev/loop3` with its JSON and CSV exports, the slob exports,
-//! the slob dry run, `stack list`, slob on `zfs:recordsize=8k,primarycache=metadata,arc=100m`
-//! and on `zfs` with its HTML export (both with slob's default 1 GiB + 64 MiB dataset: the stack
-//! is sized to it), oltp on btrfs raid10 with `--mem-limit`, `stack create --keep && stack
-//! destroy`, `cleanup`, SQLite TPC-C on `/mnt/x`, the three `report`s and `completions bash`.
+//! Every line runs for real except the three study comparisons (`compare --study
+//! studies/seed001-build.toml`, `seed000-asm-zfs-ufs.toml`, `seed004-tpcc.toml`), which run with
+//! `--dry-run`: a study file fixes its stacks, repetitions, sizes and runtimes (`compare --study`
+//! applies no `--set` or `--repeat`), and as written they take from many minutes (seed 000:
+//! four stacks, three repetitions of 20 s slob runs over 1 GiB) to hours (seed 001: twelve
+//! builds of this project; seed 004: twelve PostgreSQL TPC-C loads and 60 s runs).
 //!
-//! Run with `--dry-run` (too long for a test: minutes of ramps, database loads, builds and
-//! repeated studies): the ramp on ext4, the four-stack slob `compare --repeat 3`, PostgreSQL
-//! TPC-C, pgbench at scale 50, TPC-H, both `exec` lines (they need a project to build), the
-//! build recipe, the three study comparisons and the ramp comparison.
+//! Beyond exit 0, a run whose figures are cheap to recognise must show them ([`Entry::shows`]):
+//! the ramp's headline, the stacks of each comparison, the database and stack of the database
+//! runs, the `exec` commands' own output (passed through), the recipe's last phase; and the
+//! exports the tour names must exist.
 //!
-//! The whole list takes about two and a half minutes here, most of it the two ZFS runs laying
-//! out slob's dataset and the SQLite TPC-C load.
+//! Measured on the 2-core development VM (`CI=true cargo test -p bakeoff --test readme_tour`,
+//! debug build, other helpers' builds running): 205 to 254 s, most of it the ZFS runs (two
+//! slob runs laying out slob's default 1 GiB dataset, the four-stack comparison, TPC-H), the
+//! two TPC-C runs and the build recipe's 10 s stagger.
 
 mod common;
-use bakeoff_testkit::loop_device::LoopDevice;
+#[path = "readme_tour/stand_ins.rs"]
+mod stand_ins;
 use bakeoff_testkit::{privileged_turn, scratch_dir};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use stand_ins::{prepare, results_stand_in, with_args, StandIns};
+use std::path::Path;
 
 /// How a tour line is run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Mode {
-    /// As written, with the appended arguments.
+    /// As written, with the substitutions and the appended arguments.
     Real,
-    /// With `--dry-run` (and the appended arguments).
-    Dry,
+    /// With `--dry-run` (and the appended arguments), for the reason given.
+    Dry(&'static str),
 }
 
-/// A tour line (by how it starts), how it runs, and the arguments appended to it.
+/// A tour line (by how it starts), how it runs, the text replaced in it (as written, as run),
+/// the arguments appended to it, and what its output (stdout and stderr) must show.
+/// `SCRATCH` in a replacement or an appended argument is the test's scratch directory.
 struct Entry {
     starts: &'static str,
     mode: Mode,
+    replace: &'static [(&'static str, &'static str)],
     append: &'static [&'static str],
+    /// Text the run's stdout or stderr must contain.
+    shows: &'static [&'static str],
 }
+
+const LINE: Entry = Entry {
+    starts: "",
+    mode: Mode::Real,
+    replace: &[],
+    append: &[],
+    shows: &[],
+};
 
 const fn real(starts: &'static str, append: &'static [&'static str]) -> Entry {
     Entry {
         starts,
-        mode: Mode::Real,
         append,
+        ..LINE
     }
 }
 
-const fn dry(starts: &'static str) -> Entry {
+const fn dry(starts: &'static str, why: &'static str) -> Entry {
     Entry {
         starts,
-        mode: Mode::Dry,
-        append: &[],
+        mode: Mode::Dry(why),
+        ..LINE
     }
 }
 
-const QUICK: &[&str] = &["--set", "runtime=1s"];
-const SMALL_SLOB: &[&str] = &["--set", "runtime=1s,data_size=64m,redo_size=8m"];
+const QUICK: &[&str] = &["--set", "runtime=1s,ramp_time=0"];
+const SMALL_SLOB: &[&str] = &["--set", "runtime=1s,ramp_time=0,data_size=64m,redo_size=8m"];
+const STUDY: &str = "a study file fixes its stacks, repetitions, sizes and runtimes (`compare \
+     --study` takes no --set or --repeat), and it runs for many minutes";
 
 /// Every line of the tour, in order: a line the table does not list fails the test.
 const TOUR: &[Entry] = &[
@@ -77,14 +109,11 @@ const TOUR: &[Entry] = &[
     real("bakeoff workloads show oltp", &[]),
     real(
         "bakeoff run randread --target /mnt/x",
-        &["--set", "runtime=1s,size=64m"],
+        &["--set", "runtime=1s,ramp_time=0,size=64m"],
     ),
     real("bakeoff run slob --target /mnt/x --set readers", SMALL_SLOB),
     real("bakeoff run oltp --target /mnt/x", QUICK),
-    real(
-        "bakeoff run --job my-workload.toml",
-        &["--set", "runtime=1s"],
-    ),
+    real("bakeoff run --job my-workload.toml", QUICK),
     real(
         "bakeoff run slob --target /mnt/x --export-markdown",
         SMALL_SLOB,
@@ -92,22 +121,93 @@ const TOUR: &[Entry] = &[
     real("bakeoff run slob --target /mnt/x --dry-run", &[]),
     real("bakeoff stack list", &[]),
     real("bakeoff run slob --stack 'zfs:recordsize=8k", QUICK),
-    dry("bakeoff run randread --stack ext4"),
+    Entry {
+        starts: "bakeoff run randread --stack ext4",
+        replace: &[(
+            "until=p99>5ms'",
+            "until=p99>5ms,point=1s,max_points=2,bisect=1'",
+        )],
+        append: &["--set", "ramp_time=0,size=64m"],
+        shows: &["headline:"],
+        ..LINE
+    },
     real("bakeoff run oltp --stack 'btrfs", QUICK),
     real("bakeoff stack create", &[]),
     real("bakeoff cleanup", &[]),
-    dry("bakeoff compare --stack raw"),
-    dry("bakeoff run tpcc --stack"),
-    real("bakeoff run tpcc --target /mnt/x", &["--set", "runtime=2s"]),
-    dry("bakeoff run pgbench"),
-    dry("bakeoff run tpch"),
-    dry("bakeoff exec --stack 'zfs:compression=on'"),
-    dry("bakeoff exec --stack xfs"),
-    dry("bakeoff run build"),
-    dry("bakeoff compare --study studies/seed001"),
-    dry("bakeoff compare --study studies/seed000"),
-    dry("bakeoff compare --study studies/seed004"),
-    dry("bakeoff compare --stack ext4 --stack xfs"),
+    Entry {
+        starts: "bakeoff compare --stack raw",
+        replace: &[("--repeat 3", "--repeat 1")],
+        append: SMALL_SLOB,
+        shows: &[
+            "raw / slob:",
+            "zfs:arc=100m / slob:",
+            "zfs:recordsize=8k,primarycache=metadata / slob:",
+            "ext4:mount=noatime / slob:",
+        ],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff run tpcc --stack",
+        append: &["--set", "warehouses=1,terminals=2,runtime=3s,ramp_time=0"],
+        shows: &["tpcc on stack ext4:mount=noatime", "db postgres", "NOPM"],
+        ..LINE
+    },
+    real(
+        "bakeoff run tpcc --target /mnt/x",
+        &["--set", "runtime=2s,ramp_time=0"],
+    ),
+    Entry {
+        starts: "bakeoff run pgbench",
+        append: &["--set", "scale=1,clients=2,runtime=3s,ramp_time=0"],
+        shows: &["pgbench on stack xfs", "scale 1", "skipped 0, failed 0"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff run tpch",
+        // A TPC-H run has no runtime or warm-up: its phases and queries run once.
+        append: &["--set", "sf=0.01"],
+        shows: &[
+            "tpch on stack zfs:recordsize=8k",
+            "scale factor 0.01",
+            "Q22",
+        ],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff exec --stack 'zfs:compression=on'",
+        replace: &[("make -j2", "make -j2 -f SCRATCH/tour.mk")],
+        shows: &[
+            "compiled a",
+            "compiled b",
+            "exec on stack zfs:compression=on",
+        ],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff exec --stack xfs",
+        replace: &[
+            ("--stagger 10s", "--stagger 1s"),
+            ("./build.sh", "SCRATCH/build.sh"),
+        ],
+        shows: &["mnt/inst-1", "mnt/inst-2", "2 instances"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff run build",
+        append: &["--set", "BUILD_SRC=SCRATCH/build-src.git"],
+        shows: &["recipe build, 7 phases", "build-2x"],
+        ..LINE
+    },
+    dry("bakeoff compare --study studies/seed001", STUDY),
+    dry("bakeoff compare --study studies/seed000", STUDY),
+    dry("bakeoff compare --study studies/seed004", STUDY),
+    Entry {
+        starts: "bakeoff compare --stack ext4 --stack xfs",
+        replace: &[("point=10s'", "point=1s,max_points=2,bisect=1'")],
+        append: &["--repeat", "1", "--set", "ramp_time=0,size=64m"],
+        shows: &["ext4 / randread:", "xfs / randread:"],
+        ..LINE
+    },
     real("bakeoff report results/seed000 --format markdown", &[]),
     real("bakeoff report results/seed000 --format html", &[]),
     real("bakeoff report results/seed000 --format svg", &[]),
@@ -143,96 +243,59 @@ fn tour_lines() -> Vec<String> {
     lines
 }
 
-/// What the test prepared for the tour's paths.
-struct StandIns {
-    cwd: PathBuf,
-    state: PathBuf,
-    mnt_x: PathBuf,
-    loop3: LoopDevice,
+/// The entry of TOUR that `line` is, marked used.
+fn entry_of(line: &str, used: &mut [bool]) -> &'static Entry {
+    let matching: Vec<usize> = (0..TOUR.len())
+        .filter(|&i| line.starts_with(TOUR[i].starts))
+        .collect();
+    assert_eq!(
+        matching.len(),
+        1,
+        "tour line {line:?} is listed once in TOUR"
+    );
+    used[matching[0]] = true;
+    &TOUR[matching[0]]
 }
 
-impl StandIns {
-    /// `line` as arguments, with the stand-ins' paths and the kept stack's `name`.
-    fn argv(&self, line: &str, name: &str) -> Vec<String> {
-        let line = line
-            .replace("[--resume]", "--resume")
-            .replace("[--dry-run]", "--dry-run");
-        let words = shell_words::split(&line).unwrap();
-        words
-            .into_iter()
-            .map(|w| match w.as_str() {
-                "/mnt/x" => self.mnt_x.to_string_lossy().into_owned(),
-                "/dev/loop3" => self.loop3.node().to_string(),
-                "NAME" => name.to_string(),
-                _ => w,
-            })
-            .collect()
+/// Runs one command of a tour line as `entry` says; the kept stack's name if it printed one.
+fn run_command(s: &StandIns, line: &str, command: &str, entry: &Entry, name: &str) -> String {
+    let append: Vec<String> = entry.append.iter().map(|a| s.in_scratch(a)).collect();
+    let mut argv = with_args(s.argv(command, name), &append);
+    if matches!(entry.mode, Mode::Dry(_)) && !argv.iter().any(|a| a == "--dry-run") {
+        argv = with_args(argv, &["--dry-run".to_string()]);
     }
-
-    /// Runs `argv` (`bakeoff ...`) in the scratch directory; its output.
-    fn run(&self, argv: &[String]) -> std::process::Output {
-        let bin = assert_cmd::cargo::cargo_bin("bakeoff");
-        let mut cmd = if argv.iter().any(|a| a.contains("zfs")) {
-            let mut c = Command::new("flock");
-            c.arg("/tmp/bakeoff-zfs.lock").arg(&bin);
-            c
-        } else {
-            Command::new(&bin)
-        };
-        cmd.args(&argv[1..])
-            .current_dir(&self.cwd)
-            .env("BAKEOFF_STATE_DIR", &self.state);
-        cmd.output().unwrap()
-    }
-}
-
-/// Inserts `extra` before a `--` (the command of `exec`), else at the end.
-fn with_args(mut argv: Vec<String>, extra: &[&str]) -> Vec<String> {
-    let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
-    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-    argv.splice(at..at, extra);
-    argv
-}
-
-/// The test's stand-ins: directories, a loop device and the workload file.
-fn prepare(dir: &Path) -> StandIns {
-    let cwd = dir.join("cwd");
-    let mnt_x = dir.join("mnt-x");
-    for d in [&cwd, &mnt_x] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    let studies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies");
-    std::os::unix::fs::symlink(studies.canonicalize().unwrap(), cwd.join("studies")).unwrap();
-    let s = StandIns {
-        cwd,
-        state: dir.join("state"),
-        mnt_x,
-        loop3: LoopDevice::new(512 << 20),
+    let started = std::time::Instant::now();
+    let out = s.run(&argv);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let how = match entry.mode {
+        Mode::Real => "real",
+        Mode::Dry(_) => "dry",
     };
-    let show = s.run(&s.argv("bakeoff workloads show oltp", ""));
-    assert!(show.status.success());
-    std::fs::write(s.cwd.join("my-workload.toml"), &show.stdout).unwrap();
-    s
-}
-
-/// `results/seed000` for the `report` lines, made before the first of them (after the tour's
-/// own `compare --out results/seed000 --resume --dry-run`, which must find no other study
-/// there): a comparison of one run on tmpfs and one on `/mnt/x`.
-fn results_stand_in(s: &StandIns) {
-    if s.cwd.join("results/seed000").exists() {
-        return;
-    }
-    let compare = format!(
-        "bakeoff compare --stack tmpfs --stack dir={} --workload randread \
-         --set engine=null,size=1m,runtime=1s --out results/seed000",
-        s.mnt_x.display()
+    eprintln!(
+        "{how} {:.1}s: {}",
+        started.elapsed().as_secs_f64(),
+        argv[1..].join(" ")
     );
-    let results = s.run(&s.argv(&compare, ""));
     assert!(
-        results.status.success(),
-        "{}",
-        String::from_utf8_lossy(&results.stderr)
+        out.status.success(),
+        "{line}\nran {argv:?}: {:?}\n{stderr}",
+        out.status.code(),
     );
+    assert!(
+        !stderr.contains("panicked"),
+        "{line}\nran {argv:?}: a thread panicked\n{stderr}"
+    );
+    for shown in entry.shows {
+        assert!(
+            stdout.contains(shown) || stderr.contains(shown),
+            "{line}\nran {argv:?}: its output shows {shown:?}\n{stdout}\n{stderr}"
+        );
+    }
+    match stdout.split("bakeoff stack destroy ").nth(1) {
+        Some(kept) => kept.split('`').next().unwrap().to_string(),
+        None => name.to_string(),
+    }
 }
 
 #[test]
@@ -240,48 +303,25 @@ fn every_line_of_the_readme_tour_runs() {
     let Some(_turn) = privileged_turn() else {
         return;
     };
+    if !common::db::postgres() {
+        return;
+    }
     let d = scratch_dir();
     let s = prepare(d.path());
-    let lines = tour_lines();
     let mut used = vec![false; TOUR.len()];
     let mut name = String::new();
-    for line in &lines {
-        let matching: Vec<usize> = (0..TOUR.len())
-            .filter(|&i| line.starts_with(TOUR[i].starts))
-            .collect();
-        assert_eq!(
-            matching.len(),
-            1,
-            "tour line {line:?} is listed once in TOUR"
-        );
-        let entry = &TOUR[matching[0]];
-        used[matching[0]] = true;
+    for line in &tour_lines() {
+        let entry = entry_of(line, &mut used);
         if line.starts_with("bakeoff report results/seed000") {
             results_stand_in(&s);
         }
-        for command in line.split(" && ") {
-            let mut argv = with_args(s.argv(command, &name), entry.append);
-            if entry.mode == Mode::Dry && !argv.iter().any(|a| a == "--dry-run") {
-                argv = with_args(argv, &["--dry-run"]);
-            }
-            let started = std::time::Instant::now();
-            let out = s.run(&argv);
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            eprintln!(
-                "{:?} {:.1}s: {}",
-                entry.mode,
-                started.elapsed().as_secs_f64(),
-                argv[1..].join(" ")
-            );
-            assert!(
-                out.status.success(),
-                "{line}\nran {argv:?}: {:?}\n{}",
-                out.status.code(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            if let Some(kept) = stdout.split("bakeoff stack destroy ").nth(1) {
-                name = kept.split('`').next().unwrap().to_string();
-            }
+        let mut text = line.clone();
+        for (written, run) in entry.replace {
+            assert!(text.contains(written), "{line:?} has {written:?}");
+            text = text.replace(written, run);
+        }
+        for command in text.split(" && ") {
+            name = run_command(&s, line, command, entry, &name);
         }
     }
     let unused: Vec<&str> = (TOUR.iter().zip(&used))

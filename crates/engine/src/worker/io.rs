@@ -75,7 +75,8 @@ impl<E: Engine> Worker<E> {
     }
 
     /// The scheduled start of the next I/O: the role's oldest arrival not yet taken, slept
-    /// for if nothing is in flight; `None` if it is not yet due and other I/O is in flight.
+    /// for if nothing is in flight; `None` if it is not yet due and other I/O is in flight, or
+    /// if the run stopped while sleeping for it.
     fn pace(&mut self, idle: bool) -> Option<u64> {
         if self.schedule.is_none() {
             return Some(AT_SUBMIT);
@@ -87,7 +88,9 @@ impl<E: Engine> Worker<E> {
         }
         let sched = schedule.take(now);
         super::schedule::sleep_until(&self.shared, sched);
-        Some(sched)
+        // Woken early by the end of the run: an I/O issued now would start before its
+        // arrival and complete "before" it was scheduled (a negative latency).
+        (!self.shared.stopped()).then_some(sched)
     }
 
     pub(super) fn prepare(&mut self, slot: u32, io: &IoStep, sched: u64) {
