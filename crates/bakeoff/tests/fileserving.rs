@@ -54,7 +54,7 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
         return;
     };
     let fs = LoopFs::new(1 << 30, "ext4", "");
-    let set = "clients=4,nfiles=200,nthreads=2,meanfilesize=16k,runtime=2s";
+    let set = "clients=4,nfiles=200,nthreads=2,meanfilesize=16k,ramp_time=0,runtime=2s";
     let run = |set| {
         common::run_json(&[
             "run",
@@ -137,7 +137,7 @@ fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() 
 /// Runs every personality for 2 s on `stack`; each completes with operations counted.
 fn personalities_on(scene: &Scene, stack: &str) {
     for (name, set) in PERSONALITIES {
-        let set = format!("{set},runtime=2s");
+        let set = format!("{set},ramp_time=0,runtime=2s");
         let args = [
             "run", name, "--warm", "--stack", stack, "--set", &set, "--size", "1g",
         ];

@@ -65,7 +65,7 @@ fn every_sample_has_the_intervals_percentiles_in_the_json_and_the_csv() {
         "--target",
         target.to_str().unwrap(),
         "--set",
-        "size=4m,runtime=2500ms",
+        "size=4m,ramp_time=0,runtime=2500ms",
         "--export-timeseries",
         csv.to_str().unwrap(),
     ]);

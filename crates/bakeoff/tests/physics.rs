@@ -14,7 +14,11 @@ fn direct_reads_on_ext4_reach_the_device_one_for_one() {
     };
     let stack = LoopFs::new(512 << 20, "ext4", "noatime");
     let mnt = stack.target();
-    let v = run_on(&mnt, "randread", "bs=8k,direct=true,size=256m,runtime=3s");
+    let v = run_on(
+        &mnt,
+        "randread",
+        "bs=8k,direct=true,size=256m,ramp_time=0,runtime=3s",
+    );
     let dev = &v["devices"][0];
     assert_eq!(
         dev["name"],
@@ -45,7 +49,7 @@ fn direct_reads_on_the_raw_loop_device_reach_it_one_for_one() {
     let v = run_on(
         device.node(),
         "randread",
-        "bs=8k,direct=true,size=128m,runtime=2s",
+        "bs=8k,direct=true,size=128m,ramp_time=0,runtime=2s",
     );
     assert_eq!(v["target"]["kind"], "block_device");
     let per_op = fig(&v, "device_reads_per_op");
@@ -63,7 +67,7 @@ fn a_second_buffered_pass_is_served_from_the_page_cache() {
     };
     let stack = LoopFs::new(256 << 20, "ext4", "noatime");
     let mnt = stack.target();
-    let set = "rw=read,bs=128k,size=32m,runtime=2s";
+    let set = "rw=read,bs=128k,size=32m,ramp_time=0,runtime=2s";
     let first = run_on(&mnt, "randread", set);
     assert!(
         fig(&first, "device_read_iops") > 0.0,
@@ -86,8 +90,8 @@ fn page_cache_hits_are_pages_the_kernel_did_not_add() {
     // A sequential pass brings the whole 64 MiB file into the page cache; random reads then
     // find every page there.
     let warm = |set: &str| run_json(&["run", "randread", "--warm", "--target", &hot, "--set", set]);
-    warm("rw=read,bs=1m,size=64m,runtime=1s");
-    let hits = warm("bs=4k,size=64m,runtime=2s");
+    warm("rw=read,bs=1m,size=64m,ramp_time=0,runtime=1s");
+    let hits = warm("bs=4k,size=64m,ramp_time=0,runtime=2s");
     assert!(hits["ops"][0]["ops"].as_u64().unwrap() > 10_000);
     let pct = fig(&hits, "page_cache_hit_pct");
     assert!(
@@ -99,7 +103,11 @@ fn page_cache_hits_are_pages_the_kernel_did_not_add() {
     // (readahead adds them before the reader looks them up): next to no hits. On a quiet
     // machine the pass wraps around the file within its second, and every later round of
     // the file is hits: the kernel adds each page once.
-    let cold = run_on(&mnt, "randread", "rw=read,bs=128k,size=1g,runtime=1s");
+    let cold = run_on(
+        &mnt,
+        "randread",
+        "rw=read,bs=128k,size=1g,ramp_time=0,runtime=1s",
+    );
     let read = cold["ops"][0]["bytes"].as_f64().unwrap();
     let added = cold["memory"]["page_cache_added_pages"].as_f64().unwrap() * 4096.0;
     let first_round = read.min((1u64 << 30) as f64);
@@ -134,7 +142,7 @@ fn tracefs_is_mounted_by_root_where_a_fresh_machine_lacks_it() {
     let bin = assert_cmd::cargo::cargo_bin("bakeoff");
     let run = |json: &str| {
         format!(
-            "{} run randread --warm --target {d} --set engine=psync,size=8m,runtime=300ms \
+            "{} run randread --warm --target {d} --set engine=psync,size=8m,ramp_time=0,runtime=1s \
              --quiet --json {d}/{json}",
             bin.display()
         )
@@ -184,7 +192,11 @@ fn every_fdatasync_carries_a_flush_to_the_device() {
     };
     let stack = LoopFs::new(256 << 20, "ext4", "noatime");
     let mnt = stack.target();
-    let v = run_on(&mnt, "randwrite", "bs=4k,size=64m,fdatasync=1,runtime=2s");
+    let v = run_on(
+        &mnt,
+        "randwrite",
+        "bs=4k,size=64m,fdatasync=1,ramp_time=0,runtime=2s",
+    );
     let syncs = v["roles"][0]["ops"]
         .as_array()
         .unwrap()
@@ -218,11 +230,12 @@ fn a_mounted_loop_device_is_refused_and_not_written() {
             "--target",
             stack.device.node(),
             "--set",
-            "size=16m,runtime=1s",
+            "size=16m,ramp_time=0,runtime=1s",
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    // The safety gate's refusal: exit 5, as for --device (README, exit codes).
+    assert_eq!(out.status.code(), Some(5));
     assert!(String::from_utf8_lossy(&out.stderr).contains("mounted on"));
     assert_eq!(writes(), before, "the device's write counter did not move");
 }
@@ -245,7 +258,7 @@ fn zfs_records_larger_or_misaligned_to_the_io_multiply_device_reads() {
     // One test: the zfs-fuse daemon is one per machine, so these run one after the other.
     let big = on_stack(
         "zfs:recordsize=128k,primarycache=metadata,vdev_cache=0",
-        "bs=8k,size=128m,runtime=3s",
+        "bs=8k,size=128m,ramp_time=0,runtime=3s",
     );
     assert_eq!(big["stack"]["properties"]["recordsize"], "128K");
     let amp = fig(&big, "read_amplification");
@@ -255,11 +268,11 @@ fn zfs_records_larger_or_misaligned_to_the_io_multiply_device_reads() {
     );
     let spec = "zfs:recordsize=8k,primarycache=metadata,vdev_cache=0";
     let aligned = fig(
-        &on_stack(spec, "bs=8k,size=256m,runtime=3s"),
+        &on_stack(spec, "bs=8k,size=256m,ramp_time=0,runtime=3s"),
         "device_read_bytes_per_op",
     );
     let shifted = fig(
-        &on_stack(spec, "bs=8k,size=256m,offset=4k,runtime=3s"),
+        &on_stack(spec, "bs=8k,size=256m,offset=4k,ramp_time=0,runtime=3s"),
         "device_read_bytes_per_op",
     );
     let ratio = shifted / aligned;

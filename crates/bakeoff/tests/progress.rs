@@ -40,7 +40,12 @@ fn a_piped_run_prints_a_status_line_every_interval() {
     let out = bakeoff()
         .args(["run", "randread", "--target"])
         .arg(d.path())
-        .args(["--set", "size=4m,runtime=3500ms", "--status-interval", "1s"])
+        .args([
+            "--set",
+            "size=4m,ramp_time=0,runtime=3500ms",
+            "--status-interval",
+            "1s",
+        ])
         .output()
         .unwrap();
     let err = stderr_of(&out);

@@ -22,14 +22,21 @@ struct Running {
 }
 
 impl Running {
-    /// Starts `run WORKLOAD --warm --target DIR --set SET --ramp RAMP` with its JSON record.
+    /// Starts `run WORKLOAD --warm --target DIR --set SET,ramp_time=0 --ramp RAMP` with its
+    /// JSON record (no warm-up in a point: these tests place events in points' windows).
     fn start(workload: &str, set: &str, ramp: &str) -> Running {
         let dir = tmp();
         let json = dir.path().join("r.json");
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
             .args(["run", workload, "--warm", "--target"])
             .arg(dir.path())
-            .args(["--set", set, "--ramp", ramp, "--json"])
+            .args([
+                "--set",
+                &format!("{set},ramp_time=0"),
+                "--ramp",
+                ramp,
+                "--json",
+            ])
             .arg(&json)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -317,7 +324,7 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     };
     let stack = LoopFs::new(1 << 30, "ext4", "noatime");
     let mnt = stack.target();
-    let set = "bs=8k,direct=true,size=512m,jobs=16";
+    let set = "bs=8k,direct=true,size=512m,jobs=16,ramp_time=0";
     let run = |extra: &[&str]| {
         let mut args = vec!["run", "randread", "--warm", "--target", &mnt];
         args.extend(extra);
@@ -407,7 +414,7 @@ fn a_paced_worker_woken_by_the_end_of_a_point_issues_nothing_more() {
     let out = bakeoff()
         .args(["run", "randread", "--warm", "--target"])
         .arg(d.path())
-        .args(["--set", "size=4m,jobs=16", "--ramp"])
+        .args(["--set", "size=4m,jobs=16,ramp_time=0", "--ramp"])
         .arg("start=100,step=x2,until=p99>2s,point=1s,max_points=2,bisect=0")
         .output()
         .unwrap();
