@@ -267,11 +267,12 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
         return;
     };
     let scene = Scene::new();
-    // Buffered random reads over 256 MiB with only 64 MiB of memory: the page cache cannot hold
+    // Buffered random reads (direct=false: slob reads with O_DIRECT by default) over 256 MiB
+    // with only 64 MiB of memory: the page cache cannot hold
     // the data, so most reads must reach the device.
     let v = scene.record(scene.run_on(
         "ext4",
-        "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+        "readers=4,writers=0,data_size=256m,redo_size=8m,direct=false,runtime=4s",
         &["--mem-limit", "64m"],
     ));
     assert_eq!(v["stack"]["mem_limit_bytes"], 64 << 20);
@@ -283,7 +284,7 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
     // The same run without the limit: the page cache takes in the whole dataset.
     let v = scene.record(scene.run_on(
         "ext4",
-        "readers=4,writers=0,data_size=256m,redo_size=8m,runtime=4s",
+        "readers=4,writers=0,data_size=256m,redo_size=8m,direct=false,runtime=4s",
         &[],
     ));
     let unlimited = v["summary"]["reads_not_from_device_pct"].as_f64().unwrap();
