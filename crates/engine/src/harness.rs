@@ -376,8 +376,11 @@ fn drive(
         let end = shared.end_ns.load(Ordering::Relaxed);
         let ramp_ns = shared.ramp_ns.load(Ordering::Relaxed);
         if window.is_none() && now >= ramp_ns && now < end {
+            // The roles' counts first: reading the latency buckets takes a while, and the
+            // operations finished meanwhile are in the window's histograms.
+            let start = per_role(roles, spawned);
             let t = tick(TickKind::MeasureStart);
-            window = Some((t.elapsed, per_role(roles, spawned)));
+            window = Some((t.elapsed, start));
             on_tick(&t);
         }
         if now >= end {
