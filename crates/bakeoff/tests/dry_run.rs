@@ -17,7 +17,7 @@ fn entries(dir: &Path) -> usize {
 fn dry(args: &[&str]) -> assert_cmd::assert::Assert {
     bakeoff()
         .args(["run", "randread", "--dry-run"])
-        .args(["--set", "engine=null,size=4m,runtime=1s"])
+        .args(["--set", "engine=null,size=4m,ramp_time=0,runtime=1s"])
         .args(args)
         .assert()
 }
@@ -164,7 +164,7 @@ fn an_uncreatable_json_fails_before_any_io() {
     bakeoff()
         .args(["run", "randread", "--quiet", "--target"])
         .arg(d.path())
-        .args(["--set", "engine=null,size=4m,runtime=1s"])
+        .args(["--set", "engine=null,size=4m,ramp_time=0,runtime=1s"])
         .args(["--json", "/nonexistent/dir/x.json"])
         .assert()
         .code(2)
@@ -194,7 +194,7 @@ fn compare_checks_the_report_options_and_sizes_before_the_first_run() {
                 "--workload",
                 "randread",
                 "--set",
-                "engine=null,size=1m,runtime=1s",
+                "engine=null,size=1m,ramp_time=0,runtime=1s",
             ])
             .arg("--out")
             .arg(&out)
@@ -329,7 +329,7 @@ fn stack_dry_runs_check_tools_devices_and_room() {
         return;
     }
     let d = tmp();
-    let small = "engine=null,size=8m,runtime=1s";
+    let small = "engine=null,size=8m,ramp_time=0,runtime=1s";
     let run = |args: &[&str]| {
         bakeoff()
             .args(["run", "randread", "--dry-run", "--set", small])

@@ -464,7 +464,7 @@ fn a_mounted_loop_device_is_refused_with_5_as_target_and_as_device() {
     let stack = bakeoff_testkit::loop_device::LoopFs::new(64 << 20, "ext4", "noatime");
     let dev = stack.device.node();
     let images = scene.images.path().to_str().unwrap().to_string();
-    let set = ["--set", "engine=null,size=8m,runtime=1s"];
+    let set = ["--set", "engine=null,size=8m,ramp_time=0,runtime=1s"];
     let as_target = scene
         .cmd(&["run", "randread", "--target", dev])
         .args(set)

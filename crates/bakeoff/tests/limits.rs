@@ -17,7 +17,7 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 
 /// A quick run: the null engine over 16 KiB for a moment, so a case costs the build.
-const QUICK: &str = "engine=null,size=16k,runtime=1s";
+const QUICK: &str = "engine=null,size=16k,ramp_time=0,runtime=1s";
 
 /// A quick run's dataset.
 const TINY: u64 = 16 * KIB;
@@ -31,7 +31,7 @@ fn run_over(
     dataset: u64,
     extra: &[&str],
 ) -> std::process::Output {
-    let set = format!("engine=null,size={dataset},runtime=1s");
+    let set = format!("engine=null,size={dataset},ramp_time=0,runtime=1s");
     bakeoff()
         .env("BAKEOFF_STATE_DIR", dir.join("state"))
         .args(["run", "randread", "--set", &set, "--stack", spec])
@@ -248,7 +248,7 @@ fn zfs_pools_below_64_mib_are_refused() {
     };
     let d = scratch_dir();
     let real = |spec: &str, size: u64, dataset: u64, extra: &[&str]| {
-        let set = format!("engine=null,size={dataset},runtime=1s");
+        let set = format!("engine=null,size={dataset},ramp_time=0,runtime=1s");
         let mut cmd = std::process::Command::new("flock");
         cmd.arg("/tmp/bakeoff-zfs.lock")
             .arg(assert_cmd::cargo::cargo_bin("bakeoff"))
