@@ -166,9 +166,11 @@ fn every_point_is_in_the_record_and_in_one_csv_row() {
         "--target",
         d.path().to_str().unwrap(),
         "--set",
-        "engine=null,size=4m,jobs=2",
+        "engine=null,size=4m,jobs=2,ramp_time=0",
         "--ramp",
-        "start=100,step=x2,until=p99>2s,point=1s,max_points=3",
+        // 2 s points: at 100 ops/s a 1 s point holds 100 operations, and one 60 ms hiccup of
+        // a shared machine made it "saturated" (achieved under 95 % of offered).
+        "start=100,step=x2,until=p99>2s,point=2s,max_points=3",
         "--export-csv",
         csv.to_str().unwrap(),
     ]);
