@@ -20,14 +20,15 @@ fn run_plan(plan: &Plan, dir: &Path) -> RunOutput {
     out
 }
 
-/// A one-role personality over one tree `t` (its keys in `fileset`), the role's `steps`.
+/// A one-role personality over one tree `t` (its keys in `fileset`), the role's `steps`,
+/// measured from the start (`ramp_time=0`: the tests count every operation of the run).
 fn job(fileset: &str, role: &str, steps: &str) -> Plan {
     let text = format!(
         "description = \"test\"\nruntime = \"400ms\"\n[[fileset]]\nname = \"t\"\n{fileset}\n\
          [[role]]\nname = \"w\"\nthreads = 1\nfileset = \"t\"\n{role}\nsteps = [{steps}]\n"
     );
     let w = Workload::parse("t", &text, "t.toml").unwrap();
-    w.plan(&Settings::default())
+    w.plan(&Settings::parse_set("ramp_time=0").unwrap())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -250,7 +251,7 @@ fn builtin_run(name: &str, set: &str) -> RunOutput {
     let d = tmp();
     let plan = builtin(name)
         .unwrap()
-        .plan(&Settings::parse_set(set).unwrap())
+        .plan(&Settings::parse_set(&format!("{set},ramp_time=0")).unwrap())
         .unwrap();
     run_plan(&plan, d.path())
 }
