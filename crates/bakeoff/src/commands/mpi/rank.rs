@@ -152,7 +152,7 @@ fn session(
     let setup = (wire.rank == 0).then(|| match validate(args, wire.size) {
         Ok(v) => {
             kept = Some((v.ramp, v.exports));
-            Setup::Go(v.go)
+            Setup::Go(Box::new(v.go))
         }
         Err(f) => Setup::Refused {
             status: f.code as u8,
@@ -160,7 +160,7 @@ fn session(
         },
     });
     let go = match wire.broadcast(setup.as_ref(), "the setup", Duration::ZERO)? {
-        Setup::Go(go) => go,
+        Setup::Go(go) => *go,
         Setup::Refused { status, error } if wire.rank == 0 => {
             let message = format!("{}: {error}", wire.name(0));
             return Err(failure(Code::from_status(status), message));

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 /// What rank 0 tells every rank before the run.
 #[derive(Serialize, Deserialize)]
 pub enum Setup {
-    /// Run this.
-    Go(Go),
+    /// Run this (boxed: the plan is large beside a refusal).
+    Go(Box<Go>),
     /// Rank 0 refused the run: exit with this status.
     Refused {
         /// Exit status.
