@@ -68,8 +68,28 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     let _serial = serial();
     let scene = db_scene();
     let set = "db=postgres,warehouses=1,terminals=2,runtime=10s";
-    let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &["--log-stack", "xfs"]));
+    // The default size (`auto`), not the scene's 1 GiB.
+    let images = scene.images.path().to_str().unwrap().to_string();
+    let mut run = scene.cmd(&["run", "tpcc", "--stack", "ext4", "--images", &images]);
+    run.args(["--log-stack", "xfs", "--set", set]);
+    let r = scene.db_record(run);
     assert_consistent(&r);
+    // `--size auto`: the log stack holds twice the default max_wal_size (1 GB); the data
+    // stack the load and a bound on the rows a run adds (4 MiB/s for each busy terminal over
+    // the warm-up's cap and the window), beyond the 1 GiB floor.
+    let size = |stack: &str| f(&r[stack]["backing"][0]["size_bytes"]);
+    assert!(
+        size("log_stack") >= 2.0 * (1u64 << 30) as f64,
+        "{}",
+        r["log_stack"]
+    );
+    let busy = 2.min(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let growth = (busy * (4 << 20) * (120 + 10)) as f64;
+    assert!(
+        size("stack") >= (130 << 20) as f64 + growth,
+        "{}",
+        r["stack"]
+    );
     // By default each transaction is one call of its PL/pgSQL function.
     assert_eq!(r["plan"]["settings"]["procedures"], "true");
     let wal = f(&r["database"]["window"]["wal_bytes"]);
@@ -105,6 +125,22 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     );
     let timeout = &r["database"]["settings"]["checkpoint_timeout"];
     assert_eq!(timeout, "30s", "half of 10 s, at least PostgreSQL's 30 s");
+    // `--size auto`: the log stack holds twice the default max_wal_size (1 GB); the data
+    // stack the load and a bound on the rows a run adds (4 MiB/s for each busy terminal over
+    // the warm-up's cap and the window), beyond the 1 GiB floor.
+    let size = |stack: &str| f(&r[stack]["backing"][0]["size_bytes"]);
+    assert!(
+        size("log_stack") >= 2.0 * (1u64 << 30) as f64,
+        "{}",
+        r["log_stack"]
+    );
+    let busy = 2.min(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let growth = (busy * (4 << 20) * (120 + 10)) as f64;
+    assert!(
+        size("stack") >= (130 << 20) as f64 + growth,
+        "{}",
+        r["stack"]
+    );
     // The load ends with a checkpoint and a sync: its device bytes hold the whole database.
     let load = &r["database"]["load"];
     assert!(
@@ -315,11 +351,17 @@ fn a_full_disk_during_a_postgresql_load_is_named_from_the_servers_log() {
         .cmd(&[
             "run", "tpcc", "--quiet", "--stack", "ext4", "--images", &images,
         ])
-        .args(["--size", "124m", "--set", set])
+        .args(["--size", "170m", "--set", set])
         .output()
         .unwrap();
     assert_exit(&out, 4);
     let err = String::from_utf8_lossy(&out.stderr);
+    // The 1-warehouse load (about 130 MiB) fits the size given, so the run starts; its WAL
+    // (twice the 1 GB max_wal_size) does not, and the user is told so before the build.
+    assert!(
+        err.contains("warning: stack ext4 holds about") && err.contains("--size auto"),
+        "{err}"
+    );
     assert!(err.contains("loading TPC-C"), "{err}");
     assert!(err.contains("the server's log says:"), "{err}");
     assert!(err.contains("No space left on device"), "{err}");

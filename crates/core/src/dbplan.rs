@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 mod keys;
+mod room;
 pub use keys::{DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, TPCC_KEYS, TPCH_KEYS};
+pub use room::{pg_bytes, DEFAULT_MAX_WAL_SIZE};
 
 /// Which database a workload runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,12 +102,13 @@ const TPCH_BYTES_PER_SF: f64 = 2.2 * (1u64 << 30) as f64;
 
 impl DbPlan {
     /// About how many bytes the loaded database takes on its stack, for the room checks made
-    /// before a run: TPC-C about 100 MiB per warehouse, pgbench about 16 MiB per scale step
-    /// (the WAL beyond that is bounded by `pg.max_wal_size`, PostgreSQL's own limit).
+    /// before a run: TPC-C about 130 MiB per warehouse (PostgreSQL held 516 MiB after loading
+    /// 4), pgbench about 16 MiB per scale step. What a run adds and the WAL it keeps are
+    /// [`DbPlan::room_bytes`].
     pub fn dataset_bytes(&self) -> u64 {
         const MIB: u64 = 1 << 20;
         match self.work {
-            DbWork::Tpcc { warehouses, .. } => u64::from(warehouses) * 100 * MIB,
+            DbWork::Tpcc { warehouses, .. } => u64::from(warehouses) * 130 * MIB,
             DbWork::Pgbench { scale, .. } => u64::from(scale) * 16 * MIB,
             DbWork::Tpch { sf, .. } => (sf * TPCH_BYTES_PER_SF) as u64,
         }

@@ -175,8 +175,12 @@ fn settings_lines(settings: &BTreeMap<String, String>) -> String {
 }
 
 /// The plan of a database workload.
-pub fn render_db(plan: &DbPlan) -> String {
-    let s = format!(
+///
+/// The `room` line says what `--size auto` sizes the stacks for: the load, a bound on what
+/// the run adds with connections on `cpus` CPUs, and the WAL the server keeps (on the log
+/// stack when `log_stack`).
+pub fn render_db(plan: &DbPlan, log_stack: bool, cpus: u32) -> String {
+    let mut s = format!(
         "plan     {} on {}: {}, seed {}\n",
         plan.workload,
         serde_json::to_value(plan.db)
@@ -186,6 +190,26 @@ pub fn render_db(plan: &DbPlan) -> String {
         window(plan.runtime, plan.ramp_time, plan.ramp_auto),
         plan.seed,
     );
+    let _ = write!(s, "room     {} loaded", size(plan.dataset_bytes()));
+    let growth = plan.growth_bytes(cpus);
+    if growth > 0 {
+        let _ = write!(s, ", up to {} added while it runs", size(growth));
+    }
+    let wal = plan.wal_room_bytes();
+    if wal > 0 {
+        let place = if log_stack {
+            "the log stack"
+        } else {
+            "the stack"
+        };
+        let _ = write!(
+            s,
+            ", up to {} of WAL on {place} (twice max_wal_size {})",
+            size(wal),
+            size(plan.max_wal_size())
+        );
+    }
+    s.push('\n');
     s + &settings_lines(&plan.settings)
 }
 
@@ -239,5 +263,22 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&super::render_json(&plan)).unwrap();
         assert_eq!(json["schema_version"], 1);
         assert_eq!(json["plan"]["workload"], "slob");
+    }
+
+    #[test]
+    fn a_database_plan_says_the_room_its_stacks_are_sized_for() {
+        let sets = bakeoff_core::settings::Settings::parse_set(
+            "db=postgres,warehouses=4,terminals=8,runtime=60s,pg.max_wal_size=512MB",
+        )
+        .unwrap();
+        let plan = bakeoff_core::dbplan::plan_db("tpcc", &sets).unwrap();
+        let with_log = super::render_db(&plan, true, 2);
+        let room = with_log.lines().find(|l| l.starts_with("room")).unwrap();
+        assert_eq!(
+            room,
+            "room     520 MiB loaded, up to 1.4 GiB added while it runs, up to 1 GiB of WAL \
+             on the log stack (twice max_wal_size 512 MiB)"
+        );
+        assert!(super::render_db(&plan, false, 2).contains("of WAL on the stack ("));
     }
 }

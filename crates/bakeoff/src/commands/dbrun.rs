@@ -6,7 +6,7 @@
 
 use super::measure::{Body, Window};
 use super::on_stack::{known_of, loop_only, target_of, StackRun};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, StackOpts};
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
 use bakeoff_core::dbrecord::{Condition, DatabaseRun};
@@ -17,7 +17,7 @@ use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
 use bakeoff_db::{Database, DbError};
 use bakeoff_engine::Target;
 use bakeoff_probe::Probe;
-use bakeoff_stack::Stack;
+use bakeoff_stack::{Stack, StackSpec};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -98,17 +98,53 @@ fn db_failure(e: DbError) -> Failure {
     failure(Code::Io, e)
 }
 
+/// CPUs this machine runs connections on: what bounds a database's growth during a run
+/// ([`DbPlan::room_bytes`]).
+pub fn cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// Bytes a database run's stacks are checked and sized for ([`stack_bytes`]).
+pub struct StackBytes {
+    /// The data stack's.
+    pub data: u64,
+    /// The log stack's (0 without one).
+    pub log: u64,
+}
+
+/// What the data stack `spec` (and the log stack `log`) of a run of `plan` are checked and,
+/// `--size auto`, sized for: the load, what the run adds, the WAL it keeps (on the log stack
+/// when there is one; docs/stacks.md, "Sizes and limits"); with the warnings, for a size the
+/// user gave, that it holds less than the run may need. The dry run and the run ask here.
+pub fn stack_bytes(
+    plan: &DbPlan,
+    spec: &StackSpec,
+    log: Option<&StackSpec>,
+    opts: &StackOpts,
+) -> (StackBytes, Vec<String>) {
+    let room = plan.room_bytes(log.is_some(), cpus());
+    let (data, warned) = super::sizing::db_stack_bytes(spec, opts, plan.dataset_bytes(), room);
+    let (log, log_warned) = match log {
+        Some(l) => super::sizing::db_stack_bytes(l, &loop_only(opts), 0, plan.wal_room_bytes()),
+        None => (0, None),
+    };
+    let warnings = warned.into_iter().chain(log_warned).collect();
+    (StackBytes { data, log }, warnings)
+}
+
 /// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
 /// is run as the stack `dir=DIR`.
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
-    let dataset = plan.dataset_bytes();
-    let mut stack = super::stack::build(run.spec, run.opts, None, dataset, run.quiet)?;
+    let log_spec = run.log_spec.map(super::preflight::spec).transpose()?;
+    let spec = super::preflight::spec(run.spec)?;
+    let (bytes, _) = stack_bytes(plan, &spec, log_spec.as_ref(), run.opts);
+    let mut stack = super::stack::build(run.spec, run.opts, None, bytes.data, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(
             log,
             &loop_only(run.opts),
             None,
-            0,
+            bytes.log,
             run.quiet,
         )?),
         None => None,
@@ -349,10 +385,20 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         Some(m) => Some(super::preflight::size("--mem-limit", m)?),
         None => None,
     };
+    check_log_stack(&plan, args.log_stack.is_some())?;
     match (&args.stack, &args.target) {
         (Some(spec), _) => {
-            let dataset = plan.dataset_bytes();
-            super::preflight::stack(&super::preflight::spec(spec)?, &args.stack_opts, dataset)?;
+            let spec = super::preflight::spec(spec)?;
+            let log = args.log_stack.as_deref().map(super::preflight::spec);
+            let log = log.transpose()?;
+            let (bytes, warnings) = stack_bytes(&plan, &spec, log.as_ref(), &args.stack_opts);
+            super::preflight::stack(&spec, &args.stack_opts, bytes.data)?;
+            if let Some(log) = &log {
+                super::preflight::stack(log, &loop_only(&args.stack_opts), bytes.log)?;
+            }
+            for w in warnings {
+                eprintln!("bakeoff: warning: {w}");
+            }
         }
         (None, Some(dir)) if dir.is_dir() => {}
         (None, Some(dir)) => {
@@ -366,21 +412,13 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         }
         (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
     }
-    check_log_stack(&plan, args.log_stack.is_some())?;
-    if let Some(log) = &args.log_stack {
-        super::preflight::stack(
-            &super::preflight::spec(log)?,
-            &loop_only(&args.stack_opts),
-            0,
-        )?;
-    }
     if plan.db == Db::Postgres {
         let opts = pg_options(&plan, std::path::Path::new("/nonexistent"))?;
         PgServer::check(&opts, mem_limit).map_err(pg_failure)?;
     }
     let exports = super::exports::open(&args.export.requested)?;
     if args.dry_run {
-        let text = bakeoff_report::plan_text::render_db(&plan);
+        let text = bakeoff_report::plan_text::render_db(&plan, args.log_stack.is_some(), cpus());
         let json = bakeoff_report::plan_text::render_json(&plan);
         super::exports::deliver_plan(&text, exports, &json)?;
         eprintln!("dry run: ok, the run would start");

@@ -15,7 +15,7 @@ use bakeoff_stack::{StackError, StackSpec};
 use std::path::{Path, PathBuf};
 
 /// A tmpfs stack without `size=` gets this much (the stack crate's default).
-const TMPFS_DEFAULT_SIZE: u64 = 1 << 30;
+pub const TMPFS_DEFAULT_SIZE: u64 = 1 << 30;
 
 /// A size given on the command line or in a study, in bytes.
 pub fn size(flag: &str, text: &str) -> Result<u64, Failure> {

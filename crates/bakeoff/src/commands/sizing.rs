@@ -89,6 +89,39 @@ pub fn device_size(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<u
     })
 }
 
+/// What a database run's stack is checked (and, `auto`, sized) for, and a warning when it is
+/// smaller than the run may need. `load` is what must fit (the loaded data); `room` what the
+/// run may need (the load, what the run adds, the WAL it keeps: a bound, not a need). Loop
+/// devices of `auto` size are sized for `room`; a size the user gave (or tmpfs's, or devices
+/// given) is checked against `load` only, with the warning when it holds less than `room`.
+pub fn db_stack_bytes(
+    spec: &StackSpec,
+    opts: &StackOpts,
+    load: u64,
+    room: u64,
+) -> (u64, Option<String>) {
+    let fixed = spec.size.or(opts.size.bytes());
+    if spec.backing_devices() > 0 && opts.devices.is_empty() && fixed.is_none() {
+        return (room, None);
+    }
+    let holds = match (spec.kind.name(), fixed) {
+        ("tmpfs", _) => spec.size.unwrap_or(super::preflight::TMPFS_DEFAULT_SIZE),
+        (_, Some(per)) if opts.devices.is_empty() => bakeoff_stack::fs::capacity(spec, per),
+        _ => return (load, None),
+    };
+    let warning = (holds < room).then(|| {
+        format!(
+            "stack {} holds about {} for data; the run may need up to {} (the dry run's \
+             `room`): if it fills, the database stops with \"No space left on device\" (leave \
+             --size auto, or raise it)",
+            clip(&spec.text),
+            format_bytes(holds),
+            format_bytes(room)
+        )
+    });
+    (load, warning)
+}
+
 /// An `auto` stack is at least this large: room for a workload's scratch files and logs.
 const AUTO_FLOOR: u64 = 1 << 30;
 
@@ -124,7 +157,7 @@ pub fn images_room(
         return Err(failure(
             Code::Environment,
             format!(
-                "not enough space for the loop images under {}: the dataset writes {}{}, {} are \
+                "not enough space for the loop images under {}: the run writes up to {}{}, {} are \
                  free on {} (free some space, choose --images DIR or a smaller --size)",
                 opts.images.display(),
                 format_bytes(dataset),

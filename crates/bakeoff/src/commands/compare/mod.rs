@@ -52,26 +52,47 @@ fn check(
     let exports = exports::open(&args.export.requested)?;
     let mut checked: Vec<(&str, u64)> = Vec::new();
     for (cell, p) in plan.cells.iter().zip(plans) {
-        let dataset = p.dataset_bytes();
+        let spec = preflight::spec(&cell.stack)?;
+        let log = cell.log_stack.as_deref().map(preflight::spec).transpose()?;
+        let (dataset, log_room, warnings) = cell_bytes(p, &spec, log.as_ref(), &opts);
         if checked
             .iter()
             .any(|(s, d)| *s == cell.stack && *d >= dataset)
         {
             continue;
         }
-        let spec = preflight::spec(&cell.stack)?;
         if let CellPlan::Io(p) = p {
             preflight::file_system_for(p, &spec, cell.log_stack.is_some())?;
         }
         preflight::stack(&spec, &opts, dataset)?;
-        if let Some(log) = &cell.log_stack {
-            preflight::stack(&preflight::spec(log)?, &loop_only(&opts), 0)?;
+        if let Some(log) = &log {
+            preflight::stack(log, &loop_only(&opts), log_room)?;
+        }
+        for w in warnings {
+            eprintln!("bakeoff: warning: {w}");
         }
         checked.push((&cell.stack, dataset));
     }
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
     preflight::results_room(out, plan.order.len(), per_run)?;
     Ok((exports, opts))
+}
+
+/// Bytes a cell's stack and log stack are checked and sized for, and the warnings a database
+/// cell's fixed size raises (see [`super::dbrun::stack_bytes`]).
+fn cell_bytes(
+    p: &CellPlan,
+    spec: &StackSpec,
+    log: Option<&StackSpec>,
+    opts: &StackOpts,
+) -> (u64, u64, Vec<String>) {
+    match p {
+        CellPlan::Db(p) => {
+            let (bytes, warnings) = super::dbrun::stack_bytes(p, spec, log, opts);
+            (bytes.data, bytes.log, warnings)
+        }
+        _ => (p.dataset_bytes(), 0, Vec::new()),
+    }
 }
 
 /// The study's memory limit in bytes, checked.
@@ -94,11 +115,18 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
         / plans.len().max(1) as f64;
     let disk = (plan.cells.iter().zip(plans))
         .map(|(c, p)| {
-            std::iter::once(&c.stack)
-                .chain(&c.log_stack)
-                .filter_map(|s| StackSpec::parse_arg(s).ok())
-                .map(|s| {
-                    let per = preflight::device_size(&s, opts, p.dataset_bytes());
+            let Ok(spec) = StackSpec::parse_arg(&c.stack) else {
+                return 0;
+            };
+            let log = c
+                .log_stack
+                .as_deref()
+                .and_then(|l| StackSpec::parse_arg(l).ok());
+            let (data, log_room, _) = cell_bytes(p, &spec, log.as_ref(), opts);
+            std::iter::once((&spec, data))
+                .chain(log.iter().map(|l| (l, log_room)))
+                .map(|(s, room)| {
+                    let per = preflight::device_size(s, opts, room);
                     u64::from(s.backing_devices()) * per.unwrap_or(0)
                 })
                 .sum::<u64>()
