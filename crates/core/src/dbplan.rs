@@ -14,7 +14,6 @@ use std::time::Duration;
 mod keys;
 mod room;
 pub use keys::{DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, TPCC_KEYS, TPCH_KEYS};
-pub use room::{pg_bytes, DEFAULT_MAX_WAL_SIZE};
 
 /// Which database a workload runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,16 +8,17 @@ use super::{Db, DbPlan, DbWork};
 const MIB: u64 = 1 << 20;
 
 /// PostgreSQL's default `max_wal_size`, 1 GB.
-pub const DEFAULT_MAX_WAL_SIZE: u64 = 1 << 30;
+const DEFAULT_MAX_WAL_SIZE: u64 = 1 << 30;
 
 /// Room for WAL over `max_wal_size`: PostgreSQL calls it a soft limit, passed under heavy load
 /// while a checkpoint is slow, and the segments it recycles are kept. A TPC-C run at 2,200
-/// txn/s kept 1,098 MiB under the 1 GB default (docs/stacks.md, "Sizes and limits").
+/// txn/s filled its log stack to 1,098 MiB (`df`: the WAL and the file system's own) under the
+/// 1 GB default (docs/stacks.md, "Sizes and limits").
 const WAL_OVERSHOOT: u64 = 2;
 
 /// What a busy CPU can add to a database per second, a bound: TPC-C on 2 CPUs at 2,200 txn/s
-/// grew its database 2.7 MB/s (new orders, order lines and history rows, and the versions
-/// updates leave before vacuum), 1.35 MB/s per CPU; this is about three times that.
+/// grew its database 2.7 MiB/s (new orders, order lines and history rows, and the versions
+/// updates leave before vacuum), 1.35 MiB/s per CPU; this is about three times that.
 const GROWTH_PER_CPU_PER_S: u64 = 4 * MIB;
 
 /// A bound on what one transaction adds, for an open-loop run at `rate=`: TPC-C added about
@@ -85,7 +86,7 @@ impl DbPlan {
 
 /// A PostgreSQL memory setting in bytes: a number, optionally a unit (`B`, `kB`, `MB`, `GB`,
 /// `TB`, after optional spaces), else `unit` bytes; `None` when it is not one.
-pub fn pg_bytes(text: &str, unit: u64) -> Option<u64> {
+fn pg_bytes(text: &str, unit: u64) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let n: u64 = t[..split].parse().ok()?;
