@@ -226,19 +226,26 @@ fn compare_of_ramps_adds_each_stacks_maximum_and_its_costs_at_the_common_point()
     )
     .success();
     let table = String::from_utf8_lossy(&out.get_output().stdout).replace('\n', " ");
-    assert!(
-        table.contains("ramps: the highest rate within p99 <= 2.00 s")
-            && table.contains("common load point, 100 ops/s offered"),
-        "{table}"
-    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     let group = &v["ramps"]["groups"][0];
-    assert_eq!(group["common_ops_s"], 100.0);
+    // Both points (50 and 100 ops/s) are within the limit, but a one-second point falls short of
+    // 95% of its rate if a busy machine (CI runs test binaries side by side on two CPUs) keeps
+    // the paced thread off the CPU for 50 ms: then that cell's second point is saturated and the
+    // common point is the first. Either way it is the highest rate both cells carried.
+    let common = group["common_ops_s"].as_f64().unwrap();
+    assert!(common == 100.0 || common == 50.0, "{group}");
+    // Rates under 100 are printed with a decimal.
+    let shown = if common == 100.0 { "100" } else { "50.0" };
+    assert!(
+        table.contains("ramps: the highest rate within p99 <= 2.00 s")
+            && table.contains(&format!("common load point, {shown} ops/s offered")),
+        "{table}"
+    );
     let rows = group["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     for row in rows {
         let max = row["max_ops_s"]["median"].as_f64().unwrap();
-        assert!((90.0..110.0).contains(&max), "{row}");
+        assert!((common * 0.9..110.0).contains(&max), "{row}");
         assert_eq!(row["lower_bound_runs"], 1, "max_points within the limit");
         let cpu = &row["at_common"][2];
         assert!(cpu["median"].as_f64().unwrap() > 0.0, "cpu us/op {cpu}");
