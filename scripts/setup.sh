@@ -4,6 +4,9 @@
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
 packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk zfs-fuse jq postgresql git)
+# The kernel-work tracer (crates/probe/src/kwork) is compiled by clang and linked with libelf
+# and zlib.
+packages+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev)
 # `run --mpi` (cargo feature mpi): OpenMPI, and libclang for the bindings rsmpi generates.
 packages+=(openmpi-bin libopenmpi-dev libclang-dev clang)
 # Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where

@@ -6,8 +6,8 @@ use bakeoff_core::record::{CpuStats, DeviceStats, MemoryStats, Sample, SampleLat
 use bakeoff_core::steady::MIN_SAMPLE_SHARE;
 use bakeoff_engine::{KindLatency, Tick, TickKind, Totals};
 use bakeoff_probe::{
-    cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat, RunDevices,
-    Snapshot, SplitInputs,
+    backing_share, cpu_split, cpu_stats, processes, rusage_self, ticks_per_second, Probe, ProcStat,
+    RunDevices, Snapshot, SplitInputs,
 };
 
 /// What the probes measured over the window.
@@ -206,6 +206,8 @@ impl Sampler {
             let tool_us = (m.tool.user_us + m.tool.system_us) as f64;
             m.tool.share_of_busy_pct =
                 (cpu.busy_us > 0.0).then(|| (100.0 * tool_us / cpu.busy_us).min(100.0));
+            let devices = self.probe.device_stats(start, end);
+            let kernel_work = end.kernel_work_since(start);
             let inputs = SplitInputs {
                 machine: (a, b),
                 ticks_per_sec: self.ticks_per_sec,
@@ -213,6 +215,8 @@ impl Sampler {
                 my_us: Some(tool_us),
                 daemons: &self.daemons,
                 devices: &RunDevices::of(&self.probe.devices),
+                kernel_work: kernel_work.as_ref(),
+                backing_share: backing_share(&devices),
             };
             cpu.split = (!procs1.is_empty()).then(|| cpu_split(procs0, procs1, &inputs));
             m.cpu = Some(cpu);

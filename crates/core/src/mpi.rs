@@ -144,6 +144,7 @@ pub fn combine_cpu(hosts: &[Option<&CpuStats>]) -> Option<CpuStats> {
             daemons_pct: pct(daemons),
             kernel_pct: pct(kernel),
             other_pct: pct(other),
+            kernel_traced: s.iter().all(|x| x.kernel_traced),
         }
     });
     Some(CpuStats {

@@ -7,6 +7,8 @@
 //! attributed to the run by its share of the machine's process CPU (see `cpu_split`).
 
 use crate::devices::{DeviceInfo, ROLE_BACKING};
+use crate::kwork::{KernelWindow, Label};
+use bakeoff_core::record::DeviceStats;
 
 /// The devices a run's kernel threads may name.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -16,6 +18,10 @@ pub struct RunDevices {
     /// Names and numbers of devices the run shares with others (a loop device's backing
     /// disk).
     shared: Vec<String>,
+    /// The controllers whose interrupt lines serve the run's own disks (`virtio1`, `nvme0`).
+    own_irq: Vec<String>,
+    /// The controllers of the disks it shares.
+    shared_irq: Vec<String>,
 }
 
 /// Who a kernel thread's CPU belongs to.
@@ -45,6 +51,14 @@ impl RunDevices {
             if let Ok(number) = dev {
                 list.push(number.trim().to_string());
             }
+            if let Some(controller) = controller_of(&d.name) {
+                let irq = if d.role == ROLE_BACKING {
+                    &mut out.shared_irq
+                } else {
+                    &mut out.own_irq
+                };
+                irq.push(controller);
+            }
         }
         out
     }
@@ -55,6 +69,71 @@ impl RunDevices {
         RunDevices {
             own: owned(own),
             shared: owned(shared),
+            ..RunDevices::default()
+        }
+    }
+
+    /// With the controllers whose interrupts serve the run's disks and the shared ones (tests).
+    pub fn with_controllers(mut self, own: &[&str], shared: &[&str]) -> RunDevices {
+        self.own_irq = own.iter().map(|s| s.to_string()).collect();
+        self.shared_irq = shared.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Whose is a stretch of traced kernel work (see [`crate::kwork`]): what ran decides
+    /// when it names a device, else what queued it; `None` when neither names a device or a
+    /// process (a generic work item queued by an interrupt, a timer's soft interrupt).
+    /// `run_process` says whether a thread-group id is bakeoff's or a daemon's.
+    pub(crate) fn owner_of_work(
+        &self,
+        what: &Label,
+        origin: &Label,
+        run_process: &dyn Fn(u32) -> bool,
+    ) -> Option<Owner> {
+        self.owner_of_label(what, run_process)
+            .or_else(|| self.owner_of_label(origin, run_process))
+    }
+
+    fn owner_of_label(&self, label: &Label, run_process: &dyn Fn(u32) -> bool) -> Option<Owner> {
+        let number = |n: &str| {
+            if self.own.iter().any(|d| d == n) {
+                Owner::Run
+            } else if self.shared.iter().any(|d| d == n) {
+                Owner::Shared
+            } else {
+                Owner::Elsewhere
+            }
+        };
+        let named = |name: &str| {
+            let names = |list: &[String]| list.iter().any(|d| names_device(name, d));
+            if names(&self.own) {
+                Some(Owner::Run)
+            } else if names(&self.shared) {
+                Some(Owner::Shared)
+            } else {
+                names_some_device(name).then_some(Owner::Elsewhere)
+            }
+        };
+        match label {
+            Label::Device { major, minor } => Some(number(&format!("{major}:{minor}"))),
+            Label::Writeback(bdi) => bdi.contains(':').then(|| number(bdi)),
+            Label::Workqueue(name) => named(name),
+            Label::Process { tgid, comm } => Some(if run_process(*tgid) {
+                Owner::Run
+            } else {
+                named(comm).unwrap_or(Owner::Elsewhere)
+            }),
+            Label::Irq { name, .. } => {
+                let serves = |list: &[String]| list.iter().any(|c| line_of(name, c));
+                if serves(&self.own_irq) {
+                    Some(Owner::Run)
+                } else if serves(&self.shared_irq) {
+                    Some(Owner::Shared)
+                } else {
+                    None
+                }
+            }
+            Label::Softirq(_) | Label::Unknown => None,
         }
     }
 
@@ -80,6 +159,72 @@ impl RunDevices {
             Owner::Shared
         }
     }
+}
+
+/// The traced kernel work of a window that was the run's, in µs: work and interrupts for its
+/// own devices and processes, and for a disk it shares with others (a loop device's backing
+/// disk) its `backing_share` of them (its loop devices' share of the disk's bytes). Work that
+/// names no device or process is not the run's: it stays in `other`.
+pub(crate) fn traced_run_us(
+    window: &KernelWindow,
+    devices: &RunDevices,
+    run_process: &dyn Fn(u32) -> bool,
+    backing_share: f64,
+) -> f64 {
+    let ns: f64 = (window.times.iter())
+        .map(|t| {
+            let share = match devices.owner_of_work(&t.what, &t.origin, run_process) {
+                Some(Owner::Run) => 1.0,
+                Some(Owner::Shared) => backing_share.clamp(0.0, 1.0),
+                Some(Owner::Elsewhere) | None => 0.0,
+            };
+            t.ns as f64 * share
+        })
+        .sum();
+    ns / 1e3
+}
+
+/// The run's loop devices' share of their backing disks' bytes between two readings (0 to 1):
+/// what a backing disk's traced work is charged to the run by. 0 when no disk is shared.
+pub fn backing_share(devices: &[DeviceStats]) -> f64 {
+    let bytes = |d: &DeviceStats| (d.read_bytes + d.write_bytes) as f64;
+    let backing: f64 = devices
+        .iter()
+        .filter(|d| d.role == ROLE_BACKING)
+        .map(bytes)
+        .sum();
+    let through_loops: f64 = (devices.iter())
+        .filter(|d| d.role != ROLE_BACKING && d.loop_backing.is_some())
+        .map(bytes)
+        .sum();
+    if backing > 0.0 {
+        (through_loops / backing).min(1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The controller a disk hangs off, whose name its interrupt lines carry: `virtio1` for `vda`
+/// (`/sys/class/block/vda/device` links to `.../virtio1`), `nvme0` for `nvme0n1`. A partition's
+/// is its disk's.
+fn controller_of(name: &str) -> Option<String> {
+    let sys = std::path::Path::new("/sys/class/block").join(name);
+    let disk = if sys.join("partition").exists() {
+        std::fs::canonicalize(&sys).ok()?.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    let device = std::fs::canonicalize(disk.join("device")).ok()?;
+    // A namespace's `device` is its controller (`.../nvme/nvme0`).
+    let base = device.file_name()?.to_string_lossy().into_owned();
+    (base.starts_with("virtio") || base.starts_with("nvme")).then_some(base)
+}
+
+/// An interrupt line's handler name is the controller's (`virtio1-req.0`, `nvme0q3`): the
+/// controller's name, then not another digit.
+fn line_of(irq_name: &str, controller: &str) -> bool {
+    (irq_name.strip_prefix(controller))
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// `comm` names `device` (`loop7`, or `7:7` after `flush-`): at the start or after `-`, `+` or `/`,
@@ -155,5 +300,105 @@ mod tests {
         ] {
             assert_eq!(run.owner(shared), Owner::Shared, "{shared}");
         }
+    }
+
+    #[test]
+    fn traced_work_is_the_runs_by_what_it_names_or_what_queued_it() {
+        use crate::kwork::{KernelTime, KernelWindow};
+        let run = RunDevices::from_parts(&["loop7", "7:7"], &["vda", "254:0"])
+            .with_controllers(&[], &["virtio1"]);
+        let wq = |n: &str| Label::Workqueue(n.into());
+        let dev = |major, minor| Label::Device { major, minor };
+        let pid = |tgid, comm: &str| Label::Process {
+            tgid,
+            comm: comm.into(),
+        };
+        let irq = |n: &str| Label::Irq {
+            line: 36,
+            name: n.into(),
+        };
+        let is_run = |tgid: u32| tgid == 100;
+        let owner = |what: &Label, origin: &Label| run.owner_of_work(what, origin, &is_run);
+        // What ran names a device.
+        assert_eq!(owner(&wq("loop7"), &pid(100, "job-0")), Some(Owner::Run));
+        assert_eq!(
+            owner(&wq("xfs-cil/loop7"), &Label::Unknown),
+            Some(Owner::Run)
+        );
+        assert_eq!(
+            owner(&wq("loop1"), &pid(100, "bakeoff")),
+            Some(Owner::Elsewhere)
+        );
+        assert_eq!(owner(&dev(7, 7), &Label::Unknown), Some(Owner::Run));
+        assert_eq!(owner(&dev(7, 70), &Label::Unknown), Some(Owner::Elsewhere));
+        assert_eq!(owner(&dev(254, 0), &Label::Unknown), Some(Owner::Shared));
+        assert_eq!(
+            owner(&Label::Writeback("7:7".into()), &Label::Unknown),
+            Some(Owner::Run)
+        );
+        assert_eq!(
+            owner(&irq("virtio1-req.0"), &Label::Unknown),
+            Some(Owner::Shared)
+        );
+        assert_eq!(owner(&irq("virtio10-req.0"), &Label::Unknown), None);
+        // A generic workqueue is what queued it: a completion, a process, a journal thread.
+        let conversion = wq("ext4-rsv-conversion");
+        assert_eq!(owner(&conversion, &dev(7, 1)), Some(Owner::Elsewhere));
+        assert_eq!(owner(&conversion, &dev(7, 7)), Some(Owner::Run));
+        assert_eq!(owner(&wq("kblockd"), &pid(100, "job-0")), Some(Owner::Run));
+        assert_eq!(
+            owner(&wq("kblockd"), &pid(200, "dd")),
+            Some(Owner::Elsewhere)
+        );
+        assert_eq!(
+            owner(&wq("events"), &pid(300, "jbd2/loop7-8")),
+            Some(Owner::Run)
+        );
+        // Neither names anything: nobody's in particular, so not the run's.
+        assert_eq!(owner(&wq("events"), &Label::Softirq(1)), None);
+        assert_eq!(owner(&Label::Softirq(9), &Label::Unknown), None);
+
+        let t = |what: Label, origin: Label, ns| KernelTime { what, origin, ns };
+        let window = KernelWindow {
+            times: vec![
+                t(wq("loop7"), pid(100, "job-0"), 4_000_000),
+                t(dev(7, 7), Label::Unknown, 2_000_000),
+                t(wq("loop1"), pid(200, "dd"), 9_000_000),
+                t(dev(254, 0), Label::Unknown, 1_000_000),
+                t(Label::Softirq(9), Label::Unknown, 500_000),
+            ],
+            lost: 0,
+        };
+        // 4 ms + 2 ms, and a quarter of the shared disk's 1 ms.
+        assert_eq!(traced_run_us(&window, &run, &is_run, 0.25), 6_250.0);
+    }
+
+    #[test]
+    fn a_backing_disks_share_is_its_loop_devices_bytes() {
+        let d = |role: &str, loop_backing: Option<&str>, bytes: u64| DeviceStats {
+            name: "x".into(),
+            role: role.into(),
+            loop_backing: loop_backing.map(String::from),
+            read_bytes: bytes,
+            ..DeviceStats::default()
+        };
+        let devices = [
+            d("stack", Some("/var/tmp/i.img"), 300),
+            d(ROLE_BACKING, None, 1200),
+        ];
+        assert_eq!(backing_share(&devices), 0.25);
+        assert_eq!(backing_share(&devices[..1]), 0.0);
+        assert_eq!(
+            backing_share(&[d("stack", Some("f"), 900), d(ROLE_BACKING, None, 300)]),
+            1.0
+        );
+    }
+
+    #[test]
+    fn an_interrupt_line_is_its_controllers_by_name() {
+        assert!(line_of("virtio1-req.0", "virtio1"));
+        assert!(line_of("nvme0q3", "nvme0"));
+        assert!(!line_of("virtio10-req.0", "virtio1"));
+        assert!(!line_of("nvme10q1", "nvme1"));
     }
 }

@@ -16,6 +16,7 @@ mod delta;
 mod devices;
 mod env;
 mod error;
+pub mod kwork;
 mod mounts;
 mod page_cache;
 pub mod parse;
@@ -26,7 +27,7 @@ mod sys;
 mod target_info;
 mod tracefs;
 
-pub use attribution::RunDevices;
+pub use attribution::{backing_share, RunDevices};
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;

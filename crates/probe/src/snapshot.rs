@@ -2,6 +2,7 @@
 
 use crate::delta::device_stats;
 use crate::devices::DeviceInfo;
+use crate::kwork::{KernelWindow, KernelWork, KernelWorkTotals};
 use crate::page_cache::{PageCacheCounters, PageCacheProbe};
 use crate::parse::{
     parse_arc_counters, parse_block_stat, parse_meminfo, parse_proc_stat, CpuTimes, DiskCounters,
@@ -28,6 +29,16 @@ pub struct Snapshot {
     pub arc: Option<crate::parse::ArcCounters>,
     /// Page-cache lookups and insertions of the target's file system, where counted.
     pub page_cache: Option<PageCacheCounters>,
+    /// The kernel-work tracer's totals, where it runs ([`Probe::with_kernel_work`]).
+    pub kernel_work: Option<KernelWorkTotals>,
+}
+
+impl Snapshot {
+    /// The kernel's traced work from `start` to this snapshot, where both were traced.
+    pub fn kernel_work_since(&self, start: &Snapshot) -> Option<KernelWindow> {
+        let (a, b) = (start.kernel_work.as_ref()?, self.kernel_work.as_ref()?);
+        Some(KernelWindow::between(a, b))
+    }
 }
 
 /// Takes snapshots of the machine and a fixed set of devices.
@@ -37,6 +48,8 @@ pub struct Probe {
     pub devices: Vec<DeviceInfo>,
     /// The page-cache counters of the target's file system, or why there are none.
     page_cache: Option<Result<Arc<PageCacheProbe>, String>>,
+    /// The kernel-work tracer, or why it is not running.
+    kernel_work: Option<Result<Arc<KernelWork>, String>>,
 }
 
 impl Probe {
@@ -45,7 +58,25 @@ impl Probe {
         Probe {
             devices,
             page_cache: None,
+            kernel_work: None,
         }
+    }
+
+    /// Also traces the kernel's work by whom it was for ([`KernelWork`]), from now until the
+    /// probe and its clones are dropped: the CPU split then charges a run only the kernel work
+    /// for its devices and processes.
+    pub fn with_kernel_work(mut self) -> Probe {
+        self.kernel_work = Some(KernelWork::start().map(Arc::new));
+        self
+    }
+
+    /// Why the kernel's work is not traced, when [`Probe::with_kernel_work`] could not start.
+    pub fn kernel_work_unavailable(&self) -> Option<&str> {
+        self.kernel_work
+            .as_ref()?
+            .as_ref()
+            .err()
+            .map(String::as_str)
     }
 
     /// Also counts the page-cache lookups and insertions of the file system holding `target`
@@ -83,6 +114,10 @@ impl Probe {
                 .map(|text| parse_arc_counters(&text)),
             page_cache: match &self.page_cache {
                 Some(Ok(p)) => p.read(),
+                _ => None,
+            },
+            kernel_work: match &self.kernel_work {
+                Some(Ok(k)) => k.totals(),
                 _ => None,
             },
         }

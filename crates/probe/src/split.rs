@@ -1,8 +1,9 @@
 //! Pure math: who used the window's busy CPU, from two process tables and two `/proc/stat`
 //! readings (see [`bakeoff_core::record::CpuSplit`]).
 
-use crate::attribution::{Owner, RunDevices};
+use crate::attribution::{traced_run_us, Owner, RunDevices};
 use crate::delta::counter_delta;
+use crate::kwork::KernelWindow;
 use crate::parse::{CpuTimes, ProcStat};
 use bakeoff_core::record::CpuSplit;
 use std::collections::{HashMap, HashSet};
@@ -21,6 +22,12 @@ pub struct SplitInputs<'a> {
     pub daemons: &'a [u32],
     /// The run's devices, which its kernel threads name ([`RunDevices::of`]).
     pub devices: &'a RunDevices,
+    /// The traced kernel work of the window ([`crate::kwork`]), where the tracer ran: then
+    /// pooled workers and interrupts count by whom their work was for, not by thread name.
+    pub kernel_work: Option<&'a KernelWindow>,
+    /// The run's loop devices' share of their backing disks' bytes in the window (0 to 1):
+    /// its part of the traced work for a disk it shares.
+    pub backing_share: f64,
 }
 
 /// Kernel threads that do I/O work: workqueue workers, loop, journal, file-system and ZFS
@@ -196,11 +203,28 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
     let daemons_us = sum(&|p| daemons.contains(&p.pid))
         + us(ended_in_window(start, end, &daemons, &daemons_start));
     let owned_by = |owner| move |p: &ProcStat| does_io(p) && inputs.devices.owner(&p.comm) == owner;
-    let run_kernel_us = sum(&owned_by(Owner::Run));
-    let shared_threads_us = sum(&owned_by(Owner::Shared));
-    let interrupts_us = us(d(|c| c.irq) + d(|c| c.softirq));
+    let kernel_us = match inputs.kernel_work {
+        Some(window) => {
+            // Dedicated threads by their names; pooled workers' and interrupts' work by whom
+            // the tracer saw it was for (their /proc time would count it twice).
+            let dedicated =
+                |p: &ProcStat| !p.comm.starts_with("kworker") && !p.comm.starts_with("ksoftirqd");
+            let threads = sum(&|p| dedicated(p) && owned_by(Owner::Run)(p))
+                + sum(&|p| dedicated(p) && owned_by(Owner::Shared)(p));
+            let run_family: HashSet<u32> = (tool.iter().chain(&daemons).copied())
+                .chain(tool_start.iter().chain(&daemons_start).copied())
+                .collect();
+            let run_process = |tgid: u32| run_family.contains(&tgid);
+            threads + traced_run_us(window, inputs.devices, &run_process, inputs.backing_share)
+        }
+        None => {
+            let run_kernel_us = sum(&owned_by(Owner::Run));
+            let shared_threads_us = sum(&owned_by(Owner::Shared));
+            let interrupts_us = us(d(|c| c.irq) + d(|c| c.softirq));
+            run_kernel_us + shared_threads_us + interrupts_us
+        }
+    };
     let steal_us = us(d(|c| c.steal));
-    let kernel_us = run_kernel_us + shared_threads_us + interrupts_us;
     let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
     let pct = |x: f64| {
         if total > 0.0 {
@@ -219,6 +243,7 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
         daemons_pct: pct(daemons_us),
         kernel_pct: pct(kernel_us),
         other_pct: pct(other_us),
+        kernel_traced: inputs.kernel_work.is_some(),
     }
 }
 
@@ -316,6 +341,8 @@ mod tests {
             my_us: None,
             daemons: &[200],
             devices: &loop7(),
+            kernel_work: None,
+            backing_share: 0.0,
         };
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(s.tool_us, 440_000.0, "30 + 10 + 4 ticks");
@@ -345,6 +372,65 @@ mod tests {
         );
     }
 
+    #[test]
+    fn traced_kernel_work_replaces_pooled_workers_and_interrupts() {
+        use crate::kwork::{KernelTime, Label};
+        let named = |pid, comm: &str, ticks| ProcStat {
+            comm: comm.into(),
+            ..p(pid, 2, true, ticks)
+        };
+        let start = [
+            p(100, 1, false, 0),
+            named(3, "jbd2/loop7-8", 0),
+            named(5, "kworker/u8:1-loop7", 0),
+            named(6, "ksoftirqd/0", 0),
+        ];
+        let end = [
+            p(100, 1, false, 30),
+            named(3, "jbd2/loop7-8", 10),
+            named(5, "kworker/u8:1-loop7", 40),
+            named(6, "ksoftirqd/0", 20),
+        ];
+        let a = times(0, 0, 0, 0, 0);
+        let b = times(30, 70, 100, 10, 0);
+        // The tracer saw 120 ms of loop7's work for the run and 300 ms for a stranger's dd.
+        let t = |what, origin, ns| KernelTime { what, origin, ns };
+        let window = KernelWindow {
+            times: vec![
+                t(
+                    Label::Workqueue("loop7".into()),
+                    Label::Unknown,
+                    120_000_000,
+                ),
+                t(
+                    Label::Workqueue("loop1".into()),
+                    Label::Unknown,
+                    300_000_000,
+                ),
+            ],
+            lost: 0,
+        };
+        let inputs = SplitInputs {
+            machine: (&a, &b),
+            ticks_per_sec: 100.0,
+            me: 100,
+            my_us: None,
+            daemons: &[],
+            devices: &loop7(),
+            kernel_work: Some(&window),
+            backing_share: 0.0,
+        };
+        let s = cpu_split(&start, &end, &inputs);
+        // The journal thread by name (10 ticks) and the traced 120 ms; not the kworker's 40
+        // ticks, ksoftirqd's 20 or the soft interrupts' 10 ticks, which the tracer accounts.
+        assert!((s.kernel_us - 220_000.0).abs() < 1e-6, "{}", s.kernel_us);
+        assert!(s.kernel_traced);
+        assert!(
+            (s.other_us - (1.1e6 - 300_000.0 - 220_000.0)).abs() < 1e-6,
+            "{s:?}"
+        );
+    }
+
     fn loop7() -> RunDevices {
         RunDevices::from_parts(&["loop7", "7:7"], &["vda", "254:0"])
     }
@@ -367,6 +453,8 @@ mod tests {
             my_us: None,
             daemons: &[],
             devices: &loop7(),
+            kernel_work: None,
+            backing_share: 0.0,
         };
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(s.tool_us, 200_000.0);
@@ -399,6 +487,8 @@ mod tests {
             my_us: None,
             daemons: &[200],
             devices: &loop7(),
+            kernel_work: None,
+            backing_share: 0.0,
         };
         let s = cpu_split(&start, &end, &inputs);
         assert_eq!(
@@ -423,6 +513,8 @@ mod tests {
             my_us: Some(12_345.0),
             daemons: &[],
             devices: &loop7(),
+            kernel_work: None,
+            backing_share: 0.0,
         };
         let s = cpu_split(
             &[old, p(100, 1, false, 0)],

@@ -88,6 +88,7 @@ pub fn record() -> RunRecord {
             daemons_pct: 0.0,
             kernel_pct: 38.0,
             other_pct: 5.0,
+            kernel_traced: true,
         }),
     };
     let devices = vec![DeviceStats {

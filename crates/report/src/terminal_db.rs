@@ -103,7 +103,7 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
     s
 }
 
-/// `959 µs (client 26.6 µs, database 347 µs, kernel threads and interrupts 585 µs)`: every
+/// `959 µs (client 26.6 µs, database 347 µs, kernel for the run 585 µs)`: every
 /// part named, so that they add up to the whole.
 fn cpu_split(sm: &bakeoff_core::record::Summary) -> String {
     let us = crate::fmt::micros;
@@ -112,7 +112,7 @@ fn cpu_split(sm: &bakeoff_core::record::Summary) -> String {
     };
     match (sm.client_cpu_us_per_txn, sm.server_cpu_us_per_txn) {
         (Some(client), Some(db)) => format!(
-            "{} (client {}, database {}, kernel threads and interrupts {})",
+            "{} (client {}, database {}, kernel for the run {})",
             us(Some(all)),
             us(Some(client)),
             us(Some(db)),
@@ -168,8 +168,8 @@ mod tests {
         let text = crate::terminal::render(&sqlite_run());
         assert!(
             text.contains(
-                "per txn  CPU 959 µs (client 26.6 µs, database 347 µs, kernel threads and \
-                 interrupts 585 µs)"
+                "per txn  CPU 959 µs (client 26.6 µs, database 347 µs, kernel for the run \
+                 585 µs)"
             ),
             "{text}"
         );

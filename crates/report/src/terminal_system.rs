@@ -86,7 +86,7 @@ fn cpu_lines(r: &RunRecord) -> String {
         };
         let _ = writeln!(
             s,
-            "         by whom: {parts}, kernel threads and interrupts {:.1}%, other processes {:.1}%, steal {:.1}%",
+            "         by whom: {parts}, kernel for the run {:.1}%, other processes {:.1}%, steal {:.1}%",
             x.kernel_pct, x.other_pct, c.steal_pct
         );
     }
@@ -101,7 +101,7 @@ fn cpu_lines(r: &RunRecord) -> String {
     if r.summary.cpu_us_per_op.is_some() || (r.database.is_none() && r.phases.is_empty()) {
         let _ = writeln!(
             s,
-            "         CPU per operation {} (bakeoff + stack daemons + kernel threads){share}",
+            "         CPU per operation {} (bakeoff + stack daemons + kernel for the run){share}",
             crate::fmt::micros(r.summary.cpu_us_per_op)
         );
     }

@@ -188,7 +188,7 @@ fn run_on(
     }
     let mut opened = open(plan, stack, log_stack, &data)?;
     let devices = known_of(stack, log_stack).devices.unwrap_or_default();
-    let probe = Probe::new(devices.clone());
+    let probe = Probe::new(devices.clone()).with_kernel_work();
     let load = load::phase(plan, &opened, &data, &probe, interrupt, run.quiet)?;
     if !run.warm {
         make_cold(&mut opened, stack)?;

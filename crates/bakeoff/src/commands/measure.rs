@@ -274,7 +274,7 @@ impl Window<'_> {
         let warmup = bakeoff_core::steady::expected_warmup(plan.ramp_time, plan.ramp_auto);
         let planned = warmup + plan.runtime;
         let mut progress = RunProgress::new(&plan.workload, planned, self.quiet);
-        let probe = Probe::new(self.devices).with_page_cache(self.path);
+        let probe = (Probe::new(self.devices).with_page_cache(self.path)).with_kernel_work();
         let mut sampler = Sampler::new(probe, self.daemons);
         let output = body(&mut |tick| {
             sampler.on_tick(tick);

@@ -58,6 +58,13 @@ pub struct CpuSplit {
     pub kernel_pct: f64,
     /// `other_us` as % of all CPU time.
     pub other_pct: f64,
+    /// How `kernel_us` was found. `true`: traced (eBPF) — the run's devices' dedicated kernel
+    /// threads, plus the pooled workers' work items and the interrupts that were for its devices
+    /// and processes (its share of a shared backing disk's), the rest is `other`. `false`: by
+    /// thread names only — every pooled worker and all interrupt time on the machine counted as
+    /// the run's (an upper bound beside other I/O). Absent in records before 2026-11-26.
+    #[serde(default)]
+    pub kernel_traced: bool,
 }
 
 impl CpuSplit {
@@ -81,7 +88,7 @@ pub struct ToolUsage {
 }
 
 /// Counters of one block device over the window (`/sys/block/<dev>/stat` deltas).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceStats {
     /// Kernel name, e.g. `loop3`, `vda`.
     pub name: String,

@@ -255,7 +255,7 @@ pub fn cpu_by_whom(r: &RunRecord) -> Option<Chart> {
         &[
             ("bakeoff (client)", s.tool_pct),
             ("stack daemons, database server", s.daemons_pct),
-            ("kernel threads and interrupts", s.kernel_pct),
+            ("kernel for the run", s.kernel_pct),
             ("other processes", s.other_pct),
             ("steal", steal),
         ],

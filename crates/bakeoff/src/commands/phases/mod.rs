@@ -80,7 +80,7 @@ impl<'a> Context<'a> {
             stack,
             mount,
             params,
-            probe: Probe::new(devices),
+            probe: Probe::new(devices).with_kernel_work(),
             daemons,
             server: None,
             interrupt,

@@ -10,8 +10,8 @@ use bakeoff_core::recipe::{PhaseDef, PhaseWork};
 use bakeoff_core::record::{CpuStats, RunStatus};
 use bakeoff_engine::{Tick, TickKind, Totals};
 use bakeoff_probe::{
-    cpu_split, cpu_stats, family_cpu_us, processes, rusage_children, rusage_self, ticks_per_second,
-    Probe, ProcStat, RunDevices, Snapshot, SplitInputs,
+    backing_share, cpu_split, cpu_stats, family_cpu_us, processes, rusage_children, rusage_self,
+    ticks_per_second, Probe, ProcStat, RunDevices, Snapshot, SplitInputs,
 };
 use bakeoff_stack::command_group::CommandGroup;
 use bakeoff_stack::Stack;
@@ -203,6 +203,7 @@ pub fn measured(
             &end,
             &ctx.daemons,
             &RunDevices::of(&ctx.probe.devices),
+            backing_share(&devices),
         ),
         rows: None,
         steps: Vec::new(),
@@ -215,11 +216,18 @@ fn delta(a: u64, b: u64) -> u64 {
 
 /// Whole-machine CPU over the phase, split by who used it: the commands bakeoff waited for
 /// count as its own (through its children's time), as the split counts every run's.
-fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32], devices: &RunDevices) -> Option<CpuStats> {
+fn phase_cpu(
+    start: &Edge,
+    end: &Edge,
+    daemons: &[u32],
+    devices: &RunDevices,
+    backing_share: f64,
+) -> Option<CpuStats> {
     let (a, b) = (start.snapshot.cpu.as_ref()?, end.snapshot.cpu.as_ref()?);
     let ticks_per_sec = ticks_per_second();
     let mut cpu = cpu_stats(a, b, ticks_per_sec);
     let own_us = (delta(start.own.0, end.own.0) + delta(start.own.1, end.own.1)) as f64;
+    let kernel_work = end.snapshot.kernel_work_since(&start.snapshot);
     let inputs = SplitInputs {
         machine: (a, b),
         ticks_per_sec,
@@ -227,6 +235,8 @@ fn phase_cpu(start: &Edge, end: &Edge, daemons: &[u32], devices: &RunDevices) ->
         my_us: Some(own_us),
         daemons,
         devices,
+        kernel_work: kernel_work.as_ref(),
+        backing_share,
     };
     cpu.split =
         (!end.processes.is_empty()).then(|| cpu_split(&start.processes, &end.processes, &inputs));
