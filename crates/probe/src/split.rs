@@ -158,6 +158,30 @@ pub fn family_cpu_us(
     )
 }
 
+/// The kernel's work for the run, in µs (see [`cpu_split`]); `thread_us` sums the window's CPU
+/// of the threads a predicate picks, `interrupts_us` is the machine's interrupt time.
+fn kernel_for_run(
+    inputs: &SplitInputs,
+    thread_us: &dyn Fn(&dyn Fn(&ProcStat) -> bool) -> f64,
+    interrupts_us: f64,
+    run_family: &HashSet<u32>,
+) -> f64 {
+    let owned = |p: &ProcStat, owner| does_io(p) && inputs.devices.owner(&p.comm) == owner;
+    let run_or_shared = |p: &ProcStat| owned(p, Owner::Run) || owned(p, Owner::Shared);
+    match inputs.kernel_work {
+        Some(window) => {
+            // Dedicated threads by their names; pooled workers' and interrupts' work by whom
+            // the tracer saw it was for (their /proc time would count it twice).
+            let pooled =
+                |p: &ProcStat| p.comm.starts_with("kworker") || p.comm.starts_with("ksoftirqd");
+            let run_process = |tgid: u32| run_family.contains(&tgid);
+            thread_us(&|p| !pooled(p) && run_or_shared(p))
+                + traced_run_us(window, inputs.devices, &run_process, inputs.backing_share)
+        }
+        None => thread_us(&run_or_shared) + interrupts_us,
+    }
+}
+
 /// Splits the window's busy CPU: bakeoff and its descendants, the daemons and theirs, the
 /// kernel's work for the run, steal, and the rest. A process of bakeoff's or a daemon's that
 /// ended inside the window counts through its parent's waited-for children's time; one that
@@ -202,28 +226,11 @@ pub fn cpu_split(start: &[ProcStat], end: &[ProcStat], inputs: &SplitInputs) -> 
     let tool_us = my_us + children_us + us(ended_in_window(start, end, &tool, &tool_start));
     let daemons_us = sum(&|p| daemons.contains(&p.pid))
         + us(ended_in_window(start, end, &daemons, &daemons_start));
-    let owned_by = |owner| move |p: &ProcStat| does_io(p) && inputs.devices.owner(&p.comm) == owner;
-    let kernel_us = match inputs.kernel_work {
-        Some(window) => {
-            // Dedicated threads by their names; pooled workers' and interrupts' work by whom
-            // the tracer saw it was for (their /proc time would count it twice).
-            let dedicated =
-                |p: &ProcStat| !p.comm.starts_with("kworker") && !p.comm.starts_with("ksoftirqd");
-            let threads = sum(&|p| dedicated(p) && owned_by(Owner::Run)(p))
-                + sum(&|p| dedicated(p) && owned_by(Owner::Shared)(p));
-            let run_family: HashSet<u32> = (tool.iter().chain(&daemons).copied())
-                .chain(tool_start.iter().chain(&daemons_start).copied())
-                .collect();
-            let run_process = |tgid: u32| run_family.contains(&tgid);
-            threads + traced_run_us(window, inputs.devices, &run_process, inputs.backing_share)
-        }
-        None => {
-            let run_kernel_us = sum(&owned_by(Owner::Run));
-            let shared_threads_us = sum(&owned_by(Owner::Shared));
-            let interrupts_us = us(d(|c| c.irq) + d(|c| c.softirq));
-            run_kernel_us + shared_threads_us + interrupts_us
-        }
-    };
+    let run_family: HashSet<u32> = (tool.iter().chain(&daemons).copied())
+        .chain(tool_start.iter().chain(&daemons_start).copied())
+        .collect();
+    let interrupts_us = us(d(|c| c.irq) + d(|c| c.softirq));
+    let kernel_us = kernel_for_run(inputs, &sum, interrupts_us, &run_family);
     let steal_us = us(d(|c| c.steal));
     let other_us = (us(busy) - tool_us - daemons_us - kernel_us - steal_us).max(0.0);
     let pct = |x: f64| {
