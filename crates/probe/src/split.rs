@@ -158,11 +158,14 @@ pub fn family_cpu_us(
     )
 }
 
+/// Sums the window's CPU, in µs, of the threads a predicate picks.
+type ThreadUs<'a> = dyn Fn(&dyn Fn(&ProcStat) -> bool) -> f64 + 'a;
+
 /// The kernel's work for the run, in µs (see [`cpu_split`]); `thread_us` sums the window's CPU
 /// of the threads a predicate picks, `interrupts_us` is the machine's interrupt time.
 fn kernel_for_run(
     inputs: &SplitInputs,
-    thread_us: &dyn Fn(&dyn Fn(&ProcStat) -> bool) -> f64,
+    thread_us: &ThreadUs,
     interrupts_us: f64,
     run_family: &HashSet<u32>,
 ) -> f64 {
