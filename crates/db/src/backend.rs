@@ -120,20 +120,13 @@ pub trait Conn: Send {
     ) -> Result<u64, DbError>;
 }
 
-/// Which database.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DbKind {
-    /// A PostgreSQL server bakeoff manages.
-    Postgres,
-    /// SQLite, embedded in bakeoff.
-    Sqlite,
-}
+/// Which database: core's one enum of them, the plan's and the backend's alike.
+pub use bakeoff_core::dbplan::Db;
 
 /// A database that hands out connections.
 pub trait Database: Send + Sync {
     /// Which database this is.
-    fn kind(&self) -> DbKind;
+    fn kind(&self) -> Db;
     /// A new connection.
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
 }

@@ -20,4 +20,5 @@ pub mod sqlite;
 pub mod tpcc;
 pub mod tpch;
 
-pub use backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
+pub mod dialect;
+pub use backend::{Conn, Database, Db, DbError, ErrorKind, Row, Value};

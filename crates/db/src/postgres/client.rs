@@ -6,7 +6,7 @@
 //! other error is [`ErrorKind::Other`] with the server's message and the statement.
 
 use super::values::{copy_field, Param};
-use crate::backend::{Conn, Database, DbError, DbKind, ErrorKind, Row, Value};
+use crate::backend::{Conn, Database, Db, DbError, ErrorKind, Row, Value};
 use crate::tpcc::procedures::ROLLBACK_SQLSTATE;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
@@ -73,8 +73,8 @@ impl PgDatabase {
 }
 
 impl Database for PgDatabase {
-    fn kind(&self) -> DbKind {
-        DbKind::Postgres
+    fn kind(&self) -> Db {
+        Db::Postgres
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

@@ -8,7 +8,7 @@ mod status;
 pub use options::{JournalMode, OptionError, SqliteOptions, Synchronous};
 pub use status::CacheCounters;
 
-use crate::backend::{Conn, Database, DbError, DbKind};
+use crate::backend::{Conn, Database, Db, DbError};
 use conn::SqliteConn;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
@@ -115,8 +115,8 @@ impl Sqlite {
 }
 
 impl Database for Sqlite {
-    fn kind(&self) -> DbKind {
-        DbKind::Sqlite
+    fn kind(&self) -> Db {
+        Db::Sqlite
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {

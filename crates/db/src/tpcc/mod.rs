@@ -20,7 +20,7 @@ pub use populate::Population;
 pub use run::{run, run_warming, TpccRun};
 pub use schema::Table;
 
-use crate::backend::{DbError, DbKind};
+use crate::backend::{Db, DbError};
 use std::time::Duration;
 
 /// What a TPC-C load or run is asked to do.
@@ -71,9 +71,9 @@ impl TpccPlan {
     }
 
     /// Checks the plan can run on a database of `kind`: stored procedures are PostgreSQL's.
-    pub fn validate_for(&self, kind: DbKind) -> Result<(), TpccError> {
+    pub fn validate_for(&self, kind: Db) -> Result<(), TpccError> {
         self.validate()?;
-        if self.procedures && kind != DbKind::Postgres {
+        if self.procedures && !crate::dialect::dialect(kind).has_procedures() {
             return Err(TpccError::Plan(
                 "procedures=true needs PostgreSQL (SQLite has no stored procedures); \
                  set procedures=false"

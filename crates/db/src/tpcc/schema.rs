@@ -2,7 +2,8 @@
 //! `bigint`, money is integer cents, tax and discount rates are integer basis points
 //! (1/10,000), dates are microseconds since the Unix epoch.
 
-use crate::backend::DbKind;
+use crate::backend::Db;
+use crate::dialect::dialect;
 
 /// A TPC-C table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -232,10 +233,11 @@ pub enum KeysAt {
 
 impl KeysAt {
     /// What bakeoff uses for `kind` (for SQLite measured in `docs/tpcc.md`).
-    pub fn default_for(kind: DbKind) -> KeysAt {
-        match kind {
-            DbKind::Postgres => KeysAt::AfterLoad,
-            DbKind::Sqlite => KeysAt::Create,
+    pub fn default_for(kind: Db) -> KeysAt {
+        if dialect(kind).keys_after_load() {
+            KeysAt::AfterLoad
+        } else {
+            KeysAt::Create
         }
     }
 }
@@ -249,7 +251,7 @@ pub fn drop_tables() -> String {
 }
 
 /// `CREATE TABLE` for every table, with the primary keys if `keys` says so.
-pub fn create_tables(kind: DbKind, keys: KeysAt) -> String {
+pub fn create_tables(kind: Db, keys: KeysAt) -> String {
     let mut sql = String::new();
     for t in Table::ALL {
         let mut cols: Vec<String> = t
@@ -265,8 +267,8 @@ pub fn create_tables(kind: DbKind, keys: KeysAt) -> String {
         if inline {
             cols.push(format!("PRIMARY KEY ({})", key.join(", ")));
         }
-        let rowid = if inline && kind == DbKind::Sqlite {
-            " WITHOUT ROWID"
+        let rowid = if inline {
+            dialect(kind).keyed_table_suffix()
         } else {
             ""
         };
@@ -280,19 +282,15 @@ pub fn create_tables(kind: DbKind, keys: KeysAt) -> String {
 }
 
 /// The primary keys made after the load (nothing if they were made with the tables).
-pub fn create_keys(kind: DbKind, keys: KeysAt) -> String {
+pub fn create_keys(kind: Db, keys: KeysAt) -> String {
     if keys == KeysAt::Create {
         return String::new();
     }
     let mut sql = String::new();
     for t in Table::ALL.iter().filter(|t| !t.primary_key().is_empty()) {
         let (name, cols) = (t.name(), t.primary_key().join(", "));
-        sql += &match kind {
-            DbKind::Postgres => {
-                format!("ALTER TABLE {name} ADD CONSTRAINT {name}_pkey PRIMARY KEY ({cols});\n")
-            }
-            DbKind::Sqlite => format!("CREATE UNIQUE INDEX {name}_pkey ON {name} ({cols});\n"),
-        };
+        let key = format!("{name}_pkey");
+        sql += &(dialect(kind).add_primary_key(name, &key, &cols) + ";\n");
     }
     sql
 }
@@ -310,7 +308,7 @@ mod tests {
 
     #[test]
     fn ddl_names_every_table_and_its_keys() {
-        let sqlite = create_tables(DbKind::Sqlite, KeysAt::Create);
+        let sqlite = create_tables(Db::Sqlite, KeysAt::Create);
         assert_eq!(sqlite.matches("CREATE TABLE").count(), 9);
         assert_eq!(
             sqlite.matches("WITHOUT ROWID").count(),
@@ -318,11 +316,11 @@ mod tests {
             "history has no key"
         );
         assert!(sqlite.contains("PRIMARY KEY (s_w_id, s_i_id)"));
-        assert!(create_keys(DbKind::Sqlite, KeysAt::Create).is_empty());
-        let pg = create_tables(DbKind::Postgres, KeysAt::AfterLoad);
+        assert!(create_keys(Db::Sqlite, KeysAt::Create).is_empty());
+        let pg = create_tables(Db::Postgres, KeysAt::AfterLoad);
         assert!(!pg.contains("PRIMARY KEY") && !pg.contains("ROWID"));
         assert!(pg.contains("c_data varchar(500)") && pg.contains("w_ytd bigint"));
-        let keys = create_keys(DbKind::Postgres, KeysAt::AfterLoad);
+        let keys = create_keys(Db::Postgres, KeysAt::AfterLoad);
         assert_eq!(keys.matches("ADD CONSTRAINT").count(), 8);
         assert_eq!(Table::Stock.columns().len(), 17);
         assert_eq!(Table::Customer.columns().len(), 21);

@@ -3,7 +3,8 @@
 //! has, unique indexes and the query that validates a foreign key).
 
 use super::schema::Table;
-use crate::backend::DbKind;
+use crate::backend::Db;
+use crate::dialect::dialect;
 
 /// A foreign key: its name, the referencing columns, the referenced table and its key.
 pub struct ForeignKey {
@@ -129,18 +130,13 @@ pub fn create_indexes() -> Vec<(&'static str, String)> {
 
 /// Each table's primary key: its name and statement. SQLite cannot add a constraint to a table
 /// it has: a unique index on the key's columns does the same work (one sort, one B-tree).
-pub fn create_primary_keys(kind: DbKind) -> Vec<(String, String)> {
+pub fn create_primary_keys(kind: Db) -> Vec<(String, String)> {
     Table::ALL
         .iter()
         .map(|t| {
             let (table, name, columns) = (t.name(), t.primary_key_name(), t.primary_key());
             let columns = columns.join(", ");
-            let sql = match kind {
-                DbKind::Postgres => {
-                    format!("ALTER TABLE {table} ADD CONSTRAINT {name} PRIMARY KEY ({columns})")
-                }
-                DbKind::Sqlite => format!("CREATE UNIQUE INDEX {name} ON {table} ({columns})"),
-            };
+            let sql = dialect(kind).add_primary_key(table, &name, &columns);
             (name, sql)
         })
         .collect()
@@ -203,7 +199,7 @@ mod tests {
                 assert!(table.columns().contains(&column), "{column}");
             }
         }
-        let keys = create_primary_keys(DbKind::Sqlite);
+        let keys = create_primary_keys(Db::Sqlite);
         assert_eq!(
             keys[7].1,
             "CREATE UNIQUE INDEX lineitem_pkey ON lineitem (l_orderkey, l_linenumber)"

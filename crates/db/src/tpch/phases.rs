@@ -6,7 +6,8 @@ use super::keys::{self, FOREIGN_KEYS};
 use super::queries::{self, QueryReport, NAMES, QUERIES};
 use super::schema::{self, Table};
 use super::{database_error, load, Phase, PhaseReport, Step, TpchError, TpchPlan};
-use crate::backend::{Conn, Database, DbKind};
+use crate::backend::{Conn, Database};
+use crate::dialect::dialect;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -101,22 +102,20 @@ impl<'a> Tpch<'a> {
         for key in &FOREIGN_KEYS {
             let began = Instant::now();
             let what = || format!("adding foreign key {}", key.name);
-            match kind {
-                DbKind::Postgres => conn
-                    .batch(&keys::add_foreign_key(key))
-                    .map_err(database_error(what()))?,
-                DbKind::Sqlite => {
-                    let rows = (conn.query(&keys::count_orphans(key), &[]))
-                        .map_err(database_error(what()))?;
-                    let orphans = rows.first().and_then(|r| r.first()).and_then(|v| v.int());
-                    if let Some(orphans @ 1..) = orphans {
-                        return Err(TpchError::Orphans {
-                            key: key.name,
-                            table: key.table.name(),
-                            references: key.references.name(),
-                            orphans,
-                        });
-                    }
+            if dialect(kind).has_foreign_keys() {
+                conn.batch(&keys::add_foreign_key(key))
+                    .map_err(database_error(what()))?;
+            } else {
+                let rows =
+                    (conn.query(&keys::count_orphans(key), &[])).map_err(database_error(what()))?;
+                let orphans = rows.first().and_then(|r| r.first()).and_then(|v| v.int());
+                if let Some(orphans @ 1..) = orphans {
+                    return Err(TpchError::Orphans {
+                        key: key.name,
+                        table: key.table.name(),
+                        references: key.references.name(),
+                        orphans,
+                    });
                 }
             }
             report.steps.push(step(key.name, 0, began));

@@ -7,7 +7,8 @@
 //! them as strings, in date order, and its date functions read them); fixed text is `char(n)`,
 //! variable text `varchar(n)` (SQLite keeps the name and stores text either way).
 
-use crate::backend::DbKind;
+use crate::backend::Db;
+use crate::dialect::{dialect, ColumnType};
 
 /// A TPC-H table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -201,26 +202,21 @@ impl Table {
     }
 }
 
-fn column_type(kind: DbKind, ty: Type) -> String {
-    match (kind, ty) {
-        (_, Int) => "integer".into(),
-        (DbKind::Postgres, BigInt) => "bigint".into(),
-        (DbKind::Sqlite, BigInt) => "integer".into(),
-        (DbKind::Postgres, Decimal) => "numeric(15,2)".into(),
-        (DbKind::Sqlite, Decimal) => "real".into(),
-        (DbKind::Postgres, Date) => "date".into(),
-        (DbKind::Sqlite, Date) => "text".into(),
-        (_, Fixed(n)) => format!("char({n})"),
-        (_, Variable(n)) => format!("varchar({n})"),
+fn column_type(kind: Db, ty: Type) -> String {
+    let spelled = |ty| dialect(kind).column_type(ty).to_string();
+    match ty {
+        Int => "integer".into(),
+        BigInt => spelled(ColumnType::BigInt),
+        Decimal => spelled(ColumnType::Decimal),
+        Date => spelled(ColumnType::Date),
+        Fixed(n) => format!("char({n})"),
+        Variable(n) => format!("varchar({n})"),
     }
 }
 
 /// Drops the TPC-H tables if they exist (the referring ones first, for PostgreSQL's keys).
-pub fn drop_tables(kind: DbKind) -> String {
-    let cascade = match kind {
-        DbKind::Postgres => " CASCADE",
-        DbKind::Sqlite => "",
-    };
+pub fn drop_tables(kind: Db) -> String {
+    let cascade = dialect(kind).drop_cascade();
     Table::ALL
         .iter()
         .rev()
@@ -229,7 +225,7 @@ pub fn drop_tables(kind: DbKind) -> String {
 }
 
 /// `CREATE TABLE` for every table, without keys.
-pub fn create_tables(kind: DbKind) -> String {
+pub fn create_tables(kind: Db) -> String {
     let mut sql = String::new();
     for t in Table::ALL {
         let columns: Vec<String> = t
@@ -252,12 +248,12 @@ mod tests {
 
     #[test]
     fn tables_are_made_without_keys_in_each_dialect() {
-        let pg = create_tables(DbKind::Postgres);
+        let pg = create_tables(Db::Postgres);
         assert_eq!(pg.matches("CREATE TABLE").count(), 8);
         assert!(!pg.contains("PRIMARY KEY") && !pg.contains("REFERENCES"));
         assert!(pg.contains("l_extendedprice numeric(15,2)"), "{pg}");
         assert!(pg.contains("o_orderdate date") && pg.contains("o_orderkey bigint"));
-        let lite = create_tables(DbKind::Sqlite);
+        let lite = create_tables(Db::Sqlite);
         assert!(lite.contains("l_extendedprice real") && lite.contains("l_shipdate text"));
         assert!(lite.contains("c_mktsegment char(10)"));
         assert_eq!(Table::LineItem.columns().len(), 16);

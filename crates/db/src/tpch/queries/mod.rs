@@ -8,7 +8,8 @@
 mod q01_q11;
 mod q12_q22;
 
-use crate::backend::{Conn, DbError, DbKind, Row};
+use crate::backend::{Conn, Db, DbError, Row};
+use crate::dialect::dialect;
 use std::time::{Duration, Instant};
 
 /// The number of queries.
@@ -42,37 +43,24 @@ pub const NAMES: [&str; QUERIES as usize] = [
 
 /// How a database writes what differs, and the scale factor (Q11's FRACTION depends on it).
 pub(crate) struct Dialect {
-    kind: DbKind,
+    kind: Db,
     sf: f64,
 }
 
 impl Dialect {
     /// A date literal.
     fn date(&self, day: &str) -> String {
-        match self.kind {
-            DbKind::Postgres => format!("date '{day}'"),
-            DbKind::Sqlite => format!("'{day}'"),
-        }
+        dialect(self.kind).date(day)
     }
 
     /// `day` moved by `amount` `unit`s (day, month or year), as the specification writes it.
     fn shift(&self, day: &str, amount: i32, unit: &str) -> String {
-        match self.kind {
-            DbKind::Postgres => {
-                let sign = if amount < 0 { '-' } else { '+' };
-                let n = amount.unsigned_abs();
-                format!("date '{day}' {sign} interval '{n}' {unit}")
-            }
-            DbKind::Sqlite => format!("date('{day}', '{amount:+} {unit}')"),
-        }
+        dialect(self.kind).date_shift(day, amount, unit)
     }
 
     /// The year of a date column, as an integer.
     fn year(&self, column: &str) -> String {
-        match self.kind {
-            DbKind::Postgres => format!("extract(year FROM {column})"),
-            DbKind::Sqlite => format!("CAST(strftime('%Y', {column}) AS INTEGER)"),
-        }
+        dialect(self.kind).year(column)
     }
 }
 
@@ -105,7 +93,7 @@ const TEXTS: [Text; QUERIES as usize] = [
 
 /// The text of query `number` (1 to 22) for a database of `kind` loaded at scale factor `sf`;
 /// `None` for any other number.
-pub fn sql(number: u8, kind: DbKind, sf: f64) -> Option<String> {
+pub fn sql(number: u8, kind: Db, sf: f64) -> Option<String> {
     let text = TEXTS.get(usize::from(number).checked_sub(1)?)?;
     Some(text(&Dialect { kind, sf }))
 }
@@ -142,7 +130,7 @@ mod tests {
 
     #[test]
     fn every_query_has_a_text_in_each_dialect_and_no_placeholder_left() {
-        for kind in [DbKind::Postgres, DbKind::Sqlite] {
+        for kind in [Db::Postgres, Db::Sqlite] {
             for n in 1..=QUERIES {
                 let text = sql(n, kind, 0.1).unwrap();
                 let start = text.trim_start();
@@ -154,24 +142,24 @@ mod tests {
                     c == ':' && text[i + 1..].starts_with(|d: char| d.is_ascii_digit())
                 });
                 assert!(!placeholder, "Q{n}: {text}");
-                if kind == DbKind::Sqlite {
+                if kind == Db::Sqlite {
                     for pg_only in ["interval", "extract", "date '"] {
                         assert!(!text.contains(pg_only), "Q{n}: {pg_only} in {text}");
                     }
                 }
             }
         }
-        assert!(sql(0, DbKind::Sqlite, 1.0).is_none() && sql(23, DbKind::Sqlite, 1.0).is_none());
+        assert!(sql(0, Db::Sqlite, 1.0).is_none() && sql(23, Db::Sqlite, 1.0).is_none());
     }
 
     #[test]
     fn dates_shift_and_years_are_written_per_database() {
         let pg = Dialect {
-            kind: DbKind::Postgres,
+            kind: Db::Postgres,
             sf: 1.0,
         };
         let lite = Dialect {
-            kind: DbKind::Sqlite,
+            kind: Db::Sqlite,
             sf: 1.0,
         };
         assert_eq!(
@@ -188,11 +176,11 @@ mod tests {
         );
         assert_eq!(lite.date("1995-03-15"), "'1995-03-15'");
         assert_eq!(pg.year("o_orderdate"), "extract(year FROM o_orderdate)");
-        assert!(sql(1, DbKind::Sqlite, 1.0).unwrap().contains("'-90 day'"));
-        assert!(sql(11, DbKind::Postgres, 0.01)
+        assert!(sql(1, Db::Sqlite, 1.0).unwrap().contains("'-90 day'"));
+        assert!(sql(11, Db::Postgres, 0.01)
             .unwrap()
             .contains("* 0.0100000000"));
-        assert!(sql(11, DbKind::Postgres, 1.0)
+        assert!(sql(11, Db::Postgres, 1.0)
             .unwrap()
             .contains("* 0.0001000000"));
     }
