@@ -7,7 +7,11 @@
 //! ([`resolve_devices`], [`target_info`], [`environment`], [`Probe::snapshot`], and the tracefs
 //! instances of [`PageCacheProbe`]). The only `unsafe`
 //! is in the `sys` module (`sysconf`, `getrusage`, `uname`, and the `flock` and `mount` that
-//! make tracefs available).
+//! make tracefs available). The kernel-work tracer ([`kwork`]) is eBPF, loaded with libbpf-rs.
+//!
+//! The `procfs-core` crate was once declared for this and never used: it reads `/proc` but not
+//! `/sys/block/*/stat` or ZFS's kstats, and the parsers here are few, small and tested on
+//! captured fixtures, so they stay and the declaration went (issue 21, item 8).
 #![warn(missing_docs)]
 
 mod attribution;
