@@ -1,9 +1,9 @@
 //! The 22 TPC-H queries (clause 2.4) with the validation parameters of each query's clause
 //! 2.4.n.3 (what qgen writes with `-d`; FRACTION of Q11 is 0.0001 / SF as qgen scales it), in
 //! each database's dialect. The texts are the specification's; only date literals, date
-//! arithmetic and `extract(year ...)` are written per database ([`Dialect`]): SQLite has no
-//! date type, no `interval` and no `extract`, and stores dates as ISO-8601 text, which its
-//! `date()` and `strftime()` read.
+//! arithmetic and `extract(year ...)` are written per database
+//! ([`crate::dialect::Dialect`]): SQLite has no date type, no `interval` and no `extract`, and
+//! stores dates as ISO-8601 text, which its `date()` and `strftime()` read.
 
 mod q01_q11;
 mod q12_q22;
@@ -42,12 +42,12 @@ pub const NAMES: [&str; QUERIES as usize] = [
 ];
 
 /// How a database writes what differs, and the scale factor (Q11's FRACTION depends on it).
-pub(crate) struct Dialect {
+pub(crate) struct Writer {
     kind: Db,
     sf: f64,
 }
 
-impl Dialect {
+impl Writer {
     /// A date literal.
     fn date(&self, day: &str) -> String {
         dialect(self.kind).date(day)
@@ -64,7 +64,7 @@ impl Dialect {
     }
 }
 
-type Text = fn(&Dialect) -> String;
+type Text = fn(&Writer) -> String;
 
 const TEXTS: [Text; QUERIES as usize] = [
     q01_q11::q1,
@@ -95,7 +95,7 @@ const TEXTS: [Text; QUERIES as usize] = [
 /// `None` for any other number.
 pub fn sql(number: u8, kind: Db, sf: f64) -> Option<String> {
     let text = TEXTS.get(usize::from(number).checked_sub(1)?)?;
-    Some(text(&Dialect { kind, sf }))
+    Some(text(&Writer { kind, sf }))
 }
 
 /// What one query did.
@@ -154,11 +154,11 @@ mod tests {
 
     #[test]
     fn dates_shift_and_years_are_written_per_database() {
-        let pg = Dialect {
+        let pg = Writer {
             kind: Db::Postgres,
             sf: 1.0,
         };
-        let lite = Dialect {
+        let lite = Writer {
             kind: Db::Sqlite,
             sf: 1.0,
         };

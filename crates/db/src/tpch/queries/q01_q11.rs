@@ -1,9 +1,9 @@
 //! Queries 1 to 11 (clauses 2.4.1 to 2.4.11) with their validation parameters.
 
-use super::Dialect;
+use super::Writer;
 
 /// Pricing Summary Report: DELTA = 90.
-pub(super) fn q1(d: &Dialect) -> String {
+pub(super) fn q1(d: &Writer) -> String {
     format!(
         "SELECT l_returnflag, l_linestatus,
             sum(l_quantity) AS sum_qty,
@@ -23,7 +23,7 @@ pub(super) fn q1(d: &Dialect) -> String {
 }
 
 /// Minimum Cost Supplier: SIZE = 15, TYPE = BRASS, REGION = EUROPE.
-pub(super) fn q2(_: &Dialect) -> String {
+pub(super) fn q2(_: &Writer) -> String {
     "SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
     FROM part, supplier, partsupp, nation, region
     WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey
@@ -41,7 +41,7 @@ pub(super) fn q2(_: &Dialect) -> String {
 }
 
 /// Shipping Priority: SEGMENT = BUILDING, DATE = 1995-03-15.
-pub(super) fn q3(d: &Dialect) -> String {
+pub(super) fn q3(d: &Writer) -> String {
     let date = d.date("1995-03-15");
     format!(
         "SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue,
@@ -56,7 +56,7 @@ pub(super) fn q3(d: &Dialect) -> String {
 }
 
 /// Order Priority Checking: DATE = 1993-07-01.
-pub(super) fn q4(d: &Dialect) -> String {
+pub(super) fn q4(d: &Writer) -> String {
     format!(
         "SELECT o_orderpriority, count(*) AS order_count
         FROM orders
@@ -72,7 +72,7 @@ pub(super) fn q4(d: &Dialect) -> String {
 }
 
 /// Local Supplier Volume: REGION = ASIA, DATE = 1994-01-01.
-pub(super) fn q5(d: &Dialect) -> String {
+pub(super) fn q5(d: &Writer) -> String {
     format!(
         "SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
         FROM customer, orders, lineitem, supplier, nation, region
@@ -90,7 +90,7 @@ pub(super) fn q5(d: &Dialect) -> String {
 /// Forecasting Revenue Change: DATE = 1994-01-01, DISCOUNT = 0.06, QUANTITY = 24. The
 /// discount's bounds (0.06 ± 0.01) are written out: in SQLite's doubles 0.06 + 0.01 is just
 /// below 0.07 and would leave out the discounts of 0.07.
-pub(super) fn q6(d: &Dialect) -> String {
+pub(super) fn q6(d: &Writer) -> String {
     format!(
         "SELECT sum(l_extendedprice * l_discount) AS revenue
         FROM lineitem
@@ -102,7 +102,7 @@ pub(super) fn q6(d: &Dialect) -> String {
 }
 
 /// Volume Shipping: NATION1 = FRANCE, NATION2 = GERMANY.
-pub(super) fn q7(d: &Dialect) -> String {
+pub(super) fn q7(d: &Writer) -> String {
     format!(
         "SELECT supp_nation, cust_nation, l_year, sum(volume) AS revenue
         FROM (
@@ -124,7 +124,7 @@ pub(super) fn q7(d: &Dialect) -> String {
 }
 
 /// National Market Share: NATION = BRAZIL, REGION = AMERICA, TYPE = ECONOMY ANODIZED STEEL.
-pub(super) fn q8(d: &Dialect) -> String {
+pub(super) fn q8(d: &Writer) -> String {
     format!(
         "SELECT o_year,
             sum(CASE WHEN nation = 'BRAZIL' THEN volume ELSE 0 END) / sum(volume) AS mkt_share
@@ -148,7 +148,7 @@ pub(super) fn q8(d: &Dialect) -> String {
 }
 
 /// Product Type Profit Measure: COLOR = green.
-pub(super) fn q9(d: &Dialect) -> String {
+pub(super) fn q9(d: &Writer) -> String {
     format!(
         "SELECT nation, o_year, sum(amount) AS sum_profit
         FROM (
@@ -166,7 +166,7 @@ pub(super) fn q9(d: &Dialect) -> String {
 }
 
 /// Returned Item Reporting: DATE = 1993-10-01.
-pub(super) fn q10(d: &Dialect) -> String {
+pub(super) fn q10(d: &Writer) -> String {
     format!(
         "SELECT c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) AS revenue,
             c_acctbal, n_name, c_address, c_phone, c_comment
@@ -183,7 +183,7 @@ pub(super) fn q10(d: &Dialect) -> String {
 }
 
 /// Important Stock Identification: NATION = GERMANY, FRACTION = 0.0001 / SF.
-pub(super) fn q11(d: &Dialect) -> String {
+pub(super) fn q11(d: &Writer) -> String {
     format!(
         "SELECT ps_partkey, sum(ps_supplycost * ps_availqty) AS value
         FROM partsupp, supplier, nation

@@ -1,9 +1,9 @@
 //! Queries 12 to 22 (clauses 2.4.12 to 2.4.22) with their validation parameters.
 
-use super::Dialect;
+use super::Writer;
 
 /// Shipping Modes and Order Priority: SHIPMODE1 = MAIL, SHIPMODE2 = SHIP, DATE = 1994-01-01.
-pub(super) fn q12(d: &Dialect) -> String {
+pub(super) fn q12(d: &Writer) -> String {
     format!(
         "SELECT l_shipmode,
             sum(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH'
@@ -23,7 +23,7 @@ pub(super) fn q12(d: &Dialect) -> String {
 
 /// Customer Distribution: WORD1 = special, WORD2 = requests. (The derived table's columns are
 /// named inside it: SQLite takes no column list after a subquery's alias.)
-pub(super) fn q13(_: &Dialect) -> String {
+pub(super) fn q13(_: &Writer) -> String {
     "SELECT c_count, count(*) AS custdist
     FROM (
         SELECT c_custkey, count(o_orderkey) AS c_count
@@ -37,7 +37,7 @@ pub(super) fn q13(_: &Dialect) -> String {
 }
 
 /// Promotion Effect: DATE = 1995-09-01.
-pub(super) fn q14(d: &Dialect) -> String {
+pub(super) fn q14(d: &Writer) -> String {
     format!(
         "SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%'
                 THEN l_extendedprice * (1 - l_discount) ELSE 0 END)
@@ -51,7 +51,7 @@ pub(super) fn q14(d: &Dialect) -> String {
 
 /// Top Supplier: DATE = 1996-01-01. The view `revenue0` is a common table expression (clause
 /// 2.2.3.3 allows it), so the query needs no DDL and leaves nothing behind.
-pub(super) fn q15(d: &Dialect) -> String {
+pub(super) fn q15(d: &Writer) -> String {
     format!(
         "WITH revenue0 AS (
             SELECT l_suppkey AS supplier_no,
@@ -71,7 +71,7 @@ pub(super) fn q15(d: &Dialect) -> String {
 
 /// Parts/Supplier Relationship: BRAND = Brand#45, TYPE = MEDIUM POLISHED, SIZE1 to SIZE8 =
 /// 49, 14, 23, 45, 19, 3, 36, 9.
-pub(super) fn q16(_: &Dialect) -> String {
+pub(super) fn q16(_: &Writer) -> String {
     "SELECT p_brand, p_type, p_size, count(DISTINCT ps_suppkey) AS supplier_cnt
     FROM partsupp, part
     WHERE p_partkey = ps_partkey AND p_brand <> 'Brand#45'
@@ -85,7 +85,7 @@ pub(super) fn q16(_: &Dialect) -> String {
 }
 
 /// Small-Quantity-Order Revenue: BRAND = Brand#23, CONTAINER = MED BOX.
-pub(super) fn q17(_: &Dialect) -> String {
+pub(super) fn q17(_: &Writer) -> String {
     "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly
     FROM lineitem, part
     WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' AND p_container = 'MED BOX'
@@ -95,7 +95,7 @@ pub(super) fn q17(_: &Dialect) -> String {
 }
 
 /// Large Volume Customer: QUANTITY = 300.
-pub(super) fn q18(_: &Dialect) -> String {
+pub(super) fn q18(_: &Writer) -> String {
     "SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity)
     FROM customer, orders, lineitem
     WHERE o_orderkey IN (
@@ -110,7 +110,7 @@ pub(super) fn q18(_: &Dialect) -> String {
 
 /// Discounted Revenue: QUANTITY1 = 1, QUANTITY2 = 10, QUANTITY3 = 20, BRAND1 = Brand#12,
 /// BRAND2 = Brand#23, BRAND3 = Brand#34.
-pub(super) fn q19(_: &Dialect) -> String {
+pub(super) fn q19(_: &Writer) -> String {
     let branch = |brand: &str, size: &str, containers: &str, quantity: u32| {
         format!(
             "(p_partkey = l_partkey AND p_brand = '{brand}'
@@ -149,7 +149,7 @@ pub(super) fn q19(_: &Dialect) -> String {
 }
 
 /// Potential Part Promotion: COLOR = forest, DATE = 1994-01-01, NATION = CANADA.
-pub(super) fn q20(d: &Dialect) -> String {
+pub(super) fn q20(d: &Writer) -> String {
     format!(
         "SELECT s_name, s_address
         FROM supplier, nation
@@ -168,7 +168,7 @@ pub(super) fn q20(d: &Dialect) -> String {
 }
 
 /// Suppliers Who Kept Orders Waiting: NATION = SAUDI ARABIA.
-pub(super) fn q21(_: &Dialect) -> String {
+pub(super) fn q21(_: &Writer) -> String {
     "SELECT s_name, count(*) AS numwait
     FROM supplier, lineitem l1, orders, nation
     WHERE s_suppkey = l1.l_suppkey AND o_orderkey = l1.l_orderkey AND o_orderstatus = 'F'
@@ -189,7 +189,7 @@ pub(super) fn q21(_: &Dialect) -> String {
 
 /// Global Sales Opportunity: I1 to I7 = 13, 31, 23, 29, 30, 18, 17. (`substr` is the
 /// spec's `substring(c_phone from 1 for 2)` in a form both databases take.)
-pub(super) fn q22(_: &Dialect) -> String {
+pub(super) fn q22(_: &Writer) -> String {
     let codes = "('13', '31', '23', '29', '30', '18', '17')";
     format!(
         "SELECT cntrycode, count(*) AS numcust, sum(c_acctbal) AS totacctbal
