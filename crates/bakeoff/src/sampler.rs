@@ -101,7 +101,12 @@ impl Sampler {
 
     /// Handles one tick from the engine.
     pub fn on_tick(&mut self, t: &Tick) {
-        let snap = self.probe.snapshot();
+        let edge = matches!(t.kind, TickKind::MeasureStart | TickKind::End);
+        let snap = if edge {
+            self.probe.edge_snapshot()
+        } else {
+            self.probe.snapshot()
+        };
         if self.mark.is_none() {
             self.mark = Some(snap.clone());
         }
@@ -199,6 +204,7 @@ impl Sampler {
         else {
             return m;
         };
+        m.devices = self.probe.device_stats(start, end);
         m.tool.user_us = ru1.0.saturating_sub(ru0.0);
         m.tool.system_us = ru1.1.saturating_sub(ru0.1);
         if let (Some(a), Some(b)) = (&start.cpu, &end.cpu) {
@@ -206,7 +212,6 @@ impl Sampler {
             let tool_us = (m.tool.user_us + m.tool.system_us) as f64;
             m.tool.share_of_busy_pct =
                 (cpu.busy_us > 0.0).then(|| (100.0 * tool_us / cpu.busy_us).min(100.0));
-            let devices = self.probe.device_stats(start, end);
             let kernel_work = end.kernel_work_since(start);
             let inputs = SplitInputs {
                 machine: (a, b),
@@ -216,12 +221,11 @@ impl Sampler {
                 daemons: &self.daemons,
                 devices: &RunDevices::of(&self.probe.devices),
                 kernel_work: kernel_work.as_ref(),
-                backing_share: backing_share(&devices),
+                backing_share: backing_share(&m.devices),
             };
             cpu.split = (!procs1.is_empty()).then(|| cpu_split(procs0, procs1, &inputs));
             m.cpu = Some(cpu);
         }
-        m.devices = self.probe.device_stats(start, end);
         if let (Some(a), Some(b)) = (&start.mem, &end.mem) {
             let arc = |f: fn(&bakeoff_probe::ArcCounters) -> Option<u64>| {
                 Some(f(end.arc.as_ref()?)?.saturating_sub(f(start.arc.as_ref()?)?))

@@ -41,24 +41,17 @@ impl RunDevices {
     pub fn of(devices: &[DeviceInfo]) -> RunDevices {
         let mut out = RunDevices::default();
         for d in devices {
-            let list = if d.role == ROLE_BACKING {
-                &mut out.shared
+            let (list, irq) = if d.role == ROLE_BACKING {
+                (&mut out.shared, &mut out.shared_irq)
             } else {
-                &mut out.own
+                (&mut out.own, &mut out.own_irq)
             };
             list.push(d.name.clone());
             let dev = std::fs::read_to_string(format!("/sys/class/block/{}/dev", d.name));
             if let Ok(number) = dev {
                 list.push(number.trim().to_string());
             }
-            if let Some(controller) = controller_of(&d.name) {
-                let irq = if d.role == ROLE_BACKING {
-                    &mut out.shared_irq
-                } else {
-                    &mut out.own_irq
-                };
-                irq.push(controller);
-            }
+            irq.extend(controller_of(&d.name));
         }
         out
     }
@@ -95,24 +88,21 @@ impl RunDevices {
     }
 
     fn owner_of_label(&self, label: &Label, run_process: &dyn Fn(u32) -> bool) -> Option<Owner> {
-        let number = |n: &str| {
-            if self.own.iter().any(|d| d == n) {
-                Owner::Run
-            } else if self.shared.iter().any(|d| d == n) {
-                Owner::Shared
-            } else {
-                Owner::Elsewhere
-            }
-        };
-        let named = |name: &str| {
-            let names = |list: &[String]| list.iter().any(|d| names_device(name, d));
-            if names(&self.own) {
+        // The run's when its own list matches, shared when the shared list does.
+        let in_lists = |own: &[String], shared: &[String], matches: &dyn Fn(&String) -> bool| {
+            if own.iter().any(matches) {
                 Some(Owner::Run)
-            } else if names(&self.shared) {
+            } else if shared.iter().any(matches) {
                 Some(Owner::Shared)
             } else {
-                names_some_device(name).then_some(Owner::Elsewhere)
+                None
             }
+        };
+        let number =
+            |n: &str| in_lists(&self.own, &self.shared, &|d| d == n).unwrap_or(Owner::Elsewhere);
+        let named = |name: &str| {
+            in_lists(&self.own, &self.shared, &|d| names_device(name, d))
+                .or_else(|| names_some_device(name).then_some(Owner::Elsewhere))
         };
         match label {
             Label::Device { major, minor } => Some(number(&format!("{major}:{minor}"))),
@@ -124,14 +114,7 @@ impl RunDevices {
                 named(comm).unwrap_or(Owner::Elsewhere)
             }),
             Label::Irq { name, .. } => {
-                let serves = |list: &[String]| list.iter().any(|c| line_of(name, c));
-                if serves(&self.own_irq) {
-                    Some(Owner::Run)
-                } else if serves(&self.shared_irq) {
-                    Some(Owner::Shared)
-                } else {
-                    None
-                }
+                in_lists(&self.own_irq, &self.shared_irq, &|c| line_of(name, c))
             }
             Label::Softirq(_) | Label::Unknown => None,
         }

@@ -29,7 +29,8 @@ pub struct Snapshot {
     pub arc: Option<crate::parse::ArcCounters>,
     /// Page-cache lookups and insertions of the target's file system, where counted.
     pub page_cache: Option<PageCacheCounters>,
-    /// The kernel-work tracer's totals, where it runs ([`Probe::with_kernel_work`]).
+    /// The kernel-work tracer's totals, where it runs ([`Probe::with_kernel_work`]), in an
+    /// [`Probe::edge_snapshot`].
     pub kernel_work: Option<KernelWorkTotals>,
 }
 
@@ -70,15 +71,6 @@ impl Probe {
         self
     }
 
-    /// Why the kernel's work is not traced, when [`Probe::with_kernel_work`] could not start.
-    pub fn kernel_work_unavailable(&self) -> Option<&str> {
-        self.kernel_work
-            .as_ref()?
-            .as_ref()
-            .err()
-            .map(String::as_str)
-    }
-
     /// Also counts the page-cache lookups and insertions of the file system holding `target`
     /// (see [`PageCacheProbe`]), from now until the probe and its clones are dropped.
     pub fn with_page_cache(mut self, target: &Path) -> Probe {
@@ -116,11 +108,18 @@ impl Probe {
                 Some(Ok(p)) => p.read(),
                 _ => None,
             },
-            kernel_work: match &self.kernel_work {
-                Some(Ok(k)) => k.totals(),
-                _ => None,
-            },
+            kernel_work: None,
         }
+    }
+
+    /// A snapshot that also reads the kernel-work tracer's totals: for a window's edges (the
+    /// tracer's table is a few hundred entries; the per-second samples do not need it).
+    pub fn edge_snapshot(&self) -> Snapshot {
+        let mut snap = self.snapshot();
+        if let Some(Ok(k)) = &self.kernel_work {
+            snap.kernel_work = k.totals();
+        }
+        snap
     }
 
     /// Per-device figures between two snapshots of this probe, over the time between them.

@@ -36,10 +36,6 @@ struct key {
 	struct label origin;
 };
 
-struct total {
-	__u64 ns;
-	__u64 count;
-};
 
 /* One level of a CPU's nesting: a work item's task, a soft interrupt, a hard interrupt. */
 struct level {
@@ -57,7 +53,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct key);
-	__type(value, struct total);
+	__type(value, __u64); /* nanoseconds */
 } totals SEC(".maps");
 
 /* Stretches not stored because `totals` was full. */
@@ -152,9 +148,9 @@ static struct cpu_state *state(void)
 
 static void add(const struct key *k, __u64 ns)
 {
-	struct total *t = bpf_map_lookup_elem(&totals, k);
+	__u64 *t = bpf_map_lookup_elem(&totals, k);
 	if (!t) {
-		struct total zero = {};
+		__u64 zero = 0;
 		bpf_map_update_elem(&totals, k, &zero, BPF_NOEXIST);
 		t = bpf_map_lookup_elem(&totals, k);
 	}
@@ -166,8 +162,7 @@ static void add(const struct key *k, __u64 ns)
 			__sync_fetch_and_add(n, 1);
 		return;
 	}
-	__sync_fetch_and_add(&t->ns, ns);
-	__sync_fetch_and_add(&t->count, 1);
+	__sync_fetch_and_add(t, ns);
 }
 
 /* Charges the top level's time since its last charge, and restarts its clock. */

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 /// Bytes of one label in the tracer's key: kind, number, a 24-byte name (`kwork.bpf.c`).
 const LABEL_BYTES: usize = 32;
 /// Bytes of a key: what ran, and what queued it.
-pub(crate) const KEY_BYTES: usize = 2 * LABEL_BYTES;
-/// Bytes of a value: nanoseconds, and how many stretches they were summed from.
-pub(crate) const VALUE_BYTES: usize = 16;
+const KEY_BYTES: usize = 2 * LABEL_BYTES;
+/// Bytes of a value: nanoseconds.
+const VALUE_BYTES: usize = 8;
 
 /// What a stretch of kernel work was, or what queued it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -187,8 +187,7 @@ mod tests {
             }
         );
         assert_eq!(parse_key(&key[..10]), None);
-        let mut value = 1234u64.to_ne_bytes().to_vec();
-        value.extend(7u64.to_ne_bytes());
+        let value = 1234u64.to_ne_bytes();
         assert_eq!(parse_value_ns(&value), Some(1234));
     }
 

@@ -11,7 +11,6 @@ mod label;
 
 pub use label::{parse_key, KernelTime, KernelWindow, KernelWorkTotals, Label};
 
-use label::{KEY_BYTES, VALUE_BYTES};
 use libbpf_rs::{Link, MapCore, MapFlags, Object, ObjectBuilder};
 
 /// The compiled tracer (`build.rs`).
@@ -58,12 +57,9 @@ impl KernelWork {
         let mut out = KernelWorkTotals::default();
         for key in totals.keys() {
             let value = totals.lookup(&key, MapFlags::ANY).ok()??;
-            if key.len() != KEY_BYTES || value.len() != VALUE_BYTES {
-                return None;
-            }
-            if let (Some(k), Some(ns)) = (parse_key(&key), label::parse_value_ns(&value)) {
-                out.ns.insert(k, ns);
-            }
+            // A key or value of another size is another program's table: nothing is read.
+            out.ns
+                .insert(parse_key(&key)?, label::parse_value_ns(&value)?);
         }
         let lost = map("lost")?
             .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)

@@ -74,7 +74,7 @@ struct Edge {
 impl Edge {
     fn now(probe: &Probe) -> Edge {
         Edge {
-            snapshot: probe.snapshot(),
+            snapshot: probe.edge_snapshot(),
             processes: processes(),
             own: rusage_self(),
             children: rusage_children(),
