@@ -246,7 +246,14 @@ fn compare_of_ramps_adds_each_stacks_maximum_and_its_costs_at_the_common_point()
     for row in rows {
         let max = row["max_ops_s"]["median"].as_f64().unwrap();
         assert!((common * 0.9..110.0).contains(&max), "{row}");
-        assert_eq!(row["lower_bound_runs"], 1, "max_points within the limit");
+        // A cell that carried both points reached max_points within the limit: its maximum
+        // is a lower bound. One whose second point fell short stopped there, saturated.
+        let carried_both = max >= 95.0;
+        assert_eq!(
+            row["lower_bound_runs"],
+            u64::from(carried_both),
+            "max_points within the limit: {row}"
+        );
         let cpu = &row["at_common"][2];
         assert!(cpu["median"].as_f64().unwrap() > 0.0, "cpu us/op {cpu}");
     }
