@@ -77,6 +77,20 @@ fn keep_cpus_awake() -> std::fs::File {
     f
 }
 
+/// The kernel's CPU charged to the run, per operation: the split's kernel part over the
+/// operations that the record's CPU per operation divides by.
+fn kernel_us_per_op(record: &serde_json::Value) -> f64 {
+    let split = &record["cpu"]["split"];
+    let part = |key: &str| {
+        split[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {split}"))
+    };
+    let charged = part("tool_us") + part("kernel_us") + part("daemons_us");
+    let operations = charged / fig(record, "cpu_us_per_op");
+    part("kernel_us") / operations
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -111,7 +125,7 @@ fn cpu_per_operation_leaves_out_another_file_systems_writes() {
             "split {}; read IOPS {}",
             r["cpu"]["split"], r["summary"]["read_iops"]
         );
-        (fig(&r, "cpu_us_per_op"), r)
+        (kernel_us_per_op(&r), r)
     };
     // The CPUs are kept from halting when idle (as `cyclictest` does): on this VM a halted
     // virtual CPU's wake-up makes a lightly loaded run's every operation dearer, a physics of
@@ -130,10 +144,16 @@ fn cpu_per_operation_leaves_out_another_file_systems_writes() {
         last_busy = Some(r);
     }
     let (a, b) = (median(alone.clone()), median(beside.clone()));
-    eprintln!("CPU µs/op alone {alone:?}, beside the writer {beside:?}");
+    eprintln!("kernel µs/op alone {alone:?}, beside the writer {beside:?}");
+    // The kernel's share is what attribution decides; the tool's own threads' CPU is the
+    // kernel's per-thread account and does rise beside a busy neighbour (caches, a shared
+    // virtual CPU: a CI run, debug build, other tests running, measured 3.6-4.5 % of the CPUs
+    // alone and 4.7-5.2 % beside), which is a real cost and not the question here. The old
+    // method, charging all the kernel's pooled work to the run, measured +79 % CPU per
+    // operation beside the writer (quiet, release build).
     assert!(
         (b / a - 1.0).abs() <= 0.25,
-        "CPU per operation {a:.2} µs alone, {b:.2} µs beside another file system's writes"
+        "kernel CPU per operation {a:.2} µs alone, {b:.2} µs beside another file system's writes"
     );
     let busy = last_busy.unwrap();
     let split = &busy["cpu"]["split"];
