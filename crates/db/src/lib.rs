@@ -11,11 +11,15 @@
 //!   `tpchgen` generator, indexes, keys, statistics, the 22 queries.
 //! * [`pgbench`]: the real `pgbench` against a managed server, its per-transaction log parsed
 //!   into bakeoff's histograms.
+//! * [`server_files`], [`sizing`]: what managed servers share (their files and log, the memory
+//!   and clients their defaults are sized from).
 
 pub mod backend;
 mod parallel;
 pub mod pgbench;
 pub mod postgres;
+pub mod server_files;
+pub mod sizing;
 pub mod sqlite;
 pub mod tpcc;
 pub mod tpch;
