@@ -11,10 +11,14 @@
 //!   `tpchgen` generator, indexes, keys, statistics, the 22 queries.
 //! * [`pgbench`]: the real `pgbench` against a managed server, its per-transaction log parsed
 //!   into bakeoff's histograms.
-//! * [`server_files`], [`sizing`]: what managed servers share (their files and log, the memory
-//!   and clients their defaults are sized from).
+//! * [`mariadb`]: a MariaDB server managed per run, as [`postgres`] is: `mariadb-install-db` and
+//!   the server as the `mysql` user, variables validated against the server's own list, a private
+//!   unix socket, InnoDB's counters from `SHOW GLOBAL STATUS`.
+//! * [`server_files`], [`sizing`]: what both managed servers share (their files and log, the
+//!   memory and clients their defaults are sized from).
 
 pub mod backend;
+pub mod mariadb;
 mod parallel;
 pub mod pgbench;
 pub mod postgres;
