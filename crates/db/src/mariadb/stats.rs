@@ -1,4 +1,5 @@
-//! What InnoDB and the server counted, for the run record: redo written and synced, the
+//! What InnoDB and the server counted, for the run record: redo written (and synced, where the
+//! version counts it), the
 //! doublewrite buffer, data-file writes, reads and syncs, buffer-pool hits and misses, commits
 //! and rollbacks, all from `SHOW GLOBAL STATUS`. A snapshot before and after a run; their
 //! difference is the run's. A variable another MariaDB version lacks reads as `None`, not as an
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 pub struct InnodbStats {
     /// Redo log bytes written (`Innodb_os_log_written`).
     pub os_log_written: Option<u64>,
-    /// Redo log syncs (`Innodb_os_log_fsyncs`).
+    /// Redo log syncs (`Innodb_os_log_fsyncs`; 10.11 does not count them: `None`).
     pub os_log_fsyncs: Option<u64>,
     /// Pages written through the doublewrite buffer (`Innodb_dblwr_pages_written`).
     pub dblwr_pages_written: Option<u64>,
