@@ -4,6 +4,8 @@
 # The Rust toolchain (cargo) must already be installed for the user who builds.
 set -euo pipefail
 packages=(fio e2fsprogs xfsprogs btrfs-progs btrfs-compsize util-linux fdisk zfs-fuse jq postgresql git)
+# The managed MariaDB server and sysbench against it (crates/db/src/mariadb, sysbench.rs).
+packages+=(mariadb-server sysbench)
 # The kernel-work tracer (crates/probe/src/kwork) is compiled by clang and linked with libelf
 # and zlib.
 packages+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev)

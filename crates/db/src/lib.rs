@@ -11,12 +11,23 @@
 //!   `tpchgen` generator, indexes, keys, statistics, the 22 queries.
 //! * [`pgbench`]: the real `pgbench` against a managed server, its per-transaction log parsed
 //!   into bakeoff's histograms.
+//! * [`mariadb`]: a MariaDB server managed per run, as [`postgres`] is: `mariadb-install-db` and
+//!   the server as the `mysql` user, variables validated against the server's own list, a private
+//!   unix socket, InnoDB's counters from `SHOW GLOBAL STATUS`.
+//! * [`sysbench`]: the real `sysbench` against a managed MariaDB server, its printed reports
+//!   and latency histogram parsed into bakeoff's statistics.
+//! * [`server_files`], [`sizing`]: what both managed servers share (their files and log, the
+//!   memory and clients their defaults are sized from).
 
 pub mod backend;
+pub mod mariadb;
 mod parallel;
 pub mod pgbench;
 pub mod postgres;
+pub mod server_files;
+pub mod sizing;
 pub mod sqlite;
+pub mod sysbench;
 pub mod tpcc;
 pub mod tpch;
 

@@ -233,7 +233,7 @@ impl Conn for PgConn {
 const CHUNK: usize = 64 << 10;
 
 /// `name` or `schema.name`, letters, digits and underscores: safe to put in SQL unquoted.
-fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     !name.is_empty()
         && name.split('.').count() <= 2
         && name.split('.').all(|part| {

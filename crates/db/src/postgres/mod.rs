@@ -60,6 +60,17 @@ pub enum PgError {
     Environment(String),
 }
 
+impl From<crate::server_files::FileError> for PgError {
+    fn from(e: crate::server_files::FileError) -> PgError {
+        match e {
+            crate::server_files::FileError::Io { what, path, source } => {
+                PgError::Io { what, path, source }
+            }
+            crate::server_files::FileError::Environment(why) => PgError::Environment(why),
+        }
+    }
+}
+
 impl PgError {
     /// An I/O error on `path`.
     pub fn io(

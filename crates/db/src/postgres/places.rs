@@ -8,8 +8,7 @@ use super::settings::PORT;
 use super::PgError;
 use bakeoff_stack::exec::RunAs;
 use bakeoff_stack::Stack;
-use std::os::unix::fs::{chown, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The `postgres` user (Debian's package creates it); bakeoff must be root to run as it.
 pub fn postgres_user() -> Result<RunAs, PgError> {
@@ -84,63 +83,6 @@ pub(super) fn check_places(stack: &Stack, opts: &PgOptions) -> Result<(), PgErro
         )),
         _ => Ok(()),
     }
-}
-
-/// `<data dir>.log` beside the data directory.
-pub(super) fn log_file_of(data_dir: &Path) -> Result<PathBuf, PgError> {
-    let name = data_dir.file_name().ok_or_else(|| {
-        PgError::Environment(format!("{} names no directory", data_dir.display()))
-    })?;
-    Ok(data_dir.with_file_name(format!("{}.log", name.to_string_lossy())))
-}
-
-/// Creates `path` (a directory, mode 0700, or an empty file, 0600) owned by `user`; its
-/// parents as root's, as usual.
-pub(super) fn make_owned(path: &Path, user: RunAs, dir: bool) -> Result<(), PgError> {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(PgError::io("creating", parent))?;
-    }
-    let (made, mode) = match dir {
-        true => (std::fs::create_dir_all(path), 0o700),
-        false => (std::fs::File::create(path).map(drop), 0o600),
-    };
-    made.map_err(PgError::io("creating", path))?;
-    chown(path, Some(user.uid), Some(user.gid)).map_err(PgError::io("chown postgres", path))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-        .map_err(PgError::io("chmod", path))
-}
-
-/// Refuses a directory the postgres user cannot reach, naming the ancestor in the way (a
-/// private temporary directory, a home directory).
-pub(super) fn check_reachable(dir: &Path, user: RunAs) -> Result<(), PgError> {
-    use std::os::unix::fs::MetadataExt;
-    for ancestor in dir.ancestors().skip(1) {
-        let Ok(meta) = std::fs::metadata(ancestor) else {
-            continue;
-        };
-        let bit = match (meta.uid() == user.uid, meta.gid() == user.gid) {
-            (true, _) => 0o100,
-            (_, true) => 0o010,
-            _ => 0o001,
-        };
-        if meta.mode() & bit == 0 {
-            return Err(PgError::Environment(format!(
-                "the postgres user cannot reach {}: {} is mode {:o}; allow others to search it \
-                 (chmod o+x) or put the data elsewhere",
-                dir.display(),
-                ancestor.display(),
-                meta.mode() & 0o7777
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The last lines of the server's log, for an error saying why it did not start.
-pub(super) fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
 /// The line of a server log that best says why the server failed: one naming "No space left

@@ -6,13 +6,11 @@
 //! unmounting what it runs on).
 
 use super::client::{PgConn, PgDatabase, ROLE};
-use super::places::{
-    cause_in_log, check_places, check_reachable, log_file_of, log_tail, make_owned, postgres_user,
-    socket_dir_for,
-};
+use super::places::{cause_in_log, check_places, postgres_user, socket_dir_for};
 use super::settings::{self, Settings, Sizing, PORT};
 use super::{Binaries, PgError, PgStats};
 use crate::backend::{Conn, Value};
+use crate::server_files::{check_reachable, log_file_of, log_tail, make_owned};
 use bakeoff_core::dbrecord::DatabaseRun;
 use bakeoff_stack::daemon::{DaemonStart, StopBy};
 use bakeoff_stack::exec::{Cmd, Exec, RunAs};
@@ -316,7 +314,7 @@ impl PgServer {
     fn create_cluster(&self, stack: &mut Stack) -> Result<(), PgError> {
         for dir in std::iter::once(&self.data_dir).chain(&self.wal_dir) {
             make_owned(dir, self.user, true)?;
-            check_reachable(dir, self.user)?;
+            check_reachable(dir, self.user, "the postgres user")?;
         }
         make_owned(&self.log_file, self.user, false)?;
         let data = self.data_dir.to_string_lossy().into_owned();
@@ -357,7 +355,7 @@ impl PgServer {
         stack.record_undo(Undo::RemoveDirAndFiles {
             path: self.socket_dir.clone(),
         })?;
-        make_owned(&self.socket_dir, self.user, true)
+        Ok(make_owned(&self.socket_dir, self.user, true)?)
     }
 
     /// Starts the postmaster as a daemon of the stack and reads back what it runs with.

@@ -38,39 +38,7 @@ pub const SHARED_BUFFERS_CAP: u64 = 8 << 30;
 /// and the superuser reserve.
 pub const CONNECTION_MARGIN: u32 = 10;
 
-/// What the defaults are sized from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sizing {
-    /// The machine's memory (`MemTotal`).
-    pub memory_bytes: u64,
-    /// The run's memory limit (`--mem-limit`), if any: the server lives inside it.
-    pub mem_limit_bytes: Option<u64>,
-    /// Client connections the workload opens (terminals, pgbench clients).
-    pub clients: u32,
-}
-
-impl Sizing {
-    /// This machine's memory, with the given limit and clients.
-    pub fn of_machine(mem_limit_bytes: Option<u64>, clients: u32) -> Result<Sizing, PgError> {
-        let path = Path::new("/proc/meminfo");
-        let text = std::fs::read_to_string(path).map_err(PgError::io("reading", path))?;
-        let info = bakeoff_probe::parse_meminfo(&text)
-            .map_err(|e| PgError::Environment(format!("{}: {e}", path.display())))?;
-        Ok(Sizing {
-            memory_bytes: info.total,
-            mem_limit_bytes,
-            clients,
-        })
-    }
-}
-
-impl Sizing {
-    /// The memory the server may use: the run's limit if lower than the machine's.
-    pub fn server_memory(&self) -> u64 {
-        self.mem_limit_bytes
-            .map_or(self.memory_bytes, |l| l.min(self.memory_bytes))
-    }
-}
+pub use crate::sizing::Sizing;
 
 /// bakeoff's defaults (see docs/postgres.md for why each): a quarter of the memory the server
 /// may use as `shared_buffers` (at most [`SHARED_BUFFERS_CAP`]), connections for the clients
