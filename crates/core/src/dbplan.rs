@@ -13,7 +13,9 @@ use std::time::Duration;
 
 mod keys;
 mod room;
-pub use keys::{DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, TPCC_KEYS, TPCH_KEYS};
+pub use keys::{
+    DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, SYSBENCH_KEYS, SYSBENCH_TESTS, TPCC_KEYS, TPCH_KEYS,
+};
 
 /// Which database a workload runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,6 +25,36 @@ pub enum Db {
     Postgres,
     /// SQLite, embedded in bakeoff, its database file on the stack.
     Sqlite,
+    /// A MariaDB server (InnoDB) bakeoff starts on the stack.
+    Mariadb,
+}
+
+impl Db {
+    /// Every database, in the order `bakeoff workloads` lists them.
+    pub const ALL: [Db; 3] = [Db::Postgres, Db::Sqlite, Db::Mariadb];
+
+    /// The name `db=` takes and the record shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Db::Postgres => "postgres",
+            Db::Sqlite => "sqlite",
+            Db::Mariadb => "mariadb",
+        }
+    }
+
+    /// The prefix of the database's own settings on the command line.
+    pub fn option_prefix(self) -> &'static str {
+        match self {
+            Db::Postgres => "pg.",
+            Db::Sqlite => "sqlite.",
+            Db::Mariadb => "my.",
+        }
+    }
+
+    /// A server bakeoff starts (and stops), rather than a library in bakeoff's process.
+    pub fn is_server(self) -> bool {
+        !matches!(self, Db::Sqlite)
+    }
 }
 
 /// What runs against the database.
@@ -58,6 +90,20 @@ pub enum DbWork {
         /// Transactions later than this are skipped (`--latency-limit`), if any.
         latency_limit: Option<Duration>,
     },
+    /// The real `sysbench` (its OLTP Lua tests) against a MariaDB server.
+    Sysbench {
+        /// The test: `oltp_read_write`, `oltp_read_only`, `oltp_write_only` or
+        /// `oltp_update_index`.
+        test: String,
+        /// Tables (`--tables`).
+        tables: u32,
+        /// Rows per table (`--table-size`).
+        table_size: u64,
+        /// Client threads, one connection each (`--threads`).
+        threads: u32,
+        /// Target transactions per second (`--rate`), if any.
+        rate_tps: Option<f64>,
+    },
     /// TPC-H set up phase by phase (schema, load, indexes, keys, analyze), then its 22
     /// queries once each.
     Tpch {
@@ -89,6 +135,10 @@ pub struct DbPlan {
     /// PostgreSQL settings the user gave (`pg.KEY=VALUE`), by key without the prefix; not yet
     /// checked against the server (see the db crate).
     pub pg: BTreeMap<String, String>,
+    /// MariaDB server variables the user gave (`my.KEY=VALUE`), by key without the prefix;
+    /// checked against the server's own list before anything is built (see the db crate).
+    #[serde(default)]
+    pub my: BTreeMap<String, String>,
     /// SQLite options (`sqlite.KEY`), validated.
     pub sqlite: BTreeMap<String, String>,
     /// Every resolved setting as text, for the run record.
@@ -102,7 +152,8 @@ const TPCH_BYTES_PER_SF: f64 = 2.2 * (1u64 << 30) as f64;
 impl DbPlan {
     /// About how many bytes the loaded database takes on its stack, for the room checks made
     /// before a run: TPC-C about 130 MiB per warehouse (PostgreSQL held 516 MiB after loading
-    /// 4), pgbench about 16 MiB per scale step. What a run adds and the WAL it keeps are
+    /// 4), pgbench about 16 MiB per scale step, sysbench about 250 bytes a row (InnoDB held
+    /// 24 MiB per 100,000-row table). What a run adds and the WAL it keeps are
     /// [`DbPlan::room_bytes`].
     pub fn dataset_bytes(&self) -> u64 {
         const MIB: u64 = 1 << 20;
@@ -110,6 +161,9 @@ impl DbPlan {
             DbWork::Tpcc { warehouses, .. } => u64::from(warehouses) * 130 * MIB,
             DbWork::Pgbench { scale, .. } => u64::from(scale) * 16 * MIB,
             DbWork::Tpch { sf, .. } => (sf * TPCH_BYTES_PER_SF) as u64,
+            DbWork::Sysbench {
+                tables, table_size, ..
+            } => u64::from(tables).saturating_mul(table_size).saturating_mul(250),
         }
     }
 }
@@ -144,10 +198,11 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     if name == "tpch" {
         refuse_run_keys(user)?;
     }
-    if name != "pgbench" {
+    let db_choices = databases_of(name);
+    if db_choices.contains(&"sqlite") {
         allowed.extend(SQLITE_KEYS.iter().map(|k| k.key));
     }
-    let (plain, pg) = split_pg(user)?;
+    let (plain, server) = split_server_settings(user)?;
     check_known(&plain, &allowed)?;
     let look = Lookup {
         settings: &plain,
@@ -155,30 +210,26 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     };
     let run = run_values(&look)?;
     let g = |k: &str| look.get(k, default_of(keys, k));
-    let db = match g("db").choice(if name == "pgbench" {
-        &["postgres"]
-    } else {
-        &["postgres", "sqlite"]
-    })? {
+    let db = match g("db").choice(db_choices)? {
         "sqlite" => Db::Sqlite,
+        "mariadb" => Db::Mariadb,
         _ => Db::Postgres,
     };
     let work = match name {
         "tpcc" => tpcc(&g, db)?,
         "tpch" => tpch(&g)?,
+        "sysbench" => sysbench(&g)?,
         _ => pgbench(&g)?,
     };
-    if name == "pgbench" && !run.ramp_time.is_zero() {
-        return Err(user_val(user, "ramp_time")
-            .invalid("pgbench's printed TPS covers its whole run: a fixed warm-up cannot be cut from it; ramp_time=auto (the default) warms up with a pgbench run of its own until steady"));
+    if matches!(name, "pgbench" | "sysbench") && !run.ramp_time.is_zero() {
+        return Err(user_val(user, "ramp_time").invalid(format!(
+            "{name}'s printed TPS covers its whole run: a fixed warm-up cannot be cut from it; \
+             ramp_time=auto (the default) warms up with a {name} run of its own until steady"
+        )));
     }
     let sqlite = sqlite_options(&look, db)?;
-    if db == Db::Sqlite && !pg.is_empty() {
-        let (key, _) = pg.iter().next().expect("not empty");
-        return Err(
-            user_val(user, &format!("pg.{key}")).invalid("pg.* settings apply to db=postgres")
-        );
-    }
+    server.check_for(db, user)?;
+    let ServerSettings { pg, my } = server;
     let mut settings: BTreeMap<String, String> = allowed
         .iter()
         .map(|k| (k.to_string(), look.get(k, default_of(RUN_KEYS, k)).text))
@@ -191,6 +242,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         settings.insert(k.key.to_string(), look.get(k.key, k.default).text);
     }
     settings.extend(pg.iter().map(|(k, v)| (format!("pg.{k}"), v.clone())));
+    settings.extend(my.iter().map(|(k, v)| (format!("my.{k}"), v.clone())));
     if let DbWork::Tpcc { procedures, .. } = &work {
         // The value in force, which for SQLite is not the key's default.
         settings.insert("procedures".into(), procedures.to_string());
@@ -206,36 +258,79 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
         ramp_auto: run.ramp_auto.filter(|_| name != "tpch"),
         seed: run.seed,
         pg,
+        my,
         sqlite,
         settings,
     })
 }
 
-/// The `pg.*` settings apart from the others (a `pg.` key must name a setting).
-fn split_pg(user: &Settings) -> Result<(Settings, BTreeMap<String, String>), SettingError> {
-    let mut plain = Settings::default();
-    let mut pg = BTreeMap::new();
-    for (k, s) in user.iter() {
-        match k.strip_prefix("pg.") {
-            Some(name)
-                if !name.is_empty()
-                    && name
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') =>
-            {
-                pg.insert(name.to_ascii_lowercase(), s.value.clone());
-            }
-            Some(_) => {
-                return Err(SettingError::new(
-                    s.origin.clone(),
-                    k,
-                    "pg. must be followed by a PostgreSQL setting name, e.g. pg.shared_buffers=1GB",
-                ));
-            }
-            None => plain.insert(k, &s.value, s.origin.clone()),
-        }
+/// The databases workload `name` runs on, its `db=` default first.
+fn databases_of(name: &str) -> &'static [&'static str] {
+    match name {
+        "pgbench" => &["postgres"],
+        "sysbench" => &["mariadb"],
+        _ => &["postgres", "sqlite"],
     }
-    Ok((plain, pg))
+}
+
+/// A server's own settings as the user gave them: `pg.KEY` and `my.KEY`, by key without the
+/// prefix (lower case).
+#[derive(Default)]
+struct ServerSettings {
+    pg: BTreeMap<String, String>,
+    my: BTreeMap<String, String>,
+}
+
+impl ServerSettings {
+    /// Refuses the settings of a database other than `db`, naming the first such key.
+    fn check_for(&self, db: Db, user: &Settings) -> Result<(), SettingError> {
+        for (prefix, of, map) in [("pg.", Db::Postgres, &self.pg), ("my.", Db::Mariadb, &self.my)] {
+            if db == of || map.is_empty() {
+                continue;
+            }
+            let given = (user.iter().map(|(k, _)| k))
+                .find(|k| k.starts_with(prefix))
+                .expect("a key with the prefix");
+            return Err(user_val(user, given).invalid(format!(
+                "{prefix}* settings apply to db={} (this run's database is {})",
+                of.name(),
+                db.name()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The `pg.*` and `my.*` settings apart from the others (such a key must name a setting).
+fn split_server_settings(user: &Settings) -> Result<(Settings, ServerSettings), SettingError> {
+    let mut plain = Settings::default();
+    let mut server = ServerSettings::default();
+    for (k, s) in user.iter() {
+        let (prefix, map, example) = if k.starts_with("pg.") {
+            ("pg.", &mut server.pg, "pg.shared_buffers=1GB")
+        } else if k.starts_with("my.") {
+            ("my.", &mut server.my, "my.innodb_doublewrite=OFF")
+        } else {
+            plain.insert(k, &s.value, s.origin.clone());
+            continue;
+        };
+        let name = &k[prefix.len()..];
+        let setting_name = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
+        if name.is_empty() || !name.bytes().all(setting_name) {
+            return Err(SettingError::new(
+                s.origin.clone(),
+                k,
+                format!("{prefix} must be followed by a setting name, e.g. {example}"),
+            ));
+        }
+        // MariaDB takes `-` and `_` alike in a variable's name; its list and record use `_`.
+        let name = match prefix {
+            "my." => name.to_ascii_lowercase().replace('-', "_"),
+            _ => name.to_ascii_lowercase(),
+        };
+        map.insert(name, s.value.clone());
+    }
+    Ok((plain, server))
 }
 
 fn user_val(user: &Settings, key: &str) -> Val {
@@ -263,7 +358,7 @@ fn tpcc(g: &dyn Fn(&str) -> Val, db: Db) -> Result<DbWork, SettingError> {
 fn procedures(v: &Val, db: Db) -> Result<bool, SettingError> {
     let wanted = v.boolean()?;
     match db {
-        Db::Postgres => Ok(wanted),
+        Db::Postgres | Db::Mariadb => Ok(wanted),
         Db::Sqlite if wanted && !v.is_default() => {
             Err(v
                 .invalid("SQLite has no stored procedures: procedures=true applies to db=postgres"))
@@ -298,6 +393,17 @@ fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
         jobs: j,
         rate_tps,
         latency_limit,
+    })
+}
+
+fn sysbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
+    let test = g("test").choice(&SYSBENCH_TESTS)?.to_string();
+    Ok(DbWork::Sysbench {
+        test,
+        tables: g("tables").int(1, 10_000)? as u32,
+        table_size: g("table_size").int(1, 1_000_000_000)? as u64,
+        threads: g("threads").int(1, 1_000)? as u32,
+        rate_tps: optional(&g("rate"))?,
     })
 }
 

@@ -128,3 +128,65 @@ fn what_does_not_apply_is_refused() {
     let e = plan("tpcc", "pg.=1").unwrap_err().to_string();
     assert!(e.contains("setting name"), "{e}");
 }
+
+#[test]
+fn sysbench_on_mariadb_takes_my_variables_and_its_own_keys() {
+    let p = plan(
+        "sysbench",
+        "test=oltp_write_only,tables=2,table_size=5000,threads=8,rate=200,\
+         my.innodb-doublewrite=OFF,my.Innodb_Flush_Log_At_Trx_Commit=2",
+    )
+    .unwrap();
+    assert_eq!(p.db, Db::Mariadb);
+    assert_eq!(
+        p.work,
+        DbWork::Sysbench {
+            test: "oltp_write_only".into(),
+            tables: 2,
+            table_size: 5000,
+            threads: 8,
+            rate_tps: Some(200.0),
+        }
+    );
+    assert_eq!(p.my["innodb_doublewrite"], "OFF", "dash form in `_` form");
+    assert_eq!(p.my["innodb_flush_log_at_trx_commit"], "2", "lower case");
+    assert_eq!(p.settings["my.innodb_doublewrite"], "OFF");
+    assert!(p.pg.is_empty());
+    let defaults = plan("sysbench", "").unwrap();
+    assert!(matches!(
+        defaults.work,
+        DbWork::Sysbench {
+            tables: 4,
+            table_size: 100_000,
+            threads: 4,
+            rate_tps: None,
+            ..
+        }
+    ));
+    assert_eq!(defaults.settings["test"], "oltp_read_write");
+}
+
+#[test]
+fn one_databases_settings_are_refused_on_another() {
+    let refused = |name: &str, set: &str| plan(name, set).unwrap_err().to_string();
+    let e = refused("sysbench", "my.innodb_doublewrite=OFF,pg.fsync=off");
+    assert!(e.contains("pg.fsync") && e.contains("db=postgres"), "{e}");
+    assert!(e.contains("mariadb"), "{e}");
+    let e = refused("tpcc", "db=postgres,my.innodb_doublewrite=OFF");
+    assert!(
+        e.contains("my.innodb_doublewrite") && e.contains("db=mariadb"),
+        "{e}"
+    );
+    let e = refused("pgbench", "db=mariadb");
+    assert!(e.contains("postgres"), "{e}");
+    let e = refused("sysbench", "db=postgres");
+    assert!(e.contains("mariadb"), "{e}");
+    let e = refused("sysbench", "test=oltp_delete");
+    assert!(e.contains("oltp_update_index"), "{e}");
+    let e = refused("sysbench", "my.=1");
+    assert!(e.contains("my.innodb_doublewrite=OFF"), "{e}");
+    let e = refused("sysbench", "ramp_time=5s");
+    assert!(e.contains("sysbench's printed TPS"), "{e}");
+    let e = refused("sysbench", "sqlite.page_size=8k");
+    assert!(e.contains("sqlite.page_size"), "{e}");
+}

@@ -125,11 +125,57 @@ impl Dialect for Sqlite {
     }
 }
 
+/// MariaDB's SQL (InnoDB tables).
+struct Mariadb;
+
+impl Dialect for Mariadb {
+    fn keys_after_load(&self) -> bool {
+        // InnoDB stores a table in its primary key's order: a key added later rebuilds the
+        // whole table.
+        false
+    }
+    fn keyed_table_suffix(&self) -> &'static str {
+        " ENGINE=InnoDB"
+    }
+    fn add_primary_key(&self, table: &str, name: &str, columns: &str) -> String {
+        format!("ALTER TABLE {table} ADD CONSTRAINT {name} PRIMARY KEY ({columns})")
+    }
+    fn has_foreign_keys(&self) -> bool {
+        false
+    }
+    fn has_procedures(&self) -> bool {
+        false
+    }
+    fn column_type(&self, ty: ColumnType) -> &'static str {
+        match ty {
+            ColumnType::BigInt => "bigint",
+            ColumnType::Decimal => "decimal(15,2)",
+            ColumnType::Date => "date",
+        }
+    }
+    fn drop_cascade(&self) -> &'static str {
+        // Accepted and ignored: no foreign keys are made.
+        " CASCADE"
+    }
+    fn date(&self, day: &str) -> String {
+        format!("DATE '{day}'")
+    }
+    fn date_shift(&self, day: &str, amount: i32, unit: &str) -> String {
+        let sign = if amount < 0 { '-' } else { '+' };
+        let n = amount.unsigned_abs();
+        format!("DATE '{day}' {sign} INTERVAL {n} {}", unit.to_ascii_uppercase())
+    }
+    fn year(&self, column: &str) -> String {
+        format!("EXTRACT(YEAR FROM {column})")
+    }
+}
+
 /// The dialect of `db`.
 pub fn dialect(db: Db) -> &'static dyn Dialect {
     match db {
         Db::Postgres => &Postgres,
         Db::Sqlite => &Sqlite,
+        Db::Mariadb => &Mariadb,
     }
 }
 

@@ -91,7 +91,7 @@ impl RunOptions {
                 latency_limit: *latency_limit,
                 ..RunOptions::default()
             }),
-            DbWork::Tpcc { .. } | DbWork::Tpch { .. } => None,
+            _ => None,
         }
     }
 }

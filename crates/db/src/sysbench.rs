@@ -13,6 +13,8 @@ pub use output::{Interval, Summary};
 
 use crate::mariadb::client::USER;
 use crate::mariadb::{MyError, MyServer};
+use bakeoff_core::dbplan::DbWork;
+use bakeoff_core::dbrecord::SysbenchReport;
 use bakeoff_core::op::OpKind;
 use bakeoff_core::record::OpStats;
 use bakeoff_engine::histogram::LatencyCounts;
@@ -25,13 +27,8 @@ use std::time::{Duration, Instant};
 /// Where Debian's package puts sysbench.
 pub const PROGRAM: &str = "/usr/bin/sysbench";
 
-/// The OLTP tests bakeoff runs (sysbench's bundled Lua scripts).
-pub const TESTS: [&str; 4] = [
-    "oltp_read_write",
-    "oltp_read_only",
-    "oltp_write_only",
-    "oltp_update_index",
-];
+/// The OLTP tests bakeoff runs (sysbench's bundled Lua scripts): the plan's `test=` choices.
+pub use bakeoff_core::dbplan::SYSBENCH_TESTS as TESTS;
 
 /// A sysbench for one server's benchmark database.
 #[derive(Clone, Debug)]
@@ -66,6 +63,30 @@ impl Default for RunOptions {
             threads: 4,
             runtime: Duration::from_secs(10),
             rate: None,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The options of a planned sysbench run (`DbWork::Sysbench`) of `runtime`; `None` for
+    /// another workload.
+    pub fn from_plan(work: &DbWork, runtime: Duration) -> Option<RunOptions> {
+        match work {
+            DbWork::Sysbench {
+                test,
+                tables,
+                table_size,
+                threads,
+                rate_tps,
+            } => Some(RunOptions {
+                test: test.clone(),
+                tables: *tables,
+                table_size: *table_size,
+                threads: *threads,
+                runtime,
+                rate: *rate_tps,
+            }),
+            _ => None,
         }
     }
 }
@@ -108,6 +129,24 @@ impl std::fmt::Debug for RunReport {
 }
 
 impl RunReport {
+    /// What sysbench printed, for the run record.
+    pub fn printed(&self) -> SysbenchReport {
+        let s = &self.summary;
+        SysbenchReport {
+            tps: s.tps,
+            transactions: s.transactions,
+            qps: s.qps,
+            reads: s.reads,
+            writes: s.writes,
+            other: s.other,
+            ignored_errors: s.ignored_errors,
+            reconnects: s.reconnects,
+            lat_p99_ms: s.lat_pct_ms,
+            per_second_tps: self.intervals.iter().map(|i| i.tps).collect(),
+            version: self.version.clone(),
+        }
+    }
+
     /// The run as bakeoff's operation statistics of [`OpKind::Transaction`]: the transactions
     /// sysbench counted at the rate it printed, latencies from its histogram.
     pub fn op_stats(&self) -> OpStats {

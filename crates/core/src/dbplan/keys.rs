@@ -75,6 +75,36 @@ pub const TPCH_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// The OLTP tests of sysbench bakeoff runs (its bundled Lua scripts).
+pub const SYSBENCH_TESTS: [&str; 4] = [
+    "oltp_read_write",
+    "oltp_read_only",
+    "oltp_write_only",
+    "oltp_update_index",
+];
+
+/// Keys of `sysbench` (besides the run keys and `my.*`).
+pub const SYSBENCH_KEYS: &[KeyDoc] = &[
+    doc(
+        "db",
+        "mariadb",
+        "mariadb only: sysbench drives a MariaDB server bakeoff starts",
+    ),
+    doc(
+        "test",
+        "oltp_read_write",
+        "oltp_read_write, oltp_read_only, oltp_write_only or oltp_update_index",
+    ),
+    doc("tables", "4", "tables (--tables)"),
+    doc("table_size", "100000", "rows per table (--table-size)"),
+    doc("threads", "4", "client threads, one connection each (--threads)"),
+    doc(
+        "rate",
+        "0",
+        "target transactions per second (--rate), 0: as fast as they go",
+    ),
+];
+
 /// SQLite options (`sqlite.KEY`), validated here.
 pub const SQLITE_KEYS: &[KeyDoc] = &[
     doc(
@@ -106,6 +136,11 @@ pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
         "pgbench",
         "the real pgbench (TPC-B-like) against a PostgreSQL server bakeoff manages",
         PGBENCH_KEYS,
+    ),
+    (
+        "sysbench",
+        "the real sysbench (OLTP tests) against a MariaDB server bakeoff manages",
+        SYSBENCH_KEYS,
     ),
     (
         "tpch",

@@ -10,6 +10,9 @@ const MIB: u64 = 1 << 20;
 /// PostgreSQL's default `max_wal_size`, 1 GB.
 const DEFAULT_MAX_WAL_SIZE: u64 = 1 << 30;
 
+/// bakeoff's `innodb_log_file_size` for MariaDB, 1 GiB (as PostgreSQL's `max_wal_size`).
+const DEFAULT_REDO_LOG_SIZE: u64 = 1 << 30;
+
 /// Room for WAL over `max_wal_size`: PostgreSQL calls it a soft limit, passed under heavy load
 /// while a checkpoint is slow, and the segments it recycles are kept. A TPC-C run at 2,200
 /// txn/s filled its log stack to 1,098 MiB (`df`: the WAL and the file system's own) under the
@@ -39,13 +42,24 @@ impl DbPlan {
     }
 
     /// Bytes of WAL the server may keep: twice `max_wal_size` (the user's `pg.max_wal_size`
-    /// or PostgreSQL's default); SQLite's WAL is checkpointed into the database every 1,000
-    /// pages and counted in its growth.
+    /// or PostgreSQL's default); MariaDB's redo log, `innodb_log_file_size` (made at its full
+    /// size and written round, so it never overshoots); SQLite's WAL is checkpointed into the
+    /// database every 1,000 pages and counted in its growth.
     pub fn wal_room_bytes(&self) -> u64 {
         match self.db {
             Db::Postgres => self.max_wal_size().saturating_mul(WAL_OVERSHOOT),
+            Db::Mariadb => self.innodb_log_file_size(),
             Db::Sqlite => 0,
         }
+    }
+
+    /// `innodb_log_file_size` in bytes: the user's (MariaDB's suffixes K, M, G, T; bytes
+    /// without one), or bakeoff's default of 1 GiB (docs/mariadb.md) when absent or
+    /// unreadable (the server's own check refuses a bad one).
+    pub fn innodb_log_file_size(&self) -> u64 {
+        (self.my.get("innodb_log_file_size"))
+            .and_then(|v| mariadb_bytes(v))
+            .unwrap_or(DEFAULT_REDO_LOG_SIZE)
     }
 
     /// `max_wal_size` in bytes: the user's (PostgreSQL's memory units, MB without one), or the
@@ -70,6 +84,9 @@ impl DbPlan {
             DbWork::Pgbench {
                 clients, rate_tps, ..
             } => (clients, rate_tps),
+            DbWork::Sysbench {
+                threads, rate_tps, ..
+            } => (threads, rate_tps),
             DbWork::Tpch { .. } => return 0,
         };
         let ramp = self.ramp_auto.map_or(self.ramp_time, |a| a.max);
@@ -82,6 +99,20 @@ impl DbPlan {
         };
         per_s.saturating_mul(secs)
     }
+}
+
+/// A MariaDB size in bytes: a number, optionally one of the suffixes K, M, G, T (either
+/// case, powers of 1024); `None` when it is not one.
+fn mariadb_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, per) = match t.chars().last()?.to_ascii_uppercase() {
+        'K' => (&t[..t.len() - 1], 1 << 10),
+        'M' => (&t[..t.len() - 1], MIB),
+        'G' => (&t[..t.len() - 1], 1 << 30),
+        'T' => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(per)
 }
 
 /// A PostgreSQL memory setting in bytes: a number, optionally a unit (`B`, `kB`, `MB`, `GB`,
@@ -104,7 +135,7 @@ fn pg_bytes(text: &str, unit: u64) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::pg_bytes;
+    use super::{mariadb_bytes, pg_bytes};
     use crate::dbplan::plan_db;
     use crate::settings::Settings;
 
@@ -160,6 +191,25 @@ mod tests {
             (4 << 20) * 5,
             "one terminal, one CPU busy"
         );
+    }
+
+    #[test]
+    fn mariadbs_redo_log_is_its_file_size_in_mariadbs_units() {
+        assert_eq!(mariadb_bytes("512M"), Some(512 << 20));
+        assert_eq!(mariadb_bytes("2g"), Some(2 << 30));
+        assert_eq!(mariadb_bytes("1048576"), Some(1 << 20));
+        assert_eq!(mariadb_bytes("1 GB"), None);
+        let p = plan("sysbench", "tables=2,table_size=1000,threads=8,runtime=10s");
+        assert_eq!(p.wal_room_bytes(), 1 << 30, "bakeoff's default, no overshoot");
+        assert_eq!(p.dataset_bytes(), 2 * 1000 * 250);
+        assert_eq!(
+            p.growth_bytes(2),
+            2 * (4 << 20) * (120 + 10),
+            "eight threads, two CPUs busy, over the warm-up's cap and the window"
+        );
+        let small = plan("sysbench", "my.innodb-log-file-size=256M,rate=10,runtime=5s");
+        assert_eq!(small.wal_room_bytes(), 256 << 20);
+        assert_eq!(small.growth_bytes(2), 10 * (4 << 10) * (120 + 5));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! [`ErrorKind::Retry`]; every other error is [`ErrorKind::Other`] with the server's message
 //! and the statement.
 
-use crate::backend::{Conn, DbError, ErrorKind, Row, Value};
+use crate::backend::{Conn, Database, Db, DbError, ErrorKind, Row, Value};
 use mysql::prelude::Queryable;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -20,6 +20,38 @@ const STATEMENT_CACHE: usize = 256;
 
 /// MariaDB's error numbers that mean "try the transaction again".
 const RETRY_CODES: [u16; 2] = [1213, 1205];
+
+/// A managed server's benchmark database, as the workloads connect to it.
+#[derive(Clone, Debug)]
+pub struct MyDatabase {
+    socket: PathBuf,
+    dbname: String,
+}
+
+impl MyDatabase {
+    /// The database `dbname` of the server listening on `socket`.
+    pub fn new(socket: &Path, dbname: &str) -> MyDatabase {
+        MyDatabase {
+            socket: socket.to_path_buf(),
+            dbname: dbname.to_string(),
+        }
+    }
+
+    /// A connection of the concrete type (for what [`Conn`] does not cover).
+    pub fn connect_my(&self) -> Result<MyConn, DbError> {
+        MyConn::connect(&self.socket, Some(&self.dbname))
+    }
+}
+
+impl Database for MyDatabase {
+    fn kind(&self) -> Db {
+        Db::Mariadb
+    }
+
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        Ok(Box::new(self.connect_my()?))
+    }
+}
 
 /// One connection, with bakeoff's SQL rewritten for MariaDB (kept by the original text).
 pub struct MyConn {

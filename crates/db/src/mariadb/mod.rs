@@ -23,7 +23,7 @@ pub mod stats;
 pub mod variables;
 
 pub use binaries::Binaries;
-pub use client::MyConn;
+pub use client::{MyConn, MyDatabase};
 pub use places::mysql_user;
 pub use server::{MyOptions, MyServer};
 pub use stats::InnodbStats;

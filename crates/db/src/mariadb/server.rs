@@ -126,6 +126,11 @@ impl MyServer {
         perform(&undo, &mut Exec::default()).map_err(MyError::Environment)
     }
 
+    /// Its benchmark database, for the workloads' connections.
+    pub fn database(&self) -> super::client::MyDatabase {
+        super::client::MyDatabase::new(&self.socket(), &self.dbname)
+    }
+
     /// A connection to the benchmark database.
     pub fn connect(&self) -> Result<MyConn, MyError> {
         Ok(MyConn::connect(&self.socket(), Some(&self.dbname))?)

@@ -8,7 +8,7 @@
 
 use super::client::MyConn;
 use crate::backend::DbError;
-use bakeoff_core::dbrecord::DbCounters;
+use bakeoff_core::dbrecord::{DbCounters, InnodbCounters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -106,7 +106,7 @@ impl InnodbStats {
         }
     }
 
-    /// A run's difference as the run record's database counters: the redo log is the WAL,
+    /// A reading (or a run's difference) as the run record's database counters: the redo log is the WAL,
     /// buffer-pool reads that hit are read requests less misses, commits are `COMMIT`s.
     pub fn counters(&self) -> DbCounters {
         let hits = self
@@ -123,6 +123,15 @@ impl InnodbStats {
             commits: self.com_commit,
             rollbacks: self.com_rollback,
             engine_cpu_us: None,
+            innodb: Some(InnodbCounters {
+                dblwr_pages: self.dblwr_pages_written,
+                dblwr_writes: self.dblwr_writes,
+                pages_written: self.pages_written,
+                pages_read: self.pages_read,
+                data_fsyncs: self.data_fsyncs,
+                log_fsyncs: self.os_log_fsyncs,
+                checkpoint_age: self.checkpoint_age,
+            }),
         }
     }
 }

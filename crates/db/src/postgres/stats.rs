@@ -110,6 +110,7 @@ impl PgStats {
             commits: Some(self.xact_commit),
             rollbacks: Some(self.xact_rollback),
             engine_cpu_us: None,
+            innodb: None,
         }
     }
 
