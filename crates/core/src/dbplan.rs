@@ -163,7 +163,9 @@ impl DbPlan {
             DbWork::Tpch { sf, .. } => (sf * TPCH_BYTES_PER_SF) as u64,
             DbWork::Sysbench {
                 tables, table_size, ..
-            } => u64::from(tables).saturating_mul(table_size).saturating_mul(250),
+            } => u64::from(tables)
+                .saturating_mul(table_size)
+                .saturating_mul(250),
         }
     }
 }
@@ -284,7 +286,10 @@ struct ServerSettings {
 impl ServerSettings {
     /// Refuses the settings of a database other than `db`, naming the first such key.
     fn check_for(&self, db: Db, user: &Settings) -> Result<(), SettingError> {
-        for (prefix, of, map) in [("pg.", Db::Postgres, &self.pg), ("my.", Db::Mariadb, &self.my)] {
+        for (prefix, of, map) in [
+            ("pg.", Db::Postgres, &self.pg),
+            ("my.", Db::Mariadb, &self.my),
+        ] {
             if db == of || map.is_empty() {
                 continue;
             }
@@ -401,7 +406,7 @@ fn sysbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
     Ok(DbWork::Sysbench {
         test,
         tables: g("tables").int(1, 10_000)? as u32,
-        table_size: g("table_size").int(1, 1_000_000_000)? as u64,
+        table_size: g("table_size").int(1, 1_000_000_000)?,
         threads: g("threads").int(1, 1_000)? as u32,
         rate_tps: optional(&g("rate"))?,
     })

@@ -110,6 +110,14 @@ pub struct InnodbCounters {
     /// Redo bytes not yet checkpointed (`Innodb_checkpoint_age`) at the reading: a gauge,
     /// the later reading's in a difference.
     pub checkpoint_age: Option<u64>,
+    /// Dirty pages in the buffer pool (`Innodb_buffer_pool_pages_dirty`) at the reading: a
+    /// gauge, the later reading's in a difference.
+    #[serde(default)]
+    pub dirty_pages: Option<u64>,
+    /// In a difference, the earlier reading's dirty pages: a window that ends with more
+    /// dirty pages than it began with left writes for after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_pages_at_start: Option<u64>,
 }
 
 /// `now − then` of a counter (never below zero: a restart in between resets it); `None` when
@@ -140,6 +148,23 @@ impl DbCounters {
     }
 }
 
+impl DbCounters {
+    /// Takes from the reading `after` (taken once a checkpoint has ended) what a checkpoint
+    /// writes: checkpoints and their buffers; InnoDB's page writes, doublewrites and data
+    /// syncs. A window that opens with a checkpoint, its devices first read after it, so
+    /// leaves the checkpoint out of its counters as it is out of its devices.
+    pub fn leave_out_checkpoint(&mut self, after: &DbCounters) {
+        self.checkpoints = after.checkpoints;
+        self.checkpoint_buffers = after.checkpoint_buffers;
+        if let (Some(mine), Some(theirs)) = (self.innodb.as_mut(), after.innodb.as_ref()) {
+            mine.pages_written = theirs.pages_written;
+            mine.dblwr_pages = theirs.dblwr_pages;
+            mine.dblwr_writes = theirs.dblwr_writes;
+            mine.data_fsyncs = theirs.data_fsyncs;
+        }
+    }
+}
+
 impl InnodbCounters {
     /// What happened between `earlier` and this reading; the checkpoint age is this one's.
     pub fn since(&self, earlier: &InnodbCounters) -> InnodbCounters {
@@ -151,6 +176,8 @@ impl InnodbCounters {
             data_fsyncs: counted(self.data_fsyncs, earlier.data_fsyncs),
             log_fsyncs: counted(self.log_fsyncs, earlier.log_fsyncs),
             checkpoint_age: self.checkpoint_age,
+            dirty_pages: self.dirty_pages,
+            dirty_pages_at_start: earlier.dirty_pages,
         }
     }
 }

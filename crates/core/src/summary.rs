@@ -157,6 +157,9 @@ pub struct Summary {
     /// Checkpoints in the window.
     #[serde(default)]
     pub checkpoints: Option<f64>,
+    /// InnoDB's costs per transaction (MariaDB), from its own counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub innodb_per_txn: Option<crate::summary_txn::InnodbPerTxn>,
     /// TPC-C: the share of the window's Delivery districts that were skipped (no undelivered
     /// order, or another terminal took the oldest first), %: skipped / (Deliveries × 10).
     #[serde(default)]

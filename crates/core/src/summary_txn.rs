@@ -1,13 +1,45 @@
 //! The transaction figures of a database run: rates, the headline latency, and what each
 //! transaction cost the machine (CPU by whom, device bytes of the data and log stacks, WAL).
 
-use crate::dbrecord::DbCounters;
+use crate::dbrecord::{DbCounters, InnodbCounters};
 use crate::op::{OpClass, OpKind};
 use crate::record::{CpuSplit, DeviceStats, RunRecord};
 use crate::summary::{percentile_us, ratio, total, Summary};
+use serde::{Deserialize, Serialize};
 
 /// Districts one TPC-C Delivery visits (a warehouse's).
 const DISTRICTS_PER_DELIVERY: u64 = 10;
+
+/// What InnoDB did per transaction: the writes behind the redo log (`wal_bytes_per_txn`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct InnodbPerTxn {
+    /// Data pages written.
+    pub pages_written: Option<f64>,
+    /// Data pages read.
+    pub pages_read: Option<f64>,
+    /// Pages written through the doublewrite buffer (each written twice).
+    pub dblwr_pages: Option<f64>,
+    /// Doublewrite batches.
+    pub dblwr_writes: Option<f64>,
+    /// Syncs of data files.
+    pub data_fsyncs: Option<f64>,
+    /// Syncs of the redo log (not counted by MariaDB 10.11).
+    pub log_fsyncs: Option<f64>,
+}
+
+impl InnodbPerTxn {
+    fn of(c: &InnodbCounters, txns: f64) -> InnodbPerTxn {
+        let per = |v: Option<u64>| v.map(|v| v as f64 / txns);
+        InnodbPerTxn {
+            pages_written: per(c.pages_written),
+            pages_read: per(c.pages_read),
+            dblwr_pages: per(c.dblwr_pages),
+            dblwr_writes: per(c.dblwr_writes),
+            data_fsyncs: per(c.data_fsyncs),
+            log_fsyncs: per(c.log_fsyncs),
+        }
+    }
+}
 
 impl Summary {
     /// Transactions: rates, the headline latency, and what each cost the machine.
@@ -54,6 +86,7 @@ impl Summary {
                 .zip(w.cache_misses)
                 .and_then(|(h, m)| ratio(100.0 * h as f64, (h + m) as f64));
             self.checkpoints = w.checkpoints.map(|c| c as f64);
+            self.innodb_per_txn = w.innodb.as_ref().map(|i| InnodbPerTxn::of(i, n));
         }
         let (deliveries, _) = total(ops, |k| k == OpKind::Delivery);
         if let Some(db) = record.database.as_ref().filter(|_| deliveries > 0) {

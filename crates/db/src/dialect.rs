@@ -163,7 +163,10 @@ impl Dialect for Mariadb {
     fn date_shift(&self, day: &str, amount: i32, unit: &str) -> String {
         let sign = if amount < 0 { '-' } else { '+' };
         let n = amount.unsigned_abs();
-        format!("DATE '{day}' {sign} INTERVAL {n} {}", unit.to_ascii_uppercase())
+        format!(
+            "DATE '{day}' {sign} INTERVAL {n} {}",
+            unit.to_ascii_uppercase()
+        )
     }
     fn year(&self, column: &str) -> String {
         format!("EXTRACT(YEAR FROM {column})")

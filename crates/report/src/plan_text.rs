@@ -3,7 +3,7 @@
 //! resolved setting.
 
 use crate::fmt::{duration, size};
-use bakeoff_core::dbplan::DbPlan;
+use bakeoff_core::dbplan::{Db, DbPlan};
 use bakeoff_core::plan::{IoMix, IoStep, Pattern, Plan, RolePlan, Step, SyncMode};
 use bakeoff_core::recipe::{PhaseWork, RecipePlan};
 use std::collections::BTreeMap;
@@ -183,10 +183,7 @@ pub fn render_db(plan: &DbPlan, log_stack: bool, cpus: u32) -> String {
     let mut s = format!(
         "plan     {} on {}: {}, seed {}\n",
         plan.workload,
-        serde_json::to_value(plan.db)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        plan.db.name(),
         window(plan.runtime, plan.ramp_time, plan.ramp_auto),
         plan.seed,
     );
@@ -202,12 +199,19 @@ pub fn render_db(plan: &DbPlan, log_stack: bool, cpus: u32) -> String {
         } else {
             "the stack"
         };
-        let _ = write!(
-            s,
-            ", up to {} of WAL on {place} (twice max_wal_size {})",
-            size(wal),
-            size(plan.max_wal_size())
-        );
+        let _ = match plan.db {
+            Db::Mariadb => write!(
+                s,
+                ", {} of redo log on {place} (innodb_log_file_size)",
+                size(wal)
+            ),
+            _ => write!(
+                s,
+                ", up to {} of WAL on {place} (twice max_wal_size {})",
+                size(wal),
+                size(plan.max_wal_size())
+            ),
+        };
     }
     s.push('\n');
     s + &settings_lines(&plan.settings)

@@ -16,6 +16,13 @@ pub fn header_part(r: &RunRecord, db: &DatabaseRun) -> String {
             get("terminals")
         ),
         "pgbench" => format!("scale {}, {} client(s)", get("scale"), get("clients")),
+        "sysbench" => format!(
+            "{}, {} table(s) of {} rows, {} thread(s)",
+            get("test"),
+            get("tables"),
+            get("table_size"),
+            get("threads")
+        ),
         "tpch" => format!("scale factor {}, {} phases", get("sf"), r.phases.len()),
         _ => String::new(),
     };
@@ -60,7 +67,7 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
             if db.db == "sqlite" {
                 "bakeoff's terminals, less SQLite's own work on their threads (which is the database's)"
             } else {
-                "bakeoff's terminals or pgbench; the database is its server's processes"
+                "bakeoff's terminals, pgbench or sysbench; the database is its server's processes"
             }
         );
     }
@@ -92,6 +99,17 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
             p.failed
         );
     }
+    if let Some(p) = &db.sysbench {
+        let _ = writeln!(
+            s,
+            "sysbench printed {:.1} tps, {:.1} qps, p99 {:.2} ms ({}); ignored errors {}, \
+             reconnects {}",
+            p.tps, p.qps, p.lat_p99_ms, p.version, p.ignored_errors, p.reconnects
+        );
+    }
+    if let Some(line) = innodb_line(sm, db) {
+        s += &line;
+    }
     if !db.consistency.is_empty() {
         let held = db.consistency.iter().filter(|c| c.passed).count();
         let _ = writeln!(
@@ -101,6 +119,26 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
         );
     }
     s
+}
+
+/// InnoDB's costs per transaction and its gauges at the window's edges, for MariaDB.
+fn innodb_line(sm: &bakeoff_core::record::Summary, db: &DatabaseRun) -> Option<String> {
+    let per = sm.innodb_per_txn.as_ref()?;
+    let gauges = db.window.as_ref().and_then(|w| w.innodb.as_ref());
+    let n = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+    let whole = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
+    Some(format!(
+        "innodb   per txn: pages written {}, read {}; doublewrite pages {} in {} batches; data \
+         fsyncs {}; dirty pages {} -> {}, checkpoint age {}\n",
+        n(per.pages_written),
+        n(per.pages_read),
+        n(per.dblwr_pages),
+        n(per.dblwr_writes),
+        n(per.data_fsyncs),
+        whole(gauges.and_then(|g| g.dirty_pages_at_start)),
+        whole(gauges.and_then(|g| g.dirty_pages)),
+        crate::fmt::size(gauges.and_then(|g| g.checkpoint_age).unwrap_or(0)),
+    ))
 }
 
 /// `959 µs (client 26.6 µs, database 347 µs, kernel for the run 585 µs)`: every

@@ -8,41 +8,25 @@ use super::measure::{Body, Window};
 use super::on_stack::{known_of, loop_only, target_of, StackRun};
 use crate::cli::{RunArgs, StackOpts};
 use crate::exit::{failure, stack_failure, Code, Failure};
-use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
+use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{Condition, DatabaseRun};
 use bakeoff_core::plan::{EngineKind, Plan};
 use bakeoff_core::record::{RunRecord, RunStatus, Summary};
-use bakeoff_db::postgres::{PgError, PgOptions, PgServer, PgStats};
-use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
-use bakeoff_db::{Database, DbError};
+use bakeoff_db::managed::{backend, ManagedDb, OpenAt, SetupError};
+use bakeoff_db::DbError;
 use bakeoff_engine::Target;
 use bakeoff_probe::Probe;
 use bakeoff_stack::{Stack, StackSpec};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 
 mod body;
+mod external;
 mod load;
-mod pgbench_warmup;
 mod tpch;
+mod warmup;
 
 /// The database of a run, opened on its stack.
-pub enum Opened {
-    /// A server bakeoff started.
-    Postgres(Box<PgServer>),
-    /// An SQLite file.
-    Sqlite(Arc<Sqlite>),
-}
-
-impl Opened {
-    /// Connections to it.
-    pub fn database(&self) -> Arc<dyn Database> {
-        match self {
-            Opened::Postgres(s) => Arc::new(s.database()),
-            Opened::Sqlite(s) => s.clone(),
-        }
-    }
-}
+pub type Opened = Box<dyn ManagedDb>;
 
 /// The plan as the run record shows it: the workload, its timing, seed and settings (a
 /// database run has no filesets or roles of its own).
@@ -64,34 +48,20 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
     }
 }
 
-/// The PostgreSQL options of a plan, for a check or a start.
-pub fn pg_options(plan: &DbPlan, data: &std::path::Path) -> Result<PgOptions, Failure> {
-    let mut opts = PgOptions::new(data.join("pgdata"));
-    opts.set_all(&plan.pg).map_err(pg_failure)?;
-    if !matches!(plan.work, DbWork::Tpch { .. }) {
-        // Whole checkpoint cycles in the window (docs/methodology.md); the user's wins.
-        let timeout = bakeoff_db::postgres::settings::checkpoint_timeout_for(plan.runtime);
-        opts.settings
-            .entry("checkpoint_timeout".into())
-            .or_insert(timeout);
-    }
-    opts.clients = match plan.work {
-        DbWork::Tpcc { terminals, .. } => terminals,
-        DbWork::Pgbench { clients, .. } => clients,
-        // The loaders, and the connection each phase opens.
-        DbWork::Tpch { load_threads, .. } => load_threads + 1,
-    };
-    Ok(opts)
-}
-
-/// The exit code of a server error: a refused setting is the user's to fix (2).
-pub fn pg_failure(e: PgError) -> Failure {
+/// The exit code of a database's set-up error: a refused setting is the user's to fix (2).
+pub fn setup_failure(e: SetupError) -> Failure {
     let code = match &e {
-        PgError::Setting { .. } => Code::Usage,
-        PgError::Db(_) => Code::Io,
-        _ => Code::Environment,
+        SetupError::Setting(_) => Code::Usage,
+        SetupError::Io(_) => Code::Io,
+        SetupError::Environment(_) => Code::Environment,
     };
     failure(code, e)
+}
+
+/// Checks the database's own settings in `plan` (a server's against its own list, its memory
+/// within `mem_limit`) before anything is built.
+pub fn check_settings(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), Failure> {
+    (backend(plan.db).check)(plan, mem_limit).map_err(setup_failure)
 }
 
 fn db_failure(e: DbError) -> Failure {
@@ -189,9 +159,9 @@ fn run_on(
     let mut opened = open(plan, stack, log_stack, &data)?;
     let devices = known_of(stack, log_stack).devices.unwrap_or_default();
     let probe = Probe::new(devices.clone()).with_kernel_work();
-    let load = load::phase(plan, &opened, &data, &probe, interrupt, run.quiet)?;
+    let load = load::phase(plan, opened.as_ref(), &data, &probe, interrupt, run.quiet)?;
     if !run.warm {
-        make_cold(&mut opened, stack)?;
+        opened.make_cold(stack).map_err(setup_failure)?;
     }
     if !run.quiet {
         let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
@@ -215,19 +185,20 @@ fn run_on(
         daemons: known.daemons,
         quiet: run.quiet,
     };
-    let mut counters = body::Counters::new(&opened);
+    let mut counters = body::Counters::new(opened.as_ref());
     let mut extras = body::Extras::default();
-    let mut work: Box<Body> = body::body(plan, &opened, &mut counters, &mut extras, interrupt);
+    let mut work: Box<Body> =
+        body::body(plan, opened.as_ref(), &mut counters, &mut extras, interrupt);
     let mut record = window.run(&mut work)?;
     drop(work);
-    let mut database = describe(&opened, plan);
+    let mut database = describe(opened.as_ref(), plan);
     database.load = Some(load);
     database.window = counters.window();
     extras.apply(&mut database);
     // A window too short to measure gives no verdict, the consistency checks' included.
     let judged = record.status != RunStatus::Failed && !record.window_too_short();
     if judged && matches!(plan.work, DbWork::Tpcc { .. }) {
-        check_consistency(&opened, &mut database, &mut record)?;
+        check_consistency(opened.as_ref(), &mut database, &mut record)?;
     }
     record.database = Some(database);
     record.stack = Some(stack.info.clone());
@@ -236,9 +207,7 @@ fn run_on(
     if record.status != RunStatus::Failed {
         record.summary = Summary::compute(&record);
     }
-    if let Opened::Postgres(server) = opened {
-        (*server).stop(stack).map_err(pg_failure)?;
-    }
+    opened.stop(stack).map_err(setup_failure)?;
     Ok(record)
 }
 
@@ -255,14 +224,16 @@ fn data_dir(stack: &Stack) -> Result<std::path::PathBuf, Failure> {
 
 /// Refuses a log stack the database cannot use.
 pub fn check_log_stack(plan: &DbPlan, has_log_stack: bool) -> Result<(), Failure> {
-    if has_log_stack && plan.db == Db::Sqlite {
-        return Err(failure(
+    match backend(plan.db).log_stack {
+        Err(why) if has_log_stack => Err(failure(
             Code::Usage,
-            "--log-stack: SQLite keeps its journal beside the database file (db=postgres \
-             puts its WAL on the log stack)",
-        ));
+            format!(
+                "--log-stack: {why} (a server's WAL or redo log goes on a log stack: db=postgres \
+                 or db=mariadb)"
+            ),
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Starts the server (or opens the SQLite file) on the stack.
@@ -272,55 +243,18 @@ fn open(
     log_stack: Option<&Stack>,
     data: &std::path::Path,
 ) -> Result<Opened, Failure> {
-    match plan.db {
-        Db::Postgres => {
-            let mut opts = pg_options(plan, data)?;
-            if let Some(log) = log_stack {
-                opts.wal_dir = Some(log.target.join("pgwal"));
-            }
-            Ok(Opened::Postgres(Box::new(
-                PgServer::start(stack, opts).map_err(pg_failure)?,
-            )))
-        }
-        Db::Sqlite => {
-            check_log_stack(plan, log_stack.is_some())?;
-            let mut options = SqliteOptions::default();
-            for (k, v) in &plan.sqlite {
-                options
-                    .set(k, v)
-                    .map_err(|e| failure(Code::Usage, format!("sqlite.{k}: {e}")))?;
-            }
-            let path = data.join("bakeoff.sqlite");
-            let db = Sqlite::open(&path, options).map_err(db_failure)?;
-            Ok(Opened::Sqlite(Arc::new(db)))
-        }
-    }
-}
-
-/// Cold caches for the measured window: the server restarted around a drop of the page cache
-/// (and a ZFS pool re-import); for SQLite, the cache drop.
-fn make_cold(opened: &mut Opened, stack: &mut Stack) -> Result<(), Failure> {
-    match opened {
-        Opened::Postgres(server) => server
-            .restart(stack, |s| s.prepare_run(false))
-            .map_err(pg_failure),
-        Opened::Sqlite(_) => stack.prepare_run(false).map_err(stack_failure),
-    }
+    check_log_stack(plan, log_stack.is_some())?;
+    let at = OpenAt {
+        plan,
+        data,
+        log_stack: log_stack.map(|l| l.target.clone()),
+    };
+    (backend(plan.db).open)(stack, at).map_err(setup_failure)
 }
 
 /// What the record says about the database itself.
-fn describe(opened: &Opened, plan: &DbPlan) -> DatabaseRun {
-    match opened {
-        Opened::Postgres(server) => server.database_run(),
-        Opened::Sqlite(db) => DatabaseRun {
-            db: "sqlite".into(),
-            version: format!("SQLite {}", Sqlite::version()),
-            settings: db.settings(),
-            paths: [("database".to_string(), db.path().display().to_string())].into(),
-            ..DatabaseRun::default()
-        },
-    }
-    .with_plan_note(plan)
+fn describe(opened: &dyn ManagedDb, plan: &DbPlan) -> DatabaseRun {
+    opened.describe().with_plan_note(plan)
 }
 
 trait PlanNote {
@@ -339,7 +273,7 @@ impl PlanNote for DatabaseRun {
 
 /// TPC-C's consistency conditions 1–4: a run that fails them is failed, not a result.
 fn check_consistency(
-    opened: &Opened,
+    opened: &dyn ManagedDb,
     database: &mut DatabaseRun,
     record: &mut RunRecord,
 ) -> Result<(), Failure> {
@@ -367,14 +301,6 @@ fn check_consistency(
         record.summary = Summary::default();
     }
     Ok(())
-}
-
-/// The server's counters now, for PostgreSQL.
-pub fn pg_stats(opened: &Opened) -> Option<PgStats> {
-    match opened {
-        Opened::Postgres(server) => server.stats().ok(),
-        Opened::Sqlite(_) => None,
-    }
 }
 
 /// `bakeoff run tpcc|pgbench ...`: checks everything, then runs (or says a dry run is ok).
@@ -412,10 +338,7 @@ pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
         }
         (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
     }
-    if plan.db == Db::Postgres {
-        let opts = pg_options(&plan, std::path::Path::new("/nonexistent"))?;
-        PgServer::check(&opts, mem_limit).map_err(pg_failure)?;
-    }
+    check_settings(&plan, mem_limit)?;
     let exports = super::exports::open(&args.export.requested)?;
     if args.dry_run {
         let text = bakeoff_report::plan_text::render_db(&plan, args.log_stack.is_some(), cpus());

@@ -97,7 +97,11 @@ pub const SYSBENCH_KEYS: &[KeyDoc] = &[
     ),
     doc("tables", "4", "tables (--tables)"),
     doc("table_size", "100000", "rows per table (--table-size)"),
-    doc("threads", "4", "client threads, one connection each (--threads)"),
+    doc(
+        "threads",
+        "4",
+        "client threads, one connection each (--threads)",
+    ),
     doc(
         "rate",
         "0",

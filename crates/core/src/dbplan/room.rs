@@ -200,14 +200,21 @@ mod tests {
         assert_eq!(mariadb_bytes("1048576"), Some(1 << 20));
         assert_eq!(mariadb_bytes("1 GB"), None);
         let p = plan("sysbench", "tables=2,table_size=1000,threads=8,runtime=10s");
-        assert_eq!(p.wal_room_bytes(), 1 << 30, "bakeoff's default, no overshoot");
+        assert_eq!(
+            p.wal_room_bytes(),
+            1 << 30,
+            "bakeoff's default, no overshoot"
+        );
         assert_eq!(p.dataset_bytes(), 2 * 1000 * 250);
         assert_eq!(
             p.growth_bytes(2),
             2 * (4 << 20) * (120 + 10),
             "eight threads, two CPUs busy, over the warm-up's cap and the window"
         );
-        let small = plan("sysbench", "my.innodb-log-file-size=256M,rate=10,runtime=5s");
+        let small = plan(
+            "sysbench",
+            "my.innodb-log-file-size=256M,rate=10,runtime=5s",
+        );
         assert_eq!(small.wal_room_bytes(), 256 << 20);
         assert_eq!(small.growth_bytes(2), 10 * (4 << 10) * (120 + 5));
     }

@@ -16,6 +16,7 @@ mod bulk;
 pub mod checks;
 pub mod client;
 mod instance;
+pub mod managed;
 mod options;
 mod places;
 pub mod server;

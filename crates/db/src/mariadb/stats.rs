@@ -131,6 +131,8 @@ impl InnodbStats {
                 data_fsyncs: self.data_fsyncs,
                 log_fsyncs: self.os_log_fsyncs,
                 checkpoint_age: self.checkpoint_age,
+                dirty_pages: self.buffer_pool_pages_dirty,
+                dirty_pages_at_start: None,
             }),
         }
     }

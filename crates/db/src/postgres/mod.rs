@@ -7,6 +7,7 @@
 pub mod binaries;
 pub mod client;
 pub mod describe;
+pub mod managed;
 mod places;
 pub mod server;
 pub mod settings;

@@ -2,6 +2,7 @@
 //! connection and read back, with the page-cache counters of all its connections.
 
 mod conn;
+pub mod managed;
 mod options;
 mod status;
 

@@ -8,14 +8,13 @@ use super::super::phases;
 use super::super::run::load_workload;
 use crate::cli::CompareArgs;
 use crate::exit::{failure, Code, Failure};
-use bakeoff_core::dbplan::{is_db_workload, plan_db, Db, DbPlan};
+use bakeoff_core::dbplan::{is_db_workload, plan_db, DbPlan};
 use bakeoff_core::ramp::{take_from, RampSpec, RAMP_KEY};
 use bakeoff_core::recipe::{is_recipe_text, Recipe, RecipePlan};
 use bakeoff_core::settings::{echo, Origin, Settings};
 use bakeoff_core::steady::expected_warmup as warmup;
 use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
 use bakeoff_core::Plan;
-use bakeoff_db::postgres::PgServer;
 use bakeoff_engine::placement::log_filesets;
 use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::StackSpec;
@@ -164,14 +163,8 @@ fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
             plan_db(&cell.workload, &settings).map_err(|e| failure(Code::Usage, in_cell(&e)))?;
         dbrun::check_log_stack(&plan, cell.log_stack.is_some())
             .map_err(|f| failure(f.code, in_cell(&f.error)))?;
-        if plan.db == Db::Postgres {
-            // The settings are checked by the server's own binaries, before any stack is built.
-            let opts = dbrun::pg_options(&plan, Path::new("/nonexistent"))?;
-            PgServer::check(&opts, mem_limit).map_err(|e| {
-                let f = dbrun::pg_failure(e);
-                failure(f.code, in_cell(&f.error))
-            })?;
-        }
+        // The settings are checked by the server's own binaries, before any stack is built.
+        dbrun::check_settings(&plan, mem_limit).map_err(|f| failure(f.code, in_cell(&f.error)))?;
         return Ok(CellPlan::Db(Box::new(plan)));
     }
     if let Some(recipe) = recipe_of(&cell.workload)? {

@@ -1,13 +1,16 @@
 //! The load before the measured run: TPC-C's population or `pgbench -i`, timed and measured
 //! (device bytes of the data and log stacks, the database's size afterwards).
 
-use super::{pg_failure, pg_stats, Opened};
+use super::setup_failure;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
+use bakeoff_db::managed::ManagedDb;
+use bakeoff_db::mariadb::MyServer;
 use bakeoff_db::pgbench::Pgbench;
+use bakeoff_db::postgres::PgServer;
+use bakeoff_db::sysbench::{RunOptions as SysbenchOptions, Sysbench};
 use bakeoff_db::tpcc::{self, TpccError, TpccPlan};
-use bakeoff_db::Database;
 use bakeoff_probe::Probe;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,14 +36,14 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
             load_threads,
             procedures,
         }),
-        DbWork::Pgbench { .. } | DbWork::Tpch { .. } => None,
+        _ => None,
     }
 }
 
 /// Loads the data and says what it took (and, unless `quiet`, that it starts).
 pub fn phase(
     plan: &DbPlan,
-    opened: &Opened,
+    opened: &dyn ManagedDb,
     data: &Path,
     probe: &Probe,
     interrupt: &AtomicBool,
@@ -52,13 +55,10 @@ pub fn phase(
     }
     let before = probe.snapshot();
     let start = Instant::now();
-    let log_from = match opened {
-        Opened::Postgres(server) => server.log_len(),
-        Opened::Sqlite(_) => 0,
-    };
+    let log_from = opened.log_len();
     let server_said = |f: Failure| with_server_log(f, opened, log_from);
-    let rows: BTreeMap<String, u64> = match (&plan.work, opened) {
-        (DbWork::Tpcc { .. }, _) => {
+    let rows: BTreeMap<String, u64> = match &plan.work {
+        DbWork::Tpcc { .. } => {
             let tp = tpcc_plan(plan).expect("a TPC-C plan");
             let report = match tpcc::load_until(opened.database().as_ref(), &tp, interrupt) {
                 Err(TpccError::Interrupted) => return Err(interrupted()),
@@ -71,19 +71,30 @@ pub fn phase(
                 .map(|(t, n)| (t.name().to_string(), (*n).max(0) as u64))
                 .collect()
         }
-        (DbWork::Pgbench { scale, .. }, Opened::Postgres(server)) => {
+        DbWork::Pgbench { scale, .. } => {
+            let server = driven::<PgServer>(opened, "pgbench", "PostgreSQL")?;
             let init = Pgbench::for_server(server).init_until(*scale, interrupt);
-            if init.map_err(|e| server_said(pg_failure(e)))?.is_none() {
+            let init = init.map_err(|e| server_said(setup_failure(e.into())))?;
+            if init.is_none() {
                 return Err(interrupted());
             }
             pgbench_rows(*scale)
         }
-        (DbWork::Pgbench { .. }, Opened::Sqlite(_)) => {
-            return Err(failure(Code::Usage, "pgbench drives PostgreSQL only"))
+        DbWork::Sysbench {
+            tables, table_size, ..
+        } => {
+            let server = driven::<MyServer>(opened, "sysbench", "MariaDB")?;
+            let opts = SysbenchOptions::from_plan(&plan.work, plan.runtime).expect("sysbench");
+            let prepared = Sysbench::for_server(server).prepare_until(&opts, interrupt);
+            let prepared = prepared.map_err(|e| server_said(setup_failure(e.into())))?;
+            if prepared.is_none() {
+                return Err(interrupted());
+            }
+            (1..=*tables)
+                .map(|t| (format!("sbtest{t}"), *table_size))
+                .collect()
         }
-        (DbWork::Tpch { .. }, _) => {
-            return Err(failure(Code::Usage, "TPC-H loads in its own phase"))
-        }
+        DbWork::Tpch { .. } => return Err(failure(Code::Usage, "TPC-H loads in its own phase")),
     };
     settle(opened, data)?;
     let seconds = start.elapsed().as_secs_f64();
@@ -110,38 +121,33 @@ pub fn phase(
     })
 }
 
-/// `f` with what the PostgreSQL server's log says went wrong since it was `since` bytes long
-/// (a client of a crashed server knows only "error communicating with the server").
-fn with_server_log(f: Failure, opened: &Opened, since: u64) -> Failure {
-    let Opened::Postgres(server) = opened else {
-        return f;
-    };
-    match server.log_cause(since) {
+/// The server of a workload that drives one database only.
+pub fn driven<'a, T: 'static>(
+    opened: &'a dyn ManagedDb,
+    workload: &str,
+    database: &str,
+) -> Result<&'a T, Failure> {
+    opened
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| failure(Code::Usage, format!("{workload} drives {database} only")))
+}
+
+/// `f` with what the server's log says went wrong since it was `since` bytes long (a client
+/// of a crashed server knows only "error communicating with the server").
+fn with_server_log(f: Failure, opened: &dyn ManagedDb, since: u64) -> Failure {
+    match opened.log_cause(since) {
         Some(cause) => failure(f.code, format!("{}; {cause}", f.error)),
         None => f,
     }
 }
 
 /// The end of the load: what it wrote is on the devices before they are read, so its device
-/// bytes are the whole load's. PostgreSQL: a `CHECKPOINT` (the dirty buffers written and the
-/// files synced); SQLite: its WAL checkpointed into the database file (`wal_checkpoint
-/// (TRUNCATE)`; nothing in the other journal modes); then `syncfs` of the stack's file system
-/// for what the page cache still holds.
-fn settle(opened: &Opened, data: &Path) -> Result<(), Failure> {
-    match opened {
-        Opened::Postgres(server) => server.checkpoint().map_err(pg_failure)?,
-        Opened::Sqlite(db) => {
-            let fail = |e: bakeoff_db::DbError| {
-                failure(
-                    Code::Io,
-                    format!("checkpointing SQLite's WAL after the load: {e}"),
-                )
-            };
-            let mut conn = db.connect().map_err(fail)?;
-            conn.query("PRAGMA wal_checkpoint(TRUNCATE)", &[])
-                .map_err(fail)?;
-        }
-    }
+/// bytes are the whole load's. The database settles (a server's checkpoint; SQLite's WAL
+/// checkpointed into its file), then `syncfs` of the stack's file system for what the page
+/// cache still holds.
+fn settle(opened: &dyn ManagedDb, data: &Path) -> Result<(), Failure> {
+    opened.settle().map_err(setup_failure)?;
     let dir = std::fs::File::open(data)
         .map_err(|e| failure(Code::Io, format!("opening {}: {e}", data.display())))?;
     rustix::fs::syncfs(&dir).map_err(|e| {
@@ -169,19 +175,9 @@ fn pgbench_rows(scale: u32) -> BTreeMap<String, u64> {
     .collect()
 }
 
-/// The database's size on disk now: PostgreSQL's `pg_database_size`, SQLite's files.
-pub fn size_on_disk(opened: &Opened) -> Result<Option<u64>, Failure> {
-    Ok(match opened {
-        Opened::Postgres(_) => pg_stats(opened).map(|s| s.db_size_bytes),
-        Opened::Sqlite(db) => {
-            let files = ["", "-wal", "-journal"].map(|suffix| {
-                let mut p = db.path().as_os_str().to_owned();
-                p.push(suffix);
-                std::fs::metadata(std::path::PathBuf::from(p)).map_or(0, |m| m.len())
-            });
-            Some(files.iter().sum())
-        }
-    })
+/// The database's size on disk now.
+pub fn size_on_disk(opened: &dyn ManagedDb) -> Result<Option<u64>, Failure> {
+    Ok(opened.size_on_disk())
 }
 
 fn describe(plan: &DbPlan) -> String {
@@ -189,5 +185,8 @@ fn describe(plan: &DbPlan) -> String {
         DbWork::Tpcc { warehouses, .. } => format!("TPC-C, {warehouses} warehouse(s)"),
         DbWork::Pgbench { scale, .. } => format!("pgbench, scale {scale}"),
         DbWork::Tpch { sf, .. } => format!("TPC-H, scale factor {sf}"),
+        DbWork::Sysbench {
+            tables, table_size, ..
+        } => format!("sysbench, {tables} table(s) of {table_size} rows"),
     }
 }

@@ -12,12 +12,13 @@ use super::super::on_stack::{known_of, StackRun};
 use super::super::phases::phase::{measured, Outcome};
 use super::super::phases::{self, Context};
 use super::load::size_on_disk;
-use super::{data_dir, describe, open, pg_failure, record_plan, Opened};
+use super::{data_dir, describe, open, record_plan, setup_failure, Opened};
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
 use bakeoff_core::dbrecord::LoadPhase;
 use bakeoff_core::phaserecord::{CpuSource, PhaseRecord, StepRecord};
 use bakeoff_core::record::{RunRecord, RunStatus};
+use bakeoff_db::managed::ManagedDb;
 use bakeoff_db::tpch::{self, Answers, Phase, PhaseReport, Tpch, TpchError, TpchPlan};
 use bakeoff_engine::Tick;
 use bakeoff_stack::undo::Undo;
@@ -64,17 +65,15 @@ pub fn run_on(
     };
     let mut phases = vec![initdb];
     let tpch = (tpch_plan, expected);
-    let (mut record, load) = in_window(&mut ctx, window, &opened, tpch, plan, &mut phases)?;
+    let (mut record, load) = in_window(&mut ctx, window, opened.as_ref(), tpch, plan, &mut phases)?;
     // initdb ran before the window opened: its start is that long before the window's.
     phases[0].start_offset_s =
         -(ctx.origin.saturating_duration_since(initdb_started)).as_secs_f64();
-    let mut database = describe(&opened, plan);
+    let mut database = describe(opened.as_ref(), plan);
     database.load = load.transpose()?;
     record.database = Some(database);
     record.log_stack = log_stack.map(|l| l.info.clone());
-    if let Opened::Postgres(server) = opened {
-        (*server).stop(ctx.stack).map_err(pg_failure)?;
-    }
+    opened.stop(ctx.stack).map_err(setup_failure)?;
     phases::finish_record(&mut record, phases, ctx.stack, run.warm);
     Ok(record)
 }
@@ -133,7 +132,7 @@ fn expected_answers(stack: &mut Stack, plan: TpchPlan, quiet: bool) -> Result<An
 
 /// A test's corruption of the loaded data before the queries: `BAKEOFF_TEST_TPCH_CORRUPT` is
 /// SQL run on the database (the tests prove a wrong row fails the run naming the query).
-fn corrupt_for_test(opened: &Opened) -> Result<(), String> {
+fn corrupt_for_test(opened: &dyn ManagedDb) -> Result<(), String> {
     let Ok(sql) = std::env::var("BAKEOFF_TEST_TPCH_CORRUPT") else {
         return Ok(());
     };
@@ -147,7 +146,7 @@ fn corrupt_for_test(opened: &Opened) -> Result<(), String> {
 fn in_window(
     ctx: &mut Context,
     window: Window,
-    opened: &Opened,
+    opened: &dyn ManagedDb,
     (tpch_plan, expected): (TpchPlan, Answers),
     plan: &DbPlan,
     phases: &mut Vec<PhaseRecord>,
@@ -183,12 +182,12 @@ fn in_window(
     Ok((record, load))
 }
 
-/// How a phase's user and system CPU are counted: a PostgreSQL server's processes beside
-/// bakeoff's; SQLite works inside bakeoff.
+/// How a phase's user and system CPU are counted: a server's processes beside bakeoff's; an
+/// embedded database works inside bakeoff.
 fn server_cpu(db: Db) -> CpuSource {
-    match db {
-        Db::Postgres => CpuSource::BakeoffAndServer,
-        Db::Sqlite => CpuSource::Bakeoff,
+    match db.is_server() {
+        true => CpuSource::BakeoffAndServer,
+        false => CpuSource::Bakeoff,
     }
 }
 
@@ -202,16 +201,17 @@ fn initdb(
 ) -> Result<(PhaseRecord, Opened), Failure> {
     let command = match plan.db {
         Db::Postgres => "initdb, pg_ctl start (server bakeoff manages)",
+        Db::Mariadb => "mariadb-install-db, mariadbd (server bakeoff manages)",
         Db::Sqlite => "SQLite database file created",
     };
     let mut opened = None;
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
         let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {
-            if let Opened::Postgres(server) = o {
-                // Counted from the end of this phase on (it did not exist at its start):
-                // in the split as a daemon, in the phases' CPU beside bakeoff.
-                ctx.daemons.push(server.pid() as u32);
-                ctx.server = Some(server.pid() as u32);
+            // Counted from the end of this phase on (it did not exist at its start): in the
+            // split as a daemon, in the phases' CPU beside bakeoff.
+            if let Some(&server) = o.processes().first() {
+                ctx.daemons.push(server);
+                ctx.server = Some(server);
             }
         });
         let message = started.as_ref().err().map(|f| f.error.to_string());
@@ -271,7 +271,7 @@ fn run_phase(
 
 /// The load as the database section shows it (as a TPC-C run's): rows per table, time,
 /// device bytes, the database's size right after it.
-fn load_phase(p: &PhaseRecord, opened: &Opened) -> Result<LoadPhase, Failure> {
+fn load_phase(p: &PhaseRecord, opened: &dyn ManagedDb) -> Result<LoadPhase, Failure> {
     let rows = (p.steps.iter())
         .map(|s| (s.name.clone(), s.rows.unwrap_or(0)))
         .collect();
