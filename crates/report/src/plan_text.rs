@@ -202,8 +202,9 @@ pub fn render_db(plan: &DbPlan, log_stack: bool, cpus: u32) -> String {
         let _ = match plan.db {
             Db::Mariadb => write!(
                 s,
-                ", {} of redo log on {place} (innodb_log_file_size)",
-                size(wal)
+                ", {} for the redo log on {place} (innodb_log_file_size {} and a margin)",
+                size(wal),
+                size(plan.innodb_log_file_size())
             ),
             _ => write!(
                 s,

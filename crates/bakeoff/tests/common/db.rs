@@ -24,6 +24,21 @@ pub fn postgres() -> bool {
     require(found.is_ok(), &what)
 }
 
+/// True if MariaDB servers and sysbench can run here; under CI=true, false is a failure.
+pub fn mariadb() -> bool {
+    if !privileged() {
+        return false;
+    }
+    let found = bakeoff_db::mariadb::Binaries::find();
+    let sysbench = std::path::Path::new(bakeoff_db::sysbench::PROGRAM).exists();
+    let what = match (&found, sysbench) {
+        (Err(e), _) => format!("MariaDB ({e})"),
+        (Ok(_), false) => "sysbench (the Debian package sysbench)".to_string(),
+        (Ok(_), true) => String::new(),
+    };
+    require(found.is_ok() && sysbench, &what)
+}
+
 /// A scene whose images the `postgres` user can reach (a temporary directory is private).
 pub fn db_scene() -> Scene {
     let scene = Scene::new();
@@ -65,7 +80,7 @@ impl Scene {
     /// mounts, PostgreSQL socket directories created since `since`.
     pub fn db_leftovers(&self) -> Vec<String> {
         let root = self.images.path().to_string_lossy().to_string();
-        let mut left: Vec<String> = postmasters()
+        let mut left: Vec<String> = servers()
             .into_iter()
             .filter(|args| args.contains(&root))
             .map(|args| format!("server: {args}"))
@@ -86,23 +101,27 @@ impl Scene {
     }
 }
 
-/// The command lines of the running PostgreSQL servers (`postgres -D ...`).
-pub fn postmasters() -> Vec<String> {
+/// The command lines of the running PostgreSQL and MariaDB servers (`postgres -D ...`,
+/// `mariadbd --defaults-file=...`).
+pub fn servers() -> Vec<String> {
     let out = Command::new("ps").args(["-eo", "args="]).output().unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| l.contains("postgres") && l.contains(" -D "))
+        .filter(|l| {
+            (l.contains("postgres") && l.contains(" -D "))
+                || (l.contains("mariadbd") && l.contains("--defaults-file"))
+        })
         .map(str::to_string)
         .collect()
 }
 
-/// Socket directories of servers bakeoff started (`/tmp/bakeoff-pg-*`).
+/// Socket directories of servers bakeoff started (`/tmp/bakeoff-pg-*`, `/tmp/bakeoff-my-*`).
 pub fn socket_dirs() -> Vec<String> {
     std::fs::read_dir("/tmp")
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().to_string())
-        .filter(|n| n.starts_with("bakeoff-pg-"))
+        .filter(|n| n.starts_with("bakeoff-pg-") || n.starts_with("bakeoff-my-"))
         .collect()
 }
 

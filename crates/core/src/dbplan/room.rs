@@ -13,6 +13,10 @@ const DEFAULT_MAX_WAL_SIZE: u64 = 1 << 30;
 /// bakeoff's `innodb_log_file_size` for MariaDB, 1 GiB (as PostgreSQL's `max_wal_size`).
 const DEFAULT_REDO_LOG_SIZE: u64 = 1 << 30;
 
+/// Room beside MariaDB's redo log: the file system's own share of a stack (a 1 GiB xfs holds
+/// about 918 MiB) and the server's small files (`aria_log`, the pid file).
+const REDO_MARGIN: u64 = 128 * MIB;
+
 /// Room for WAL over `max_wal_size`: PostgreSQL calls it a soft limit, passed under heavy load
 /// while a checkpoint is slow, and the segments it recycles are kept. A TPC-C run at 2,200
 /// txn/s filled its log stack to 1,098 MiB (`df`: the WAL and the file system's own) under the
@@ -43,12 +47,12 @@ impl DbPlan {
 
     /// Bytes of WAL the server may keep: twice `max_wal_size` (the user's `pg.max_wal_size`
     /// or PostgreSQL's default); MariaDB's redo log, `innodb_log_file_size` (made at its full
-    /// size and written round, so it never overshoots); SQLite's WAL is checkpointed into the
+    /// size and written round, so it never overshoots) and a margin; SQLite's WAL is checkpointed into the
     /// database every 1,000 pages and counted in its growth.
     pub fn wal_room_bytes(&self) -> u64 {
         match self.db {
             Db::Postgres => self.max_wal_size().saturating_mul(WAL_OVERSHOOT),
-            Db::Mariadb => self.innodb_log_file_size(),
+            Db::Mariadb => self.innodb_log_file_size() + REDO_MARGIN,
             Db::Sqlite => 0,
         }
     }
@@ -215,7 +219,7 @@ mod tests {
             "sysbench",
             "my.innodb-log-file-size=256M,rate=10,runtime=5s",
         );
-        assert_eq!(small.wal_room_bytes(), 256 << 20);
+        assert_eq!(small.wal_room_bytes(), (256 + 128) << 20);
         assert_eq!(small.growth_bytes(2), 10 * (4 << 10) * (120 + 5));
     }
 
