@@ -266,8 +266,8 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     })
 }
 
-/// The databases workload `name` runs on, its `db=` default first.
-fn databases_of(name: &str) -> &'static [&'static str] {
+/// The databases workload `name` runs on (`db=` choices), its default first.
+pub fn databases_of(name: &str) -> &'static [&'static str] {
     match name {
         "pgbench" => &["postgres"],
         "sysbench" => &["mariadb"],

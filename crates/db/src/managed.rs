@@ -109,6 +109,8 @@ pub struct Backend {
     pub check: fn(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError>,
     /// Opens it on `stack` (a server started, initialised on its first start).
     pub open: fn(stack: &mut Stack, at: OpenAt) -> Opened,
+    /// What opening it runs, as a phase's command (TPC-H's `initdb` phase).
+    pub started_by: &'static str,
     /// What `--log-stack` holds for it, or why it takes none.
     pub log_stack: Result<&'static str, &'static str>,
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::{WorkloadsAction, WorkloadsArgs};
 use crate::exit::{Code, Failure};
-use bakeoff_core::dbplan::{db_run_keys, is_db_workload, DB_WORKLOADS, SQLITE_KEYS};
+use bakeoff_core::dbplan::{databases_of, db_run_keys, is_db_workload, DB_WORKLOADS, SQLITE_KEYS};
 use bakeoff_core::job::{JOB_KEYS, RUN_KEYS};
 use bakeoff_core::workload::{builtin, Body};
 
@@ -92,11 +92,17 @@ fn show_db(name: &str) {
     for k in *keys {
         println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
     }
-    if name != "pgbench" {
+    let databases = databases_of(name);
+    if databases.contains(&"sqlite") {
         println!("# SQLite options (db=sqlite):");
         for k in SQLITE_KEYS {
             println!("#   {:<27} default {:<8} {}", k.key, k.default, k.help);
         }
     }
-    println!("# pg.KEY=VALUE: any postgresql.conf setting, checked by the server's own binaries before anything is built (docs/postgres.md)");
+    if databases.contains(&"postgres") {
+        println!("# pg.KEY=VALUE: any postgresql.conf setting, checked by the server's own binaries before anything is built (docs/postgres.md)");
+    }
+    if databases.contains(&"mariadb") {
+        println!("# my.KEY=VALUE: any MariaDB server variable, checked against `mariadbd --verbose --help` before anything is built (docs/mariadb.md)");
+    }
 }

@@ -18,6 +18,7 @@ pub const BACKEND: Backend = Backend {
     db: Db::Mariadb,
     check,
     open,
+    started_by: "mariadb-install-db, mariadbd (server bakeoff manages)",
     log_stack: Ok("its redo log (innodb_log_group_home_dir)"),
 };
 

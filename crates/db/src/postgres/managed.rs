@@ -18,6 +18,7 @@ pub const BACKEND: Backend = Backend {
     db: Db::Postgres,
     check,
     open,
+    started_by: "initdb, pg_ctl start (server bakeoff manages)",
     log_stack: Ok("its WAL (pg_wal)"),
 };
 

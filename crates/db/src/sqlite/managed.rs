@@ -15,6 +15,7 @@ pub const BACKEND: Backend = Backend {
     db: Db::Sqlite,
     check,
     open,
+    started_by: "SQLite database file created",
     log_stack: Err("SQLite keeps its journal beside the database file"),
 };
 
