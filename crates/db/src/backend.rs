@@ -97,6 +97,8 @@ impl DbError {
 
 /// One connection (a TPC-C terminal owns one). Statements are prepared on first use and kept.
 pub trait Conn: Send {
+    /// Which database it is connected to: the SQL that differs is its [`crate::dialect`]'s.
+    fn kind(&self) -> Db;
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;
     /// Runs a query; returns its rows.

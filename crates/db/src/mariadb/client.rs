@@ -255,6 +255,10 @@ pub fn classify(e: &mysql::Error, sql: &str) -> DbError {
 }
 
 impl Conn for MyConn {
+    fn kind(&self) -> Db {
+        Db::Mariadb
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         self.run(sql, params).map(|(changed, _)| changed)
     }
