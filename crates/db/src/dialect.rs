@@ -3,6 +3,7 @@
 //! database is one more `impl Dialect` and its line in [`dialect`].
 
 use crate::backend::Db;
+use crate::tpcc::procedures::{self, ProcedureSql};
 
 /// A column type whose spelling differs between databases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +28,12 @@ pub trait Dialect: Sync {
     fn add_primary_key(&self, table: &str, name: &str, columns: &str) -> String;
     /// Whether it adds foreign keys it validates itself; if not, each is checked by a query.
     fn has_foreign_keys(&self) -> bool;
+    /// TPC-C's transactions as its stored procedures (`procedures=true`), if it has them.
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql>;
     /// Whether it runs stored procedures (TPC-C's `procedures=true`).
-    fn has_procedures(&self) -> bool;
+    fn has_procedures(&self) -> bool {
+        self.tpcc_procedures().is_some()
+    }
     /// Whether `UPDATE ... RETURNING` reads back the rows it changed; if not, TPC-C updates
     /// and then selects the same rows.
     fn update_returning(&self) -> bool;
@@ -69,8 +74,8 @@ impl Dialect for Postgres {
     fn has_foreign_keys(&self) -> bool {
         true
     }
-    fn has_procedures(&self) -> bool {
-        true
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        Some(&procedures::POSTGRES)
     }
     fn update_returning(&self) -> bool {
         true
@@ -127,8 +132,8 @@ impl Dialect for Sqlite {
     fn has_foreign_keys(&self) -> bool {
         false
     }
-    fn has_procedures(&self) -> bool {
-        false
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        None
     }
     fn update_returning(&self) -> bool {
         // Since SQLite 3.35; rusqlite bundles a later one.
@@ -183,8 +188,8 @@ impl Dialect for Mariadb {
     fn has_foreign_keys(&self) -> bool {
         false
     }
-    fn has_procedures(&self) -> bool {
-        false
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        Some(&procedures::MARIADB)
     }
     fn update_returning(&self) -> bool {
         // MariaDB has INSERT and DELETE ... RETURNING (10.5), not UPDATE's.
@@ -265,7 +270,7 @@ mod tests {
         let my = dialect(Db::Mariadb);
         assert_eq!(my.int_cast("sum(x)"), "CAST(sum(x) AS SIGNED)");
         assert_eq!(my.analyze(&["a", "b"]), "ANALYZE TABLE a, b");
-        assert!(pg.has_procedures() && !lite.has_procedures());
+        assert!(pg.has_procedures() && my.has_procedures() && !lite.has_procedures());
         assert!(pg.update_returning() && !my.update_returning());
     }
 }

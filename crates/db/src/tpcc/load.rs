@@ -91,8 +91,8 @@ pub fn load_with_keys(
     let after = schema::create_keys(db.kind(), keys) + schema::create_indexes();
     conn.batch(&after)
         .map_err(database_error("creating keys and indexes"))?;
-    if plan.procedures {
-        conn.batch(procedures::create_functions())
+    if let Some(definitions) = procedures::create_functions(db.kind()).filter(|_| plan.procedures) {
+        conn.batch(definitions)
             .map_err(database_error("creating the transactions' functions"))?;
     }
     let tables: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
