@@ -1,5 +1,5 @@
 //! The five transactions (clauses 2.4 to 2.8) in SQL every database runs: row locks come from
-//! the `UPDATE`s that read back what they changed ([`Updating`]: PostgreSQL and InnoDB lock
+//! the `UPDATE`s that read back what they changed (`Updating`: PostgreSQL and InnoDB lock
 //! the rows they update; SQLite holds the write lock from `BEGIN`), so no `SELECT ... FOR
 //! UPDATE` is needed.
 
