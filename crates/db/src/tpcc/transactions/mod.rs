@@ -1,7 +1,8 @@
 //! The five transactions (clauses 2.4 to 2.8) in SQL every database runs: row locks come from
 //! the `UPDATE`s that read back what they changed (`Updating`: PostgreSQL and InnoDB lock
 //! the rows they update; SQLite holds the write lock from `BEGIN`), so no `SELECT ... FOR
-//! UPDATE` is needed.
+//! UPDATE` is needed, but for Delivery's oldest new order on MariaDB (its repeatable read:
+//! `Dialect::latest_for_update`).
 
 mod new_order;
 mod payment;
