@@ -229,14 +229,18 @@ fn new_order(items: &[i64]) -> Transaction {
     }
 }
 
-/// Waits until a transaction of the server waits for a lock.
-fn wait_blocked(watcher: &mut dyn Conn) {
+/// Waits until a transaction of the server waits for a lock (`call`, still running, the one
+/// expected to).
+fn wait_blocked<T>(watcher: &mut dyn Conn, call: &std::thread::JoinHandle<T>) {
     let waiting = "SELECT count(*) FROM information_schema.innodb_trx \
                    WHERE trx_state = 'LOCK WAIT'";
     let start = Instant::now();
     while int(watcher, waiting) == 0 {
+        assert!(!call.is_finished(), "the call ended without waiting");
         assert!(start.elapsed() < Duration::from_secs(30), "never blocked");
-        std::thread::sleep(Duration::from_millis(20));
+        // InnoDB refreshes the table's cache only when it was not read for 100 ms: polled
+        // faster, it would show the first reading forever.
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -291,7 +295,7 @@ fn a_procedure_rolls_back_whole_and_its_conflicts_are_retryable() {
         let result = procedures::execute(terminal.as_mut(), &new_order(&[5]), 3);
         (terminal, result)
     });
-    wait_blocked(watcher.as_mut());
+    wait_blocked(watcher.as_mut(), &blocked);
     holder
         .batch("UPDATE district SET d_ytd = d_ytd + 1 WHERE d_w_id = 1 AND d_id = 1")
         .unwrap();
