@@ -3,6 +3,7 @@
 //! database is one more `impl Dialect` and its line in [`dialect`].
 
 use crate::backend::Db;
+use crate::tpcc::procedures::{self, ProcedureSql};
 
 /// A column type whose spelling differs between databases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +28,24 @@ pub trait Dialect: Sync {
     fn add_primary_key(&self, table: &str, name: &str, columns: &str) -> String;
     /// Whether it adds foreign keys it validates itself; if not, each is checked by a query.
     fn has_foreign_keys(&self) -> bool;
+    /// TPC-C's transactions as its stored procedures (`procedures=true`), if it has them.
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql>;
     /// Whether it runs stored procedures (TPC-C's `procedures=true`).
-    fn has_procedures(&self) -> bool;
+    fn has_procedures(&self) -> bool {
+        self.tpcc_procedures().is_some()
+    }
+    /// Whether `UPDATE ... RETURNING` reads back the rows it changed; if not, TPC-C updates
+    /// and then selects the same rows.
+    fn update_returning(&self) -> bool;
+    /// What follows a `SELECT` of rows the transaction goes on to delete, so that it reads
+    /// their latest committed version, and waits for a transaction changing them, rather than
+    /// an older snapshot (Delivery's oldest new order). Empty where each statement reads the
+    /// latest anyway.
+    fn latest_for_update(&self) -> &'static str;
+    /// `expr` (a sum of integers, which some databases widen to a decimal) as a 64-bit integer.
+    fn int_cast(&self, expr: &str) -> String;
+    /// Gathers the optimizer's statistics of `tables`.
+    fn analyze(&self, tables: &[&str]) -> String;
     /// How it spells `ty`.
     fn column_type(&self, ty: ColumnType) -> &'static str;
     /// What follows `DROP TABLE IF EXISTS t` so that tables referring to it do not stop it.
@@ -57,8 +74,22 @@ impl Dialect for Postgres {
     fn has_foreign_keys(&self) -> bool {
         true
     }
-    fn has_procedures(&self) -> bool {
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        Some(&procedures::POSTGRES)
+    }
+    fn update_returning(&self) -> bool {
         true
+    }
+    fn latest_for_update(&self) -> &'static str {
+        // Read committed: each statement sees what was committed before it began.
+        ""
+    }
+    fn int_cast(&self, expr: &str) -> String {
+        format!("CAST({expr} AS bigint)")
+    }
+    fn analyze(&self, _tables: &[&str]) -> String {
+        // Every table of the database.
+        "ANALYZE".into()
     }
     fn column_type(&self, ty: ColumnType) -> &'static str {
         match ty {
@@ -101,8 +132,22 @@ impl Dialect for Sqlite {
     fn has_foreign_keys(&self) -> bool {
         false
     }
-    fn has_procedures(&self) -> bool {
-        false
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        None
+    }
+    fn update_returning(&self) -> bool {
+        // Since SQLite 3.35; rusqlite bundles a later one.
+        true
+    }
+    fn latest_for_update(&self) -> &'static str {
+        // One writer at a time, from BEGIN IMMEDIATE: nothing changes under it.
+        ""
+    }
+    fn int_cast(&self, expr: &str) -> String {
+        format!("CAST({expr} AS bigint)")
+    }
+    fn analyze(&self, _tables: &[&str]) -> String {
+        "ANALYZE".into()
     }
     fn column_type(&self, ty: ColumnType) -> &'static str {
         match ty {
@@ -143,8 +188,27 @@ impl Dialect for Mariadb {
     fn has_foreign_keys(&self) -> bool {
         false
     }
-    fn has_procedures(&self) -> bool {
+    fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
+        Some(&procedures::MARIADB)
+    }
+    fn update_returning(&self) -> bool {
+        // MariaDB has INSERT and DELETE ... RETURNING (10.5), not UPDATE's.
         false
+    }
+    fn latest_for_update(&self) -> &'static str {
+        // InnoDB's repeatable read: a plain SELECT reads the transaction's snapshot, taken at
+        // its first read. A Delivery that waited for another to commit would find each
+        // district's oldest order of its snapshot already taken and skip all ten; a locking
+        // read sees the latest rows and waits for them.
+        " FOR UPDATE"
+    }
+    fn int_cast(&self, expr: &str) -> String {
+        // sum() of a bigint is a DECIMAL; CAST takes SIGNED, not BIGINT.
+        format!("CAST({expr} AS SIGNED)")
+    }
+    fn analyze(&self, tables: &[&str]) -> String {
+        // Its ANALYZE names the tables.
+        format!("ANALYZE TABLE {}", tables.join(", "))
     }
     fn column_type(&self, ty: ColumnType) -> &'static str {
         match ty {
@@ -203,5 +267,10 @@ mod tests {
         );
         assert!(pg.keys_after_load() && !lite.keys_after_load());
         assert_eq!(pg.column_type(ColumnType::Decimal), "numeric(15,2)");
+        let my = dialect(Db::Mariadb);
+        assert_eq!(my.int_cast("sum(x)"), "CAST(sum(x) AS SIGNED)");
+        assert_eq!(my.analyze(&["a", "b"]), "ANALYZE TABLE a, b");
+        assert!(pg.has_procedures() && my.has_procedures() && !lite.has_procedures());
+        assert!(pg.update_returning() && !my.update_returning());
     }
 }

@@ -21,6 +21,7 @@ mod options;
 mod places;
 pub mod server;
 pub mod stats;
+mod values;
 pub mod variables;
 
 pub use binaries::Binaries;

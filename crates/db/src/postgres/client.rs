@@ -142,6 +142,10 @@ fn refs<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
 }
 
 impl Conn for PgConn {
+    fn kind(&self) -> Db {
+        Db::Postgres
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let statement = self.statement(sql)?;
         let params = bound(params);

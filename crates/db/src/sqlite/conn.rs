@@ -4,7 +4,7 @@
 
 use super::status::{advance, raw_cache_counters, CacheCounters};
 use super::CacheTotals;
-use crate::backend::{Conn, DbError, ErrorKind, Row, Value};
+use crate::backend::{Conn, Db, DbError, ErrorKind, Row, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, ToSql};
 use std::sync::Arc;
@@ -143,6 +143,10 @@ fn value(v: ValueRef<'_>) -> Value {
 }
 
 impl Conn for SqliteConn {
+    fn kind(&self) -> Db {
+        Db::Sqlite
+    }
+
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let run = || {
             let mut stmt = self.conn.prepare_cached(&translate_placeholders(sql))?;

@@ -8,6 +8,7 @@ use super::procedures;
 use super::schema::{self, KeysAt, Table};
 use super::{TpccError, TpccPlan};
 use crate::backend::{Conn, Database};
+use crate::dialect::dialect;
 use crate::parallel::for_each_job;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,11 +91,12 @@ pub fn load_with_keys(
     let after = schema::create_keys(db.kind(), keys) + schema::create_indexes();
     conn.batch(&after)
         .map_err(database_error("creating keys and indexes"))?;
-    if plan.procedures {
-        conn.batch(procedures::create_functions())
+    if let Some(definitions) = procedures::create_functions(db.kind()).filter(|_| plan.procedures) {
+        conn.batch(definitions)
             .map_err(database_error("creating the transactions' functions"))?;
     }
-    conn.batch("ANALYZE")
+    let tables: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+    conn.batch(&dialect(db.kind()).analyze(&tables))
         .map_err(database_error("gathering statistics"))?;
     let indexes_done = Instant::now();
     let rows = check_row_counts(conn.as_mut(), i64::from(plan.warehouses))?;
@@ -176,8 +178,9 @@ pub fn check_row_counts(
             Some(e) if e != n => Some(e.to_string()),
             Some(_) => None,
             None => {
-                let sum = "SELECT CAST(coalesce(sum(o_ol_cnt), 0) AS bigint) FROM orders";
-                let lines = count(conn, sum, "order lines announced")?;
+                let sum = dialect(conn.kind()).int_cast("coalesce(sum(o_ol_cnt), 0)");
+                let sql = format!("SELECT {sum} FROM orders");
+                let lines = count(conn, &sql, "order lines announced")?;
                 let orders = found.get(&Table::Orders).copied().unwrap_or(0);
                 let range = 5 * orders..=15 * orders;
                 (n != lines || !range.contains(&n))

@@ -43,9 +43,9 @@ pub struct TpccPlan {
     pub seed: u64,
     /// Connections loading warehouses at the same time.
     pub load_threads: u32,
-    /// PostgreSQL only: each transaction is one call of a PL/pgSQL function created at load
-    /// time ([`procedures`]), as HammerDB runs TPC-C; `false`: the client sends each statement
-    /// ([`transactions`]).
+    /// PostgreSQL and MariaDB: each transaction is one call of a stored procedure (PL/pgSQL
+    /// function, MariaDB procedure) created at load time ([`procedures`]), as HammerDB runs
+    /// TPC-C; `false`: the client sends each statement ([`transactions`]).
     pub procedures: bool,
 }
 
@@ -70,13 +70,13 @@ impl TpccPlan {
         Ok(())
     }
 
-    /// Checks the plan can run on a database of `kind`: stored procedures are PostgreSQL's.
+    /// Checks the plan can run on a database of `kind`: SQLite has no stored procedures.
     pub fn validate_for(&self, kind: Db) -> Result<(), TpccError> {
         self.validate()?;
         if self.procedures && !crate::dialect::dialect(kind).has_procedures() {
             return Err(TpccError::Plan(
-                "procedures=true needs PostgreSQL (SQLite has no stored procedures); \
-                 set procedures=false"
+                "procedures=true needs PostgreSQL or MariaDB (SQLite has no stored \
+                 procedures); set procedures=false"
                     .into(),
             ));
         }

@@ -1,41 +1,86 @@
-//! TPC-C's five transactions as PL/pgSQL functions (PostgreSQL only), as HammerDB runs them:
-//! the functions (`procedures.sql`) are created at load time, and each transaction is one
-//! `SELECT fn(...)` in autocommit: one statement, one round trip, its own transaction. The
-//! client-side SQL of [`super::transactions`] costs ~5 + 3 per line round trips for a
-//! New-Order, and on a small machine the client's share of the CPU with it.
+//! TPC-C's five transactions as stored procedures, as HammerDB runs them: PL/pgSQL functions
+//! on PostgreSQL (`procedures.sql`), procedures on MariaDB (`procedures_mariadb.sql`), created
+//! at load time; each transaction is one statement (`SELECT fn(...)`, `CALL proc(...)`) in
+//! autocommit: one round trip, its own transaction, one number back. The client-side SQL of
+//! [`super::transactions`] costs ~5 + 3 per line round trips for a New-Order, and on a small
+//! machine the client's share of the CPU with it.
 //!
 //! The New-Order with an unused item number raises [`ROLLBACK_SQLSTATE`]: the statement fails,
-//! PostgreSQL undoes its writes, and the client maps the error to [`Outcome::RolledBack`].
-//! Serialization failures and deadlocks raised inside a function reach the client as they
-//! would from a statement (SQLSTATE 40001, 40P01: `ErrorKind::Retry`) and are retried.
+//! the database undoes its writes, and the client maps the error to [`Outcome::RolledBack`].
+//! Serialization failures, deadlocks and lock-wait timeouts raised inside a procedure reach the
+//! client as they would from a statement (`ErrorKind::Retry`) and are retried.
 
 use super::inputs::{CustomerPick, LineInput, Transaction};
 use super::populate::DISTRICTS;
 use super::transactions::Outcome;
-use crate::backend::{Conn, DbError, ErrorKind, Value};
+use crate::backend::{Conn, Db, DbError, ErrorKind, Value};
+use crate::dialect::dialect;
 use std::fmt::Write;
 
 /// The SQLSTATE `neword` raises for an item that does not exist (TPC-C's 1 % of New-Orders
-/// that roll back); the PostgreSQL client classifies it as [`ErrorKind::Rollback`].
+/// that roll back); the clients classify it as [`ErrorKind::Rollback`].
 pub const ROLLBACK_SQLSTATE: &str = "TPC01";
 
-/// The functions' definitions (`CREATE OR REPLACE`), run at load time after the keys and
-/// indexes.
-pub fn create_functions() -> &'static str {
-    include_str!("procedures.sql")
+/// How one database runs TPC-C's transactions as stored procedures.
+#[derive(Debug)]
+pub struct ProcedureSql {
+    /// The definitions (`CREATE OR REPLACE`), run at load time after the keys and indexes.
+    definitions: &'static str,
+    /// New-Order's call: warehouse, district, customer, three lists (items, supplying
+    /// warehouses, quantities) and the date.
+    new_order: &'static str,
+    /// Payment's: warehouse, district, customer's warehouse and district, customer number or
+    /// last name (the other null), amount, date.
+    payment: &'static str,
+    /// Order-Status's: warehouse, district, customer number or last name.
+    order_status: &'static str,
+    /// Delivery's: warehouse, carrier, date.
+    delivery: &'static str,
+    /// Stock-Level's: warehouse, district, threshold.
+    stock_level: &'static str,
+    /// What opens and closes a list of integers sent as one text parameter: the backends bind
+    /// scalars.
+    list: (char, char),
 }
 
-/// The calls. Arrays travel as text (`{1,2,3}`) cast on the server: the backends bind scalars.
-const NEW_ORDER: &str = "SELECT neword($1, $2, $3, CAST($4 AS text)::bigint[], \
-                         CAST($5 AS text)::bigint[], CAST($6 AS text)::bigint[], $7)";
-const PAYMENT: &str = "SELECT payment($1, $2, $3, $4, $5, $6, $7, $8)";
-const ORDER_STATUS: &str = "SELECT ostat($1, $2, $3, $4)";
-const DELIVERY: &str = "SELECT delivery($1, $2, $3)";
-const STOCK_LEVEL: &str = "SELECT slev($1, $2, $3)";
+/// PostgreSQL's: arrays travel as text (`{1,2,3}`) cast on the server.
+pub(crate) const POSTGRES: ProcedureSql = ProcedureSql {
+    definitions: include_str!("procedures.sql"),
+    new_order: "SELECT neword($1, $2, $3, CAST($4 AS text)::bigint[], \
+                CAST($5 AS text)::bigint[], CAST($6 AS text)::bigint[], $7)",
+    payment: "SELECT payment($1, $2, $3, $4, $5, $6, $7, $8)",
+    order_status: "SELECT ostat($1, $2, $3, $4)",
+    delivery: "SELECT delivery($1, $2, $3)",
+    stock_level: "SELECT slev($1, $2, $3)",
+    list: ('{', '}'),
+};
+
+/// MariaDB's: no arrays, so lists travel as JSON (`[1,2,3]`); each procedure ends with a
+/// one-row result set, which the prepared `CALL` returns like a query's.
+pub(crate) const MARIADB: ProcedureSql = ProcedureSql {
+    definitions: include_str!("procedures_mariadb.sql"),
+    new_order: "CALL neword($1, $2, $3, $4, $5, $6, $7)",
+    payment: "CALL payment($1, $2, $3, $4, $5, $6, $7, $8)",
+    order_status: "CALL ostat($1, $2, $3, $4)",
+    delivery: "CALL delivery($1, $2, $3)",
+    stock_level: "CALL slev($1, $2, $3)",
+    list: ('[', ']'),
+};
+
+/// The procedures' definitions for `kind`, run at load time (`None`: it has none).
+pub fn create_functions(kind: Db) -> Option<&'static str> {
+    dialect(kind).tpcc_procedures().map(|p| p.definitions)
+}
 
 /// Runs `tx` dated `now_us` as one call of its function, in its own transaction.
 pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Outcome, DbError> {
-    let (sql, params) = call(tx, now_us);
+    let kind = conn.kind();
+    let Some(sql) = dialect(kind).tpcc_procedures() else {
+        return Err(DbError::other(format!(
+            "TPC-C's stored procedures are not available on {kind:?}"
+        )));
+    };
+    let (sql, params) = call(sql, tx, now_us);
     match conn.query(sql, &params) {
         Ok(rows) => match rows.first().and_then(|r| r.first()) {
             // `delivery` returns the districts it delivered an order of.
@@ -55,8 +100,8 @@ pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Out
     }
 }
 
-/// The statement and parameters that run `tx`.
-fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
+/// The statement (of `sql`) and parameters that run `tx`.
+fn call(sql: &ProcedureSql, tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
     let int = Value::Int;
     match tx {
         Transaction::NewOrder {
@@ -65,7 +110,8 @@ fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
             c_id,
             lines,
         } => {
-            let column = |f: fn(&LineInput) -> i64| Value::Text(int_array(lines.iter().map(f)));
+            let column =
+                |f: fn(&LineInput) -> i64| Value::Text(int_list(sql.list, lines.iter().map(f)));
             let params = vec![
                 int(*w_id),
                 int(*d_id),
@@ -75,7 +121,7 @@ fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
                 column(|l| l.quantity),
                 int(now_us),
             ];
-            (NEW_ORDER, params)
+            (sql.new_order, params)
         }
         Transaction::Payment {
             w_id,
@@ -96,7 +142,7 @@ fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
                 int(*amount),
                 int(now_us),
             ];
-            (PAYMENT, params)
+            (sql.payment, params)
         }
         Transaction::OrderStatus {
             w_id,
@@ -104,16 +150,20 @@ fn call(tx: &Transaction, now_us: i64) -> (&'static str, Vec<Value>) {
             customer,
         } => {
             let (c_id, c_last) = pick(customer);
-            (ORDER_STATUS, vec![int(*w_id), int(*d_id), c_id, c_last])
+            (sql.order_status, vec![int(*w_id), int(*d_id), c_id, c_last])
         }
-        Transaction::Delivery { w_id, carrier_id } => {
-            (DELIVERY, vec![int(*w_id), int(*carrier_id), int(now_us)])
-        }
+        Transaction::Delivery { w_id, carrier_id } => (
+            sql.delivery,
+            vec![int(*w_id), int(*carrier_id), int(now_us)],
+        ),
         Transaction::StockLevel {
             w_id,
             d_id,
             threshold,
-        } => (STOCK_LEVEL, vec![int(*w_id), int(*d_id), int(*threshold)]),
+        } => (
+            sql.stock_level,
+            vec![int(*w_id), int(*d_id), int(*threshold)],
+        ),
     }
 }
 
@@ -125,17 +175,17 @@ fn pick(customer: &CustomerPick) -> (Value, Value) {
     }
 }
 
-/// Integers as a PostgreSQL array literal: `{1,2,3}`.
-fn int_array(values: impl Iterator<Item = i64>) -> String {
+/// Integers as one list literal between `open` and `close`: `{1,2,3}`, `[1,2,3]`.
+fn int_list((open, close): (char, char), values: impl Iterator<Item = i64>) -> String {
     let mut text = String::with_capacity(8 * 16);
-    text.push('{');
+    text.push(open);
     for (n, v) in values.enumerate() {
         if n > 0 {
             text.push(',');
         }
         let _ = write!(text, "{v}");
     }
-    text.push('}');
+    text.push(close);
     text
 }
 
@@ -156,7 +206,7 @@ mod tests {
             c_id: 1234,
             lines: vec![line(17, 2, 5), line(100_001, 1, 10)],
         };
-        let (sql, params) = call(&tx, 99);
+        let (sql, params) = call(&POSTGRES, &tx, 99);
         assert!(sql.starts_with("SELECT neword("));
         assert_eq!(
             params,
@@ -170,6 +220,9 @@ mod tests {
                 Value::Int(99),
             ]
         );
+        let (sql, params) = call(&MARIADB, &tx, 99);
+        assert!(sql.starts_with("CALL neword("));
+        assert_eq!(params[3], Value::from("[17,100001]"), "a JSON array");
     }
 
     #[test]
@@ -179,7 +232,7 @@ mod tests {
             d_id: 3,
             customer: CustomerPick::LastName("BARBARABLE".into()),
         };
-        let (_, params) = call(&by_name, 0);
+        let (_, params) = call(&MARIADB, &by_name, 0);
         assert_eq!(params[2..], [Value::Null, Value::from("BARBARABLE")]);
         let by_id = Transaction::Payment {
             w_id: 1,
@@ -189,9 +242,12 @@ mod tests {
             customer: CustomerPick::Id(42),
             amount: 500,
         };
-        let (sql, params) = call(&by_id, 7);
+        let (sql, params) = call(&POSTGRES, &by_id, 7);
         assert!(sql.starts_with("SELECT payment("));
         assert_eq!(params[4..6], [Value::Int(42), Value::Null]);
-        assert_eq!(int_array(std::iter::empty()), "{}");
+        assert_eq!(int_list(POSTGRES.list, std::iter::empty()), "{}");
+        let (sql, params) = call(&MARIADB, &by_id, 7);
+        assert!(sql.starts_with("CALL payment("));
+        assert_eq!(params[4..6], [Value::Int(42), Value::Null]);
     }
 }

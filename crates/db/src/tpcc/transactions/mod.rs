@@ -1,6 +1,8 @@
-//! The five transactions (clauses 2.4 to 2.8) in SQL both databases run: row locks come from
-//! `UPDATE ... RETURNING` (PostgreSQL locks the row it updates; SQLite holds the write lock
-//! from `BEGIN`), so no `SELECT ... FOR UPDATE` is needed.
+//! The five transactions (clauses 2.4 to 2.8) in SQL every database runs: row locks come from
+//! the `UPDATE`s that read back what they changed (`Updating`: PostgreSQL and InnoDB lock
+//! the rows they update; SQLite holds the write lock from `BEGIN`), so no `SELECT ... FOR
+//! UPDATE` is needed, but for Delivery's oldest new order on MariaDB (its repeatable read:
+//! `Dialect::latest_for_update`).
 
 mod new_order;
 mod payment;
@@ -8,6 +10,7 @@ mod reads;
 
 use super::inputs::{CustomerPick, Transaction};
 use crate::backend::{Conn, DbError, Row, Value};
+use crate::dialect::dialect;
 
 /// How a transaction ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +71,38 @@ pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Out
         let _ = conn.rollback();
     }
     finished
+}
+
+/// An `UPDATE` whose changed rows the transaction reads back: one statement `... RETURNING`
+/// where the database has it, else the `UPDATE` and then a `SELECT` of the same rows (MariaDB).
+/// The second reads what the first wrote: the update locked the rows, and a transaction sees
+/// its own changes (under InnoDB's repeatable read too), so both return the same values.
+struct Updating {
+    returning: String,
+    update: String,
+    select: String,
+}
+
+impl Updating {
+    /// `UPDATE table SET set WHERE filter`, reading back `columns`. The `SELECT` is given the
+    /// same parameters and uses those of `filter` (bound by number: unused ones are not sent).
+    fn new(table: &str, set: &str, filter: &str, columns: &str) -> Updating {
+        let update = format!("UPDATE {table} SET {set} WHERE {filter}");
+        Updating {
+            returning: format!("{update} RETURNING {columns}"),
+            select: format!("SELECT {columns} FROM {table} WHERE {filter}"),
+            update,
+        }
+    }
+
+    /// Runs it on `conn`; the rows changed, with `columns`' new values.
+    fn run(&self, conn: &mut dyn Conn, params: &[Value]) -> Result<Vec<Row>, DbError> {
+        if dialect(conn.kind()).update_returning() {
+            return conn.query(&self.returning, params);
+        }
+        conn.execute(&self.update, params)?;
+        conn.query(&self.select, params)
+    }
 }
 
 fn int(v: i64) -> Value {

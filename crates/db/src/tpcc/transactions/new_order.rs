@@ -1,25 +1,36 @@
 //! New-Order (clause 2.4): take the district's next order number, record the order and
 //! its lines, and take each line's quantity from stock; an unused item number rolls it back.
 
-use super::{customer_row, first, get_int, int, Outcome};
+use super::{customer_row, first, get_int, int, Outcome, Updating};
 use crate::backend::{Conn, DbError, Value};
 use crate::tpcc::inputs::{LineInput, Transaction};
 use std::sync::LazyLock;
 
-/// Stock's update per district: each returns its own S_DIST_xx.
-static STOCK_UPDATE: LazyLock<Vec<String>> = LazyLock::new(|| {
+/// Stock's update per district: each reads back its own S_DIST_xx.
+static STOCK_UPDATE: LazyLock<Vec<Updating>> = LazyLock::new(|| {
     (1..=10)
         .map(|d| {
-            format!(
-                "UPDATE stock SET s_quantity = CASE WHEN s_quantity >= $1 + 10 \
+            Updating::new(
+                "stock",
+                "s_quantity = CASE WHEN s_quantity >= $1 + 10 \
                  THEN s_quantity - $1 ELSE s_quantity - $1 + 91 END, \
                  s_ytd = s_ytd + $1, s_order_cnt = s_order_cnt + 1, \
-                 s_remote_cnt = s_remote_cnt + $2 \
-                 WHERE s_w_id = $3 AND s_i_id = $4 \
-                 RETURNING s_quantity, s_dist_{d:02}, s_data"
+                 s_remote_cnt = s_remote_cnt + $2",
+                "s_w_id = $3 AND s_i_id = $4",
+                &format!("s_quantity, s_dist_{d:02}, s_data"),
             )
         })
         .collect()
+});
+
+/// The district's next order number taken.
+static DISTRICT_UPDATE: LazyLock<Updating> = LazyLock::new(|| {
+    Updating::new(
+        "district",
+        "d_next_o_id = d_next_o_id + 1",
+        "d_w_id = $1 AND d_id = $2",
+        "d_tax, d_next_o_id",
+    )
 });
 
 pub(super) fn run(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Outcome, DbError> {
@@ -35,11 +46,7 @@ pub(super) fn run(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<
     let (w_id, d_id, c_id) = (*w_id, *d_id, *c_id);
     let warehouse = conn.query("SELECT w_tax FROM warehouse WHERE w_id = $1", &[int(w_id)])?;
     first(warehouse, || format!("warehouse {w_id}"))?;
-    let district = conn.query(
-        "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = $1 AND d_id = $2 \
-         RETURNING d_tax, d_next_o_id",
-        &[int(w_id), int(d_id)],
-    )?;
+    let district = DISTRICT_UPDATE.run(conn, &[int(w_id), int(d_id)])?;
     let district = first(district, || format!("district {d_id} of warehouse {w_id}"))?;
     let o_id = get_int(&district, 1, "New-Order's next order number")? - 1;
     customer_row(
@@ -103,8 +110,8 @@ fn order_line(
     let price = get_int(&item, 0, "New-Order's item price")?;
     let remote = i64::from(line.supply_w_id != order.w_id);
     let district = usize::try_from(order.d_id - 1).unwrap_or(0).min(9);
-    let stock = conn.query(
-        &STOCK_UPDATE[district],
+    let stock = STOCK_UPDATE[district].run(
+        conn,
         &[
             int(line.quantity),
             int(remote),

@@ -1,9 +1,35 @@
 //! Order-Status (clause 2.6), Delivery (2.7) and Stock-Level (2.8).
 
-use super::{customer_id, customer_row, first, get_int, int, Outcome};
+use super::{customer_id, customer_row, first, get_int, int, Outcome, Updating};
 use crate::backend::{Conn, DbError, Value};
+use crate::dialect::dialect;
 use crate::tpcc::inputs::CustomerPick;
 use crate::tpcc::populate::DISTRICTS;
+use std::sync::LazyLock;
+
+/// A district's oldest undelivered order (the dialect's locking suffix follows).
+const OLDEST_NEW_ORDER: &str = "SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 \
+                                ORDER BY no_o_id LIMIT 1";
+
+/// An order given its carrier.
+static ORDER_UPDATE: LazyLock<Updating> = LazyLock::new(|| {
+    Updating::new(
+        "orders",
+        "o_carrier_id = $1",
+        "o_w_id = $2 AND o_d_id = $3 AND o_id = $4",
+        "o_c_id",
+    )
+});
+
+/// An order's lines delivered.
+static LINES_UPDATE: LazyLock<Updating> = LazyLock::new(|| {
+    Updating::new(
+        "order_line",
+        "ol_delivery_d = $1",
+        "ol_w_id = $2 AND ol_d_id = $3 AND ol_o_id = $4",
+        "ol_amount",
+    )
+});
 
 /// Orders Stock-Level looks back over.
 const RECENT_ORDERS: i64 = 20;
@@ -50,12 +76,9 @@ pub(super) fn delivery(
     now_us: i64,
 ) -> Result<Outcome, DbError> {
     let mut skipped = 0;
+    let oldest = [OLDEST_NEW_ORDER, dialect(conn.kind()).latest_for_update()].concat();
     for d_id in 1..=DISTRICTS {
-        let oldest = conn.query(
-            "SELECT no_o_id FROM new_order WHERE no_w_id = $1 AND no_d_id = $2 \
-             ORDER BY no_o_id LIMIT 1",
-            &[int(w_id), int(d_id)],
-        )?;
+        let oldest = conn.query(&oldest, &[int(w_id), int(d_id)])?;
         let Some(oldest) = oldest.first() else {
             skipped += 1;
             continue;
@@ -66,24 +89,16 @@ pub(super) fn delivery(
             &[int(w_id), int(d_id), int(o_id)],
         )?;
         if deleted == 0 {
-            // Another terminal delivered it since (PostgreSQL, read committed).
+            // Another terminal delivered it since the SELECT (PostgreSQL, read committed).
             skipped += 1;
             continue;
         }
-        let order = conn.query(
-            "UPDATE orders SET o_carrier_id = $1 WHERE o_w_id = $2 AND o_d_id = $3 AND o_id = $4 \
-             RETURNING o_c_id",
-            &[int(carrier_id), int(w_id), int(d_id), int(o_id)],
-        )?;
+        let order = ORDER_UPDATE.run(conn, &[int(carrier_id), int(w_id), int(d_id), int(o_id)])?;
         let order = first(order, || {
             format!("order {o_id} of warehouse {w_id} district {d_id}")
         })?;
         let c_id = get_int(&order, 0, "Delivery's customer")?;
-        let lines = conn.query(
-            "UPDATE order_line SET ol_delivery_d = $1 \
-             WHERE ol_w_id = $2 AND ol_d_id = $3 AND ol_o_id = $4 RETURNING ol_amount",
-            &[int(now_us), int(w_id), int(d_id), int(o_id)],
-        )?;
+        let lines = LINES_UPDATE.run(conn, &[int(now_us), int(w_id), int(d_id), int(o_id)])?;
         let mut total = 0;
         for line in &lines {
             total += get_int(line, 0, "Delivery's line amount")?;
