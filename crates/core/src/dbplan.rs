@@ -271,6 +271,7 @@ pub fn databases_of(name: &str) -> &'static [&'static str] {
     match name {
         "pgbench" => &["postgres"],
         "sysbench" => &["mariadb"],
+        "tpcc" => &["postgres", "sqlite", "mariadb"],
         _ => &["postgres", "sqlite"],
     }
 }
@@ -364,10 +365,9 @@ fn procedures(v: &Val, db: Db) -> Result<bool, SettingError> {
     let wanted = v.boolean()?;
     match db {
         Db::Postgres | Db::Mariadb => Ok(wanted),
-        Db::Sqlite if wanted && !v.is_default() => {
-            Err(v
-                .invalid("SQLite has no stored procedures: procedures=true applies to db=postgres"))
-        }
+        Db::Sqlite if wanted && !v.is_default() => Err(v.invalid(
+            "SQLite has no stored procedures: procedures=true applies to db=postgres or db=mariadb",
+        )),
         Db::Sqlite => Ok(false),
     }
 }

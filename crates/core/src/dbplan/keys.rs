@@ -8,7 +8,7 @@ pub const TPCC_KEYS: &[KeyDoc] = &[
     doc(
         "db",
         "postgres",
-        "postgres (a server bakeoff starts) or sqlite (embedded)",
+        "postgres or mariadb (a server bakeoff starts), or sqlite (embedded)",
     ),
     doc("warehouses", "1", "warehouses loaded (100 MB or so each)"),
     doc(
@@ -25,8 +25,9 @@ pub const TPCC_KEYS: &[KeyDoc] = &[
     doc(
         "procedures",
         "true",
-        "each transaction one call of a PL/pgSQL function, as HammerDB runs it (false: the \
-         client sends each statement); db=sqlite has none and takes only false",
+        "each transaction one call of a stored procedure (PL/pgSQL, MariaDB's SQL), as \
+         HammerDB runs it (false: the client sends each statement); db=sqlite has none and \
+         takes only false",
     ),
 ];
 
@@ -133,7 +134,7 @@ pub const SQLITE_KEYS: &[KeyDoc] = &[
 pub const DB_WORKLOADS: &[(&str, &str, &[KeyDoc])] = &[
     (
         "tpcc",
-        "TPC-C on PostgreSQL or SQLite: New-Order, Payment, Order-Status, Delivery, Stock-Level",
+        "TPC-C on PostgreSQL, MariaDB or SQLite: New-Order, Payment, Order-Status, Delivery, Stock-Level",
         TPCC_KEYS,
     ),
     (

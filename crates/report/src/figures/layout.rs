@@ -92,6 +92,9 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "log_device_write_bytes_per_txn",
             "device_flushes_per_txn",
             "wal_bytes_per_txn",
+            "innodb_dblwr_pages_per_txn",
+            "innodb_pages_written_per_txn",
+            "innodb_data_fsyncs_per_txn",
         ],
     ),
     (
