@@ -30,7 +30,7 @@ pub mod settings;
 pub mod steady;
 pub mod study;
 pub mod summary;
-pub mod summary_txn;
+mod summary_txn;
 pub mod units;
 pub mod verdict;
 pub mod workload;

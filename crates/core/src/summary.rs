@@ -157,9 +157,24 @@ pub struct Summary {
     /// Checkpoints in the window.
     #[serde(default)]
     pub checkpoints: Option<f64>,
-    /// InnoDB's costs per transaction (MariaDB), from its own counters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub innodb_per_txn: Option<crate::summary_txn::InnodbPerTxn>,
+    /// InnoDB's data pages written per transaction (MariaDB).
+    #[serde(default)]
+    pub innodb_pages_written_per_txn: Option<f64>,
+    /// InnoDB's data pages read per transaction.
+    #[serde(default)]
+    pub innodb_pages_read_per_txn: Option<f64>,
+    /// Pages InnoDB wrote through its doublewrite buffer per transaction (each written twice).
+    #[serde(default)]
+    pub innodb_dblwr_pages_per_txn: Option<f64>,
+    /// Doublewrite batches per transaction.
+    #[serde(default)]
+    pub innodb_dblwr_writes_per_txn: Option<f64>,
+    /// Syncs of InnoDB's data files per transaction.
+    #[serde(default)]
+    pub innodb_data_fsyncs_per_txn: Option<f64>,
+    /// Syncs of InnoDB's redo log per transaction (not counted by MariaDB 10.11).
+    #[serde(default)]
+    pub innodb_log_fsyncs_per_txn: Option<f64>,
     /// TPC-C: the share of the window's Delivery districts that were skipped (no undelivered
     /// order, or another terminal took the oldest first), %: skipped / (Deliveries × 10).
     #[serde(default)]

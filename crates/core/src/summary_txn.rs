@@ -5,41 +5,9 @@ use crate::dbrecord::{DbCounters, InnodbCounters};
 use crate::op::{OpClass, OpKind};
 use crate::record::{CpuSplit, DeviceStats, RunRecord};
 use crate::summary::{percentile_us, ratio, total, Summary};
-use serde::{Deserialize, Serialize};
 
 /// Districts one TPC-C Delivery visits (a warehouse's).
 const DISTRICTS_PER_DELIVERY: u64 = 10;
-
-/// What InnoDB did per transaction: the writes behind the redo log (`wal_bytes_per_txn`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct InnodbPerTxn {
-    /// Data pages written.
-    pub pages_written: Option<f64>,
-    /// Data pages read.
-    pub pages_read: Option<f64>,
-    /// Pages written through the doublewrite buffer (each written twice).
-    pub dblwr_pages: Option<f64>,
-    /// Doublewrite batches.
-    pub dblwr_writes: Option<f64>,
-    /// Syncs of data files.
-    pub data_fsyncs: Option<f64>,
-    /// Syncs of the redo log (not counted by MariaDB 10.11).
-    pub log_fsyncs: Option<f64>,
-}
-
-impl InnodbPerTxn {
-    fn of(c: &InnodbCounters, txns: f64) -> InnodbPerTxn {
-        let per = |v: Option<u64>| v.map(|v| v as f64 / txns);
-        InnodbPerTxn {
-            pages_written: per(c.pages_written),
-            pages_read: per(c.pages_read),
-            dblwr_pages: per(c.dblwr_pages),
-            dblwr_writes: per(c.dblwr_writes),
-            data_fsyncs: per(c.data_fsyncs),
-            log_fsyncs: per(c.log_fsyncs),
-        }
-    }
-}
 
 impl Summary {
     /// Transactions: rates, the headline latency, and what each cost the machine.
@@ -86,7 +54,9 @@ impl Summary {
                 .zip(w.cache_misses)
                 .and_then(|(h, m)| ratio(100.0 * h as f64, (h + m) as f64));
             self.checkpoints = w.checkpoints.map(|c| c as f64);
-            self.innodb_per_txn = w.innodb.as_ref().map(|i| InnodbPerTxn::of(i, n));
+            if let Some(i) = &w.innodb {
+                self.add_innodb(i, n);
+            }
         }
         let (deliveries, _) = total(ops, |k| k == OpKind::Delivery);
         if let Some(db) = record.database.as_ref().filter(|_| deliveries > 0) {
@@ -112,5 +82,18 @@ impl Summary {
         self.server_cpu_us_per_txn = Some((x.daemons_us + embedded) / n);
         let busy = x.tool_us + x.daemons_us + x.kernel_us + x.other_us;
         self.client_cpu_share_pct = ratio(100.0 * client, busy);
+    }
+}
+
+impl Summary {
+    /// InnoDB's own costs per transaction (MariaDB): the writes behind its redo log.
+    fn add_innodb(&mut self, c: &InnodbCounters, txns: f64) {
+        let per = |v: Option<u64>| v.map(|v| v as f64 / txns);
+        self.innodb_pages_written_per_txn = per(c.pages_written);
+        self.innodb_pages_read_per_txn = per(c.pages_read);
+        self.innodb_dblwr_pages_per_txn = per(c.dblwr_pages);
+        self.innodb_dblwr_writes_per_txn = per(c.dblwr_writes);
+        self.innodb_data_fsyncs_per_txn = per(c.data_fsyncs);
+        self.innodb_log_fsyncs_per_txn = per(c.log_fsyncs);
     }
 }

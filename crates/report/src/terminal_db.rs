@@ -123,18 +123,19 @@ pub fn lines(r: &RunRecord, db: &DatabaseRun) -> String {
 
 /// InnoDB's costs per transaction and its gauges at the window's edges, for MariaDB.
 fn innodb_line(sm: &bakeoff_core::record::Summary, db: &DatabaseRun) -> Option<String> {
-    let per = sm.innodb_per_txn.as_ref()?;
+    sm.innodb_data_fsyncs_per_txn
+        .or(sm.innodb_pages_read_per_txn)?;
     let gauges = db.window.as_ref().and_then(|w| w.innodb.as_ref());
     let n = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
     let whole = |v: Option<u64>| v.map_or("-".into(), |v| v.to_string());
     Some(format!(
         "innodb   per txn: pages written {}, read {}; doublewrite pages {} in {} batches; data \
          fsyncs {}; dirty pages {} -> {}, checkpoint age {}\n",
-        n(per.pages_written),
-        n(per.pages_read),
-        n(per.dblwr_pages),
-        n(per.dblwr_writes),
-        n(per.data_fsyncs),
+        n(sm.innodb_pages_written_per_txn),
+        n(sm.innodb_pages_read_per_txn),
+        n(sm.innodb_dblwr_pages_per_txn),
+        n(sm.innodb_dblwr_writes_per_txn),
+        n(sm.innodb_data_fsyncs_per_txn),
         whole(gauges.and_then(|g| g.dirty_pages_at_start)),
         whole(gauges.and_then(|g| g.dirty_pages)),
         crate::fmt::size(gauges.and_then(|g| g.checkpoint_age).unwrap_or(0)),
