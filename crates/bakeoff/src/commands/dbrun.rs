@@ -12,7 +12,7 @@ use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{Condition, DatabaseRun};
 use bakeoff_core::plan::{EngineKind, Plan};
 use bakeoff_core::record::{RunRecord, RunStatus, Summary};
-use bakeoff_db::managed::{backend, ManagedDb, OpenAt, SetupError};
+use bakeoff_db::managed::{backend, ManagedDb, OpenAt, SetupError, BACKENDS};
 use bakeoff_db::DbError;
 use bakeoff_engine::Target;
 use bakeoff_probe::Probe;
@@ -222,16 +222,25 @@ fn data_dir(stack: &Stack) -> Result<std::path::PathBuf, Failure> {
     }
 }
 
-/// Refuses a log stack the database cannot use.
+/// Refuses a log stack the database cannot use, saying which databases take one and what
+/// they put there.
 pub fn check_log_stack(plan: &DbPlan, has_log_stack: bool) -> Result<(), Failure> {
     match backend(plan.db).log_stack {
-        Err(why) if has_log_stack => Err(failure(
-            Code::Usage,
-            format!(
-                "--log-stack: {why} (a server's WAL or redo log goes on a log stack: db=postgres \
-                 or db=mariadb)"
-            ),
-        )),
+        Err(why) if has_log_stack => {
+            let takers: Vec<String> = (BACKENDS.iter())
+                .filter_map(|b| {
+                    Some(format!(
+                        "db={} puts {} there",
+                        b.db.name(),
+                        b.log_stack.ok()?
+                    ))
+                })
+                .collect();
+            Err(failure(
+                Code::Usage,
+                format!("--log-stack: {why} ({})", takers.join("; ")),
+            ))
+        }
         _ => Ok(()),
     }
 }

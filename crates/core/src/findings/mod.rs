@@ -105,7 +105,7 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         return Vec::new();
     }
     let c = Ctx::new(record);
-    let rules: [fn(&Ctx) -> Option<Finding>; 15] = [
+    let rules: [fn(&Ctx) -> Option<Finding>; 16] = [
         cache_served,
         mirrored_writes,
         writes_absorbed,
@@ -121,6 +121,7 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         compressible_data,
         warm_run,
         no_checkpoint,
+        innodb_writes_deferred,
     ];
     rules.iter().filter_map(|rule| rule(&c)).collect()
 }
