@@ -371,46 +371,62 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
         "start={:.0},step=x1.15,until=mean>{limit_us:.0}us,point=3s,bisect=3",
         0.4 * before
     );
-    let ramp = run(&["--set", set, "--ramp", &spec]);
-    // The virtual disk's capacity drifts between runs minutes apart (closed loops of 40.7k,
-    // 43.3k and 50.6k IOPS in three runs of this test): measure it on both sides of the ramp.
-    let after = fig(&closed_run(), "read_iops");
-    let capacity = (before + after) / 2.0;
-    // The premise must hold while the points run too: other work that starts after the
-    // closed loop would make the open loop's wake-ups, not the device, decide its maximum.
-    let busiest = (points(&ramp).iter())
-        .filter_map(|p| p["cpu"]["split"]["other_pct"].as_f64())
-        .fold(0.0, f64::max);
-    let free = format!("CPUs not taken by other processes during the ramp (up to {busiest:.0}%)");
-    if !bakeoff_testkit::require(busiest < 20.0, &free) {
+    // One ramp and the closed loop after it; `None` if other work took the CPUs meanwhile.
+    let attempt = || {
+        let ramp = run(&["--set", set, "--ramp", &spec]);
+        // The virtual disk's capacity drifts between runs minutes apart (closed loops of
+        // 40.7k, 43.3k and 50.6k IOPS in three runs of this test): measure it on both sides.
+        let after = fig(&closed_run(), "read_iops");
+        let capacity = (before + after) / 2.0;
+        // The premise must hold while the points run too: other work that starts after the
+        // closed loop would make the open loop's wake-ups, not the device, decide its maximum.
+        let busiest = (points(&ramp).iter())
+            .filter_map(|p| p["cpu"]["split"]["other_pct"].as_f64())
+            .fold(0.0, f64::max);
+        let free =
+            format!("CPUs not taken by other processes during the ramp (up to {busiest:.0}%)");
+        if !bakeoff_testkit::require(busiest < 20.0, &free) {
+            return None;
+        }
+        let max = ramp["ramp"]["headline"]["achieved_ops_s"]
+            .as_f64()
+            .unwrap_or(0.0);
+        let curve: Vec<String> = points(&ramp)
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.0}/s mean {:.2}ms p99 {:.2}ms",
+                    p["offered_ops_s"].as_f64().unwrap(),
+                    p["lat_mean_ns"].as_f64().unwrap_or(f64::NAN) / 1e6,
+                    ms(&p["lat_p99_ns"])
+                )
+            })
+            .collect();
+        let ratio = max / capacity;
+        let said = format!(
+            "closed loop {before:.0} and {after:.0} IOPS (p50 {service_us:.0}us, other \
+             processes {other:.0}% of the CPU); open loop {max:.0} ops/s within mean \
+             {limit_us:.0}us: ratio {ratio:.2}; stop: {}; points: {curve:?}",
+            ramp["ramp"]["stop"]
+        );
+        Some((ramp, ratio, said))
+    };
+    let Some((mut ramp, mut ratio, mut said)) = attempt() else {
         return;
-    }
-    let head = &ramp["ramp"]["headline"];
-    let max = head["achieved_ops_s"].as_f64().unwrap_or(0.0);
-    let curve: Vec<String> = points(&ramp)
-        .iter()
-        .map(|p| {
-            format!(
-                "{:.0}/s mean {:.2}ms p99 {:.2}ms",
-                p["offered_ops_s"].as_f64().unwrap(),
-                p["lat_mean_ns"].as_f64().unwrap_or(f64::NAN) / 1e6,
-                ms(&p["lat_p99_ns"])
-            )
-        })
-        .collect();
-    let ratio = max / capacity;
+    };
     // What was measured, for `--nocapture` (and for whoever reads the log of a passing run).
-    eprintln!(
-        "closed loop {before:.0} and {after:.0} IOPS (p50 {service_us:.0}us, other processes {other:.0}% of \
-         the CPU); open loop {max:.0} ops/s within mean {limit_us:.0}us: ratio {ratio:.2}; \
-         points: {curve:?}"
-    );
-    assert!(
-        (0.8..=1.1).contains(&ratio),
-        "open loop {max:.0} ops/s within mean {limit_us:.0}us vs closed loop {capacity:.0} IOPS \
-         (ratio {ratio:.2}); stop: {}; points: {curve:?}",
-        ramp["ramp"]["stop"]
-    );
+    eprintln!("{said}");
+    if !(0.8..=1.1).contains(&ratio) {
+        // The shared virtual disk stalls now and then (a CI run: mean 8 ms at 19.8k/s and
+        // 59 ms at 22.8k/s, then 0.5 ms at 20.9k/s in the same ramp, closed loops of 37k and
+        // 40k around it): one stall in a 3 s point ends a ramp early. Once more.
+        let Some(again) = attempt() else {
+            return;
+        };
+        (ramp, ratio, said) = again;
+        eprintln!("once more: {said}");
+    }
+    assert!((0.8..=1.1).contains(&ratio), "{said}");
     // Every point was measured on the stack's device, one device read per operation.
     for p in points(&ramp) {
         let per_op = p["device_read_bytes"].as_f64().unwrap() / p["ops"].as_f64().unwrap();
