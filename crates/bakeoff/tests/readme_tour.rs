@@ -24,7 +24,8 @@
 //!   does not follow the default warm-up; `runtime=1s` (2 s for SQLite TPC-C, 3 s for PostgreSQL
 //!   TPC-C and pgbench); smaller datasets (`size=64m` for randread, `data_size=64m,redo_size=8m`
 //!   for slob on `/mnt/x` and in the four-stack `compare`, TPC-C `warehouses=1,terminals=2`,
-//!   pgbench `scale=1,clients=2`, TPC-H `sf=0.01`); `--repeat 3` -> `--repeat 1` in the slob
+//!   pgbench `scale=1,clients=2`, sysbench one table of 1,000 rows, 2 threads, 2 s and a 64 MiB
+//!   redo log, TPC-H `sf=0.01`); `--repeat 3` -> `--repeat 1` in the slob
 //!   `compare` and `--repeat 1` added to the ramp `compare`; ramps of at most three 1 s points
 //!   (`point=1s,max_points=2,bisect=1`, the latency limit as written); `--stagger 10s` ->
 //!   `--stagger 1s` in the parallel `exec`.
@@ -160,6 +161,15 @@ const TOUR: &[Entry] = &[
         starts: "bakeoff run pgbench",
         append: &["--set", "scale=1,clients=2,runtime=3s,ramp_time=0"],
         shows: &["pgbench on stack xfs", "scale 1", "skipped 0, failed 0"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff run sysbench",
+        append: &[
+            "--set",
+            "tables=1,table_size=1000,threads=2,runtime=2s,ramp_time=0,my.innodb_log_file_size=64M",
+        ],
+        shows: &["sysbench on stack xfs", "db mariadb", "sysbench printed"],
         ..LINE
     },
     Entry {
@@ -303,7 +313,7 @@ fn every_line_of_the_readme_tour_runs() {
     let Some(_turn) = privileged_turn() else {
         return;
     };
-    if !common::db::postgres() {
+    if !common::db::postgres() || !common::db::mariadb() {
         return;
     }
     let d = scratch_dir();
