@@ -114,6 +114,20 @@ pub enum DbWork {
     },
 }
 
+impl DbWork {
+    /// The connections it opens to the database at once: a server's `max_connections` is
+    /// sized from this.
+    pub fn connections(&self) -> u32 {
+        match *self {
+            DbWork::Tpcc { terminals, .. } => terminals,
+            DbWork::Pgbench { clients, .. } => clients,
+            DbWork::Sysbench { threads, .. } => threads,
+            // The loaders, and the connection each phase opens.
+            DbWork::Tpch { load_threads, .. } => load_threads + 1,
+        }
+    }
+}
+
 /// The validated plan of a database run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DbPlan {
@@ -152,8 +166,9 @@ const TPCH_BYTES_PER_SF: f64 = 2.2 * (1u64 << 30) as f64;
 impl DbPlan {
     /// About how many bytes the loaded database takes on its stack, for the room checks made
     /// before a run: TPC-C about 130 MiB per warehouse (PostgreSQL held 516 MiB after loading
-    /// 4), pgbench about 16 MiB per scale step, sysbench about 250 bytes a row (InnoDB held
-    /// 24 MiB per 100,000-row table). What a run adds and the WAL it keeps are
+    /// 4), pgbench about 16 MiB per scale step, sysbench about 250 bytes a row (an estimate,
+    /// not measured at scale: its row's 188 bytes of columns, with InnoDB's page fill and
+    /// secondary index). What a run adds and the WAL it keeps are
     /// [`DbPlan::room_bytes`].
     pub fn dataset_bytes(&self) -> u64 {
         const MIB: u64 = 1 << 20;

@@ -5,7 +5,7 @@
 use super::{InnodbStats, MyError, MyOptions, MyServer};
 use crate::backend::{Database, Db};
 use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError};
-use bakeoff_core::dbplan::{DbPlan, DbWork};
+use bakeoff_core::dbplan::DbPlan;
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters};
 use bakeoff_engine::warmup::Costs;
 use bakeoff_stack::Stack;
@@ -26,12 +26,7 @@ pub const BACKEND: Backend = Backend {
 pub fn options(plan: &DbPlan, data: &Path) -> Result<MyOptions, MyError> {
     let mut opts = MyOptions::new(data.join("mariadb"));
     opts.set_all(&plan.my)?;
-    opts.clients = match plan.work {
-        DbWork::Tpcc { terminals, .. } => terminals,
-        DbWork::Pgbench { clients, .. } => clients,
-        DbWork::Sysbench { threads, .. } => threads,
-        DbWork::Tpch { load_threads, .. } => load_threads + 1,
-    };
+    opts.clients = plan.work.connections();
     Ok(opts)
 }
 

@@ -33,13 +33,7 @@ pub fn options(plan: &DbPlan, data: &Path) -> Result<PgOptions, PgError> {
             .entry("checkpoint_timeout".into())
             .or_insert(timeout);
     }
-    opts.clients = match plan.work {
-        DbWork::Tpcc { terminals, .. } => terminals,
-        DbWork::Pgbench { clients, .. } => clients,
-        DbWork::Sysbench { threads, .. } => threads,
-        // The loaders, and the connection each phase opens.
-        DbWork::Tpch { load_threads, .. } => load_threads + 1,
-    };
+    opts.clients = plan.work.connections();
     Ok(opts)
 }
 
