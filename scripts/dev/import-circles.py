@@ -3,8 +3,10 @@
 
 A circle is a strongly connected component of two or more source files in the graph
 "file A names a path in file B" (`use crate::…`, `use super::…`, `crate::x::y` in code; test
-modules after `#[cfg(test)]` left out). A parent module that only declares its children
-(`mod x;`) does not import them; one that calls into them and is called back by them does.
+modules after `#[cfg(test)]` left out; an item re-exported with `pub use` counts as its
+defining module's). A module and the modules inside it (a folder's `mod.rs` and its files, a
+crate root and everything) are one concept: paths between them are not counted. Circles are
+between concepts: siblings and cousins that name each other.
 
     scripts/dev/import-circles.py            every circle, one line each, and the count
     scripts/dev/import-circles.py -e         with the edges inside each circle
@@ -53,25 +55,59 @@ def expand(path):
     return [p for it in items if it for p in expand(head + it)]
 
 
-def target(mods, module, is_dir_module, path):
-    """The module file a path from `module` lands in, or None."""
+def target(mods, module, is_dir_module, path, reexports=None):
+    """The module file a path from `module` lands in, or None. An item a module re-exports
+    (`pub use x::Item`) lands in the module that defines it."""
     segs = [s for s in path.split("::") if s]
     if segs[0] == "crate":
         full = segs[1:]
     else:
-        full = list(module) if is_dir_module else list(module[:-1])
+        full = list(module)
         while segs and segs[0] in ("super", "self"):
             if segs.pop(0) == "super":
                 full = full[:-1]
         full += segs
     for n in range(len(full), -1, -1):
         if tuple(full[:n]) in mods:
-            return tuple(full[:n])
+            found = tuple(full[:n])
+            item = full[n] if n < len(full) else None
+            seen = set()
+            while reexports and (found, item) in reexports and (found, item) not in seen:
+                seen.add((found, item))
+                found = reexports[(found, item)]
+            return found
     return None
+
+
+def reexports_of(mods):
+    """(module, item) -> module the item comes from, for every `pub use` of a named item."""
+    out = {}
+    for m, f in mods.items():
+        text = open(f, encoding="utf-8").read()
+        is_dir_module = os.path.basename(f) in ("mod.rs", "lib.rs", "main.rs")
+        for u in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", text, re.S):
+            for p in expand(re.sub(r"\s+", "", u.group(1))):
+                segs = p.split("::")
+                if segs[-1] == "*" or " as " in p:
+                    continue
+                head = segs[0]
+                if head not in ("crate", "super", "self"):
+                    p = "self::" + p
+                t = target(mods, m, is_dir_module, "::".join(p.split("::")[:-1]) + "::_")
+                if t is not None and t != m:
+                    out[(m, segs[-1])] = t
+    return out
+
+
+def related(a, b):
+    """One module contains the other (a folder's `mod.rs` and its files are one concept)."""
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
 
 
 def graph(mods):
     edges = {m: set() for m in mods}
+    reexports = reexports_of(mods)
     for m, f in mods.items():
         text = open(f, encoding="utf-8").read()
         cut = text.find("#[cfg(test)]")
@@ -80,9 +116,13 @@ def graph(mods):
         paths = [p for u in USE.finditer(text) for p in expand(re.sub(r"\s+", "", u.group(1)))]
         paths += [p.group(1) for p in PATH.finditer(USE.sub("", text))]
         for p in paths:
-            t = target(mods, m, is_dir_module, p)
-            if t is not None and t != m:
+            t = target(mods, m, is_dir_module, p, reexports)
+            if t is not None and not related(m, t):
                 edges[m].add(t)
+        # A child module named by a bare path (`rank::run(..)`, `use rank::Go`).
+        for child in {k[-1] for k in mods if len(k) == len(m) + 1 and k[:-1] == m}:
+            if re.search(r"(?<![:\w])" + re.escape(child) + r"::", text):
+                edges[m].add(m + (child,))
     return edges
 
 
