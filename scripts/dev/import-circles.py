@@ -4,9 +4,10 @@
 A circle is a strongly connected component of two or more source files in the graph
 "file A names a path in file B" (`use crate::…`, `use super::…`, `crate::x::y` in code; test
 modules after `#[cfg(test)]` left out; an item re-exported with `pub use` counts as its
-defining module's). A module and the modules inside it (a folder's `mod.rs` and its files, a
-crate root and everything) are one concept: paths between them are not counted. Circles are
-between concepts: siblings and cousins that name each other.
+defining module's). A folder is one concept: its
+files naming its `mod.rs` (or the crate root) is not a circle; a folder holds its files, so a
+module that names a folder depends on every file in it (run -> mpi -> mpi::rank -> run is a
+circle). Circles are between concepts: siblings and cousins that name each other.
 
     scripts/dev/import-circles.py            every circle, one line each, and the count
     scripts/dev/import-circles.py -e         with the edges inside each circle
@@ -33,7 +34,13 @@ def modules(src):
             if parts[-1] in ("mod", "lib", "main"):
                 parts = parts[:-1]
             found[tuple(parts)] = os.path.join(d, f)
-    return found
+    # Modules declared under #[cfg(test)] (and what is inside them) are tests, not the code.
+    tests = set()
+    for m, f in found.items():
+        text = open(f, encoding="utf-8").read()
+        for t in re.finditer(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", text):
+            tests.add(m + (t.group(1),))
+    return {m: f for m, f in found.items() if not any(m[: len(t)] == t for t in tests)}
 
 
 def expand(path):
@@ -119,10 +126,9 @@ def graph(mods):
             t = target(mods, m, is_dir_module, p, reexports)
             if t is not None and not related(m, t):
                 edges[m].add(t)
-        # A child module named by a bare path (`rank::run(..)`, `use rank::Go`).
-        for child in {k[-1] for k in mods if len(k) == len(m) + 1 and k[:-1] == m}:
-            if re.search(r"(?<![:\w])" + re.escape(child) + r"::", text):
-                edges[m].add(m + (child,))
+        # A folder holds its files: whoever depends on the folder depends on them.
+        for child in (k for k in mods if len(k) == len(m) + 1 and k[:-1] == m):
+            edges[m].add(child)
     return edges
 
 
