@@ -1,6 +1,5 @@
 //! The command line as written (clap derive). Validation of values happens in the core plan.
 
-use crate::commands::sizing::{LoopSize, LoopSizeParser};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -8,11 +7,13 @@ mod examples;
 mod exports;
 mod names;
 mod reports;
+mod size;
 mod status;
 use examples::*;
 pub use exports::ExportOpts;
 pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
+pub use size::{LoopSize, LoopSizeParser};
 pub use status::StatusOpts;
 
 /// Which storage stack should this database run on, and what does each choice cost?

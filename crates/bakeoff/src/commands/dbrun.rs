@@ -6,7 +6,7 @@
 
 use super::measure::{Body, Window};
 use super::on_stack::{known_of, loop_only, target_of, StackRun};
-use crate::cli::{RunArgs, StackOpts};
+use crate::cli::StackOpts;
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{Condition, DatabaseRun};
@@ -93,9 +93,9 @@ pub fn stack_bytes(
     opts: &StackOpts,
 ) -> (StackBytes, Vec<String>) {
     let room = plan.room_bytes(log.is_some(), cpus());
-    let (data, warned) = super::sizing::db_stack_bytes(spec, opts, plan.dataset_bytes(), room);
+    let (data, warned) = super::preflight::db_stack_bytes(spec, opts, plan.dataset_bytes(), room);
     let (log, log_warned) = match log {
-        Some(l) => super::sizing::db_stack_bytes(l, &loop_only(opts), 0, plan.wal_room_bytes()),
+        Some(l) => super::preflight::db_stack_bytes(l, &loop_only(opts), 0, plan.wal_room_bytes()),
         None => (0, None),
     };
     let warnings = warned.into_iter().chain(log_warned).collect();
@@ -105,9 +105,7 @@ pub fn stack_bytes(
 /// Runs `plan` on the stack (and log stack) `run` names; returns the record. A `--target DIR`
 /// is run as the stack `dir=DIR`.
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
-    let log_spec = run.log_spec.map(super::preflight::spec).transpose()?;
-    let spec = super::preflight::spec(run.spec)?;
-    let (bytes, _) = stack_bytes(plan, &spec, log_spec.as_ref(), run.opts);
+    let (bytes, _) = stack_bytes(plan, run.spec, run.log_spec, run.opts);
     let mut stack = super::stack::build(run.spec, run.opts, None, bytes.data, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(
@@ -310,67 +308,4 @@ fn check_consistency(
         record.summary = Summary::default();
     }
     Ok(())
-}
-
-/// `bakeoff run tpcc|pgbench ...`: checks everything, then runs (or says a dry run is ok).
-pub fn command(args: &RunArgs, name: &str) -> Result<Code, Failure> {
-    let plan = bakeoff_core::dbplan::plan_db(name, &super::run::parse_sets(&args.set)?)
-        .map_err(|e| failure(Code::Usage, e))?;
-    let mem_limit = match &args.mem_limit {
-        Some(m) => Some(super::preflight::size("--mem-limit", m)?),
-        None => None,
-    };
-    check_log_stack(&plan, args.log_stack.is_some())?;
-    match (&args.stack, &args.target) {
-        (Some(spec), _) => {
-            let spec = super::preflight::spec(spec)?;
-            let log = args.log_stack.as_deref().map(super::preflight::spec);
-            let log = log.transpose()?;
-            let (bytes, warnings) = stack_bytes(&plan, &spec, log.as_ref(), &args.stack_opts);
-            super::preflight::stack(&spec, &args.stack_opts, bytes.data)?;
-            if let Some(log) = &log {
-                super::preflight::stack(log, &loop_only(&args.stack_opts), bytes.log)?;
-            }
-            for w in warnings {
-                eprintln!("bakeoff: warning: {w}");
-            }
-        }
-        (None, Some(dir)) if dir.is_dir() => {}
-        (None, Some(dir)) => {
-            return Err(failure(
-                Code::Environment,
-                format!(
-                    "--target {}: a database run needs an existing directory",
-                    dir.display()
-                ),
-            ))
-        }
-        (None, None) => return Err(failure(Code::Usage, "give --target DIR or --stack SPEC")),
-    }
-    check_settings(&plan, mem_limit)?;
-    let exports = super::exports::open(&args.export.requested)?;
-    if args.dry_run {
-        let text = bakeoff_report::plan_text::render_db(&plan, args.log_stack.is_some(), cpus());
-        let json = bakeoff_report::plan_text::render_json(&plan);
-        super::exports::deliver_plan(&text, exports, &json)?;
-        eprintln!("dry run: ok, the run would start");
-        return Ok(Code::Ok);
-    }
-    let interrupt = super::measure::interrupt_flag()?;
-    let spec = match (&args.stack, &args.target) {
-        (Some(spec), _) => spec.clone(),
-        (_, Some(dir)) => format!("dir={}", dir.display()),
-        (None, None) => unreachable!("checked above"),
-    };
-    let run = StackRun {
-        spec: &spec,
-        log_spec: args.log_stack.as_deref(),
-        opts: &args.stack_opts,
-        warm: args.warm,
-        mem_limit,
-        quiet: args.quiet,
-    };
-    let record = run_db(&run, &plan, &interrupt)?;
-    super::run::report(exports, &record)?;
-    Ok(super::measure::status_code(&record))
 }

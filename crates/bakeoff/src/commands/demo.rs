@@ -4,7 +4,7 @@
 
 use super::measure::{interrupt_flag, status_code};
 use super::on_stack::{run_on_stack, StackRun};
-use super::run::parse_sets;
+use super::pipeline::parse_sets;
 use crate::cli::DemoArgs;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::RunRecord;
@@ -34,10 +34,11 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
     let buildable = check(&args, plan.dataset_bytes())?;
     let interrupt = interrupt_flag()?;
     let (mut labels, mut records) = (Vec::new(), Vec::new());
-    for spec_text in buildable {
+    for spec in buildable {
+        let spec_text = spec.text.as_str();
         eprintln!("== slob on {spec_text} ==");
         let run = StackRun {
-            spec: spec_text,
+            spec: &spec,
             log_spec: None,
             opts: &args.stack_opts,
             warm: false,
@@ -67,7 +68,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
 /// built (a bad mount option, a size its mkfs refuses, room for the dataset), so the demo is
 /// refused up front rather than after building the first stacks; a type whose tools are
 /// missing is skipped with what to install.
-fn check(args: &DemoArgs, dataset: u64) -> Result<Vec<&str>, Failure> {
+fn check(args: &DemoArgs, dataset: u64) -> Result<Vec<bakeoff_stack::StackSpec>, Failure> {
     let mut buildable = Vec::new();
     for spec_text in &args.stacks {
         let spec = super::preflight::spec(spec_text)?;
@@ -76,7 +77,7 @@ fn check(args: &DemoArgs, dataset: u64) -> Result<Vec<&str>, Failure> {
             continue;
         }
         super::preflight::stack(&spec, &args.stack_opts, dataset)?;
-        buildable.push(spec_text.as_str());
+        buildable.push(spec);
     }
     Ok(buildable)
 }

@@ -165,6 +165,21 @@ impl Export {
     }
 }
 
+/// Writes `text` to `path` so that a crash leaves either the old file or the whole new one.
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
+    let io = |e: std::io::Error| failure(Code::Io, format!("writing {}: {e}", path.display()));
+    let dir = directory_of(path);
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let tmp = path.with_extension("tmp~");
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

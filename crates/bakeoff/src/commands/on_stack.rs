@@ -10,15 +10,15 @@ use bakeoff_core::Plan;
 use bakeoff_engine::placement::log_filesets;
 use bakeoff_engine::{Placement, Target};
 use bakeoff_probe::{ROLE_LOG, ROLE_STACK};
-use bakeoff_stack::Stack;
+use bakeoff_stack::{Stack, StackSpec};
 use std::sync::atomic::AtomicBool;
 
 /// How to run on a stack.
 pub struct StackRun<'a> {
-    /// The spec (command-line form or a TOML file).
-    pub spec: &'a str,
+    /// The data stack's spec.
+    pub spec: &'a StackSpec,
     /// A second stack for the log (redo, WAL), if any.
-    pub log_spec: Option<&'a str>,
+    pub log_spec: Option<&'a StackSpec>,
     /// Stack options.
     pub opts: &'a StackOpts,
     /// Skip the cache rule.

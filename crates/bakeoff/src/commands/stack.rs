@@ -8,30 +8,6 @@ use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::ledger::{kept_stacks, replay_file, state_dir};
 use bakeoff_stack::{Options, Stack, StackKind, StackSpec};
 
-/// Refuses a `--destroy-data-on` that confirms no `--device`: ignoring it would let a user
-/// believe the device was used (or protected) when the stack went on loop devices.
-pub fn check_device_flags(opts: &StackOpts) -> Result<(), Failure> {
-    let rdev = |p: &std::path::Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
-    let devices: Vec<_> = opts.devices.iter().map(|d| rdev(d)).collect();
-    for d in &opts.destroy_data_on {
-        let named = match rdev(d) {
-            Some(r) => devices.contains(&Some(r)),
-            None => opts.devices.contains(d),
-        };
-        if !named {
-            let d = crate::exit::clip(&d.display().to_string());
-            return Err(failure(
-                Code::Usage,
-                format!(
-                    "--destroy-data-on {d} confirms a --device, and no --device names it: \
-                     add --device {d} to build on it, or drop --destroy-data-on"
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Stack options from the command line, for `spec` holding `dataset` bytes (which sizes an
 /// `auto` stack).
 pub fn options(
@@ -40,7 +16,7 @@ pub fn options(
     name: Option<String>,
     dataset: u64,
 ) -> Result<Options, Failure> {
-    check_device_flags(opts)?;
+    super::preflight::check_device_flags(opts)?;
     let size = super::preflight::device_size(spec, opts, dataset)?;
     Ok(Options {
         images: opts.images.clone(),
@@ -58,17 +34,16 @@ pub fn options(
     })
 }
 
-/// Parses a spec and builds it to hold `dataset` bytes, after undoing anything killed runs
-/// left behind; unless `quiet`, says on stderr when building and tearing down start.
+/// Builds `spec` to hold `dataset` bytes, after undoing anything killed runs left behind;
+/// unless `quiet`, says on stderr when building and tearing down start.
 pub fn build(
-    spec: &str,
+    spec: &StackSpec,
     opts: &StackOpts,
     name: Option<String>,
     dataset: u64,
     quiet: bool,
 ) -> Result<Stack, Failure> {
-    let spec = StackSpec::parse_arg(spec).map_err(|e| failure(Code::Usage, e))?;
-    let options = options(&spec, opts, name, dataset)?;
+    let options = options(spec, opts, name, dataset)?;
     if !rustix::process::geteuid().is_root() && spec.kind.needs_root() {
         return Err(failure(
             Code::Environment,
@@ -82,7 +57,7 @@ pub fn build(
     if !quiet {
         eprintln!("bakeoff: building stack {}", spec.text);
     }
-    let mut stack = Stack::create(&spec, &options).map_err(stack_failure)?;
+    let mut stack = Stack::create(spec, &options).map_err(stack_failure)?;
     stack.announce_teardown(!quiet);
     Ok(stack)
 }
@@ -162,7 +137,8 @@ pub fn run(args: StackArgs) -> Result<Code, Failure> {
             name,
         } => {
             // The same checks as a run's, so what cannot be built is refused before building.
-            super::preflight::stack(&super::preflight::spec(&spec)?, &opts, 0)?;
+            let spec = super::preflight::spec(&spec)?;
+            super::preflight::stack(&spec, &opts, 0)?;
             let stack = build(&spec, &opts, name, 0, false)?;
             print!("{}", describe(&stack));
             if keep {

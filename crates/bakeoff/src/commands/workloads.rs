@@ -29,7 +29,7 @@ pub fn run(args: WorkloadsArgs) -> Result<Code, Failure> {
         }
         WorkloadsAction::Show { name } if is_db_workload(&name) => show_db(&name),
         WorkloadsAction::Show { name } => {
-            let w = super::run::load_workload(Some(&name), None)?;
+            let w = super::pipeline::load_workload(Some(&name), None)?;
             print!("{}", w.source);
             println!("\n# Keys every workload accepts (--set KEY=VALUE):");
             for k in RUN_KEYS {

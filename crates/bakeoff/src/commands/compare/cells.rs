@@ -1,71 +1,15 @@
-//! The study a `compare` runs (from its flags or a study file) and the plan of each of its
-//! cells: an I/O workload's plan, or a database workload's (tpcc, pgbench), all validated
+//! The study a `compare` runs (from its flags or a study file) and the work of each of its
+//! cells, resolved and checked through the run pipeline (`commands/pipeline`) as `run` does,
 //! before anything runs.
 
-use super::super::dbrun;
-use super::super::exec::read_recipe;
-use super::super::phases;
-use super::super::run::load_workload;
-use crate::cli::CompareArgs;
+use super::super::pipeline::{resolve, Place, Source, Work};
+use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
-use bakeoff_core::dbplan::{is_db_workload, plan_db, DbPlan};
 use bakeoff_core::ramp::{take_from, RampSpec, RAMP_KEY};
-use bakeoff_core::recipe::{is_recipe_text, Recipe, RecipePlan};
 use bakeoff_core::settings::{echo, Origin, Settings};
-use bakeoff_core::steady::expected_warmup as warmup;
 use bakeoff_core::study::{parse_fraction, parse_study, Cell, Study, StudyWorkload, Sweep};
-use bakeoff_core::Plan;
-use bakeoff_engine::placement::log_filesets;
 use bakeoff_stack::fs::missing_tool;
 use bakeoff_stack::StackSpec;
-use std::path::Path;
-use std::time::Duration;
-
-/// What one cell runs.
-pub enum CellPlan {
-    /// An I/O workload (slob, oltp, a workload file ...).
-    Io(Plan),
-    /// A load ramp of an I/O workload.
-    Ramp(Plan, RampSpec),
-    /// A real database (tpcc, pgbench).
-    Db(Box<DbPlan>),
-    /// A recipe: phases of commands or actions.
-    Recipe(Box<RecipePlan>),
-}
-
-impl CellPlan {
-    /// Bytes the data takes on the stack, for the room checks.
-    pub fn dataset_bytes(&self) -> u64 {
-        match self {
-            CellPlan::Io(p) | CellPlan::Ramp(p, _) => p.dataset_bytes(),
-            CellPlan::Db(p) => p.dataset_bytes(),
-            CellPlan::Recipe(_) => 0,
-        }
-    }
-
-    /// Warm-up plus measured time (a recipe's phases take what they take: not known); an
-    /// automatic warm-up as a steady run takes it.
-    pub fn timed(&self) -> Duration {
-        match self {
-            CellPlan::Io(p) => warmup(p.ramp_time, p.ramp_auto) + p.runtime,
-            // The longest it can take: every point, each after the workload's warm-up.
-            CellPlan::Ramp(p, r) => {
-                r.longest() + warmup(p.ramp_time, p.ramp_auto) * (r.max_points + r.bisect)
-            }
-            CellPlan::Db(p) => warmup(p.ramp_time, p.ramp_auto) + p.runtime,
-            CellPlan::Recipe(_) => Duration::ZERO,
-        }
-    }
-
-    /// Seconds a run takes besides its timed part: building, laying out or loading, tearing
-    /// down (a database's load is the larger part of its run).
-    pub fn overhead_secs(&self) -> f64 {
-        match self {
-            CellPlan::Io(_) | CellPlan::Ramp(..) | CellPlan::Recipe(_) => 8.0,
-            CellPlan::Db(p) => 15.0 + p.dataset_bytes() as f64 / (4 << 20) as f64,
-        }
-    }
-}
 
 /// The study described by the flags or the study file.
 pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
@@ -113,30 +57,31 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
     })
 }
 
-/// The resolved plan of every cell: every workload and stack is validated before anything runs.
-/// `mem_limit` is the study's, for the database servers' checks.
-pub fn cell_plans(cells: &[Cell], mem_limit: Option<u64>) -> Result<Vec<CellPlan>, Failure> {
+/// The resolved work of every cell, checked as a run checks it before anything runs (its
+/// refusals, a database server's settings, a recipe's actions). `mem_limit` is the study's,
+/// for the database servers' checks.
+pub fn cell_plans(
+    cells: &[Cell],
+    opts: &StackOpts,
+    mem_limit: Option<u64>,
+) -> Result<Vec<Work>, Failure> {
     let mut plans = Vec::new();
     for cell in cells {
         for spec in std::iter::once(&cell.stack).chain(&cell.log_stack) {
             check_tools(spec)?;
         }
-        plans.push(cell_plan(cell, mem_limit)?);
+        let in_cell = |f: Failure| failure(f.code, format!("{}: {}", cell.label, f.error));
+        let work = cell_work(cell).map_err(in_cell)?;
+        work.check_work(&place_of(cell)?, opts, mem_limit)
+            .map_err(in_cell)?;
+        plans.push(work);
     }
     Ok(plans)
 }
 
-/// The recipe a study names as a workload: a built-in recipe, or a file with `[[phase]]` tables.
-fn recipe_of(name: &str) -> Result<Option<Recipe>, Failure> {
-    if let Some(r) = bakeoff_core::recipe::builtin(name) {
-        return Ok(Some(r));
-    }
-    let path = Path::new(name);
-    let is_recipe = std::fs::read_to_string(path).is_ok_and(|t| is_recipe_text(&t));
-    match is_recipe {
-        true => read_recipe(path).map(Some),
-        false => Ok(None),
-    }
+/// Where a cell runs: its stack and log stack.
+pub fn place_of(cell: &Cell) -> Result<Place, Failure> {
+    Place::of(Some(&cell.stack), cell.log_stack.as_deref(), None)
 }
 
 fn check_tools(spec: &str) -> Result<(), Failure> {
@@ -150,56 +95,9 @@ fn check_tools(spec: &str) -> Result<(), Failure> {
     }
 }
 
-fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
-    let in_cell = |e: &dyn std::fmt::Display| format!("{}: {e}", cell.label);
+/// What a cell's workload names, planned with its settings, as a ramp if its `ramp` asks.
+fn cell_work(cell: &Cell) -> Result<Work, Failure> {
     let mut settings = cell.settings();
-    let ramp = take_from(&mut settings).map_err(|e| failure(Code::Usage, in_cell(&e)))?;
-    if is_db_workload(&cell.workload) {
-        if ramp.is_some() {
-            let message = "a ramp paces I/O and file workloads; a database has rate_tps";
-            return Err(failure(Code::Usage, in_cell(&message)));
-        }
-        let plan =
-            plan_db(&cell.workload, &settings).map_err(|e| failure(Code::Usage, in_cell(&e)))?;
-        dbrun::check_log_stack(&plan, cell.log_stack.is_some())
-            .map_err(|f| failure(f.code, in_cell(&f.error)))?;
-        // The settings are checked by the server's own binaries, before any stack is built.
-        dbrun::check_settings(&plan, mem_limit).map_err(|f| failure(f.code, in_cell(&f.error)))?;
-        return Ok(CellPlan::Db(Box::new(plan)));
-    }
-    if let Some(recipe) = recipe_of(&cell.workload)? {
-        let plan = recipe
-            .plan(&cell.settings())
-            .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
-        phases::check(&plan).map_err(|f| failure(f.code, in_cell(&f.error)))?;
-        let raw = StackSpec::parse_arg(&cell.stack).is_ok_and(|s| s.kind.name() == "raw");
-        if cell.log_stack.is_some() || raw {
-            let message = "a recipe runs its commands in one stack's file system \
-                           (no log stack, no raw stack)";
-            return Err(failure(Code::Usage, in_cell(&message)));
-        }
-        return Ok(CellPlan::Recipe(Box::new(plan)));
-    }
-    // A built-in name, else a workload file; neither: the built-ins are what to list.
-    let workload = match load_workload(Some(&cell.workload), None) {
-        Ok(w) => w,
-        Err(unknown) if !Path::new(&cell.workload).exists() => return Err(unknown),
-        Err(_) => load_workload(None, Some(Path::new(&cell.workload)))?,
-    };
-    let plan = workload
-        .plan(&settings)
-        .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
-    if cell.log_stack.is_some() && log_filesets(&plan).is_empty() {
-        let message = "a log stack holds a database's WAL or a log writer's redo; \
-                       this workload writes no log";
-        return Err(failure(Code::Usage, in_cell(&message)));
-    }
-    match ramp {
-        Some(r) => {
-            bakeoff_core::ramp::point::check_rampable(&plan)
-                .map_err(|m| failure(Code::Usage, in_cell(&format!("ramp: {m}"))))?;
-            Ok(CellPlan::Ramp(plan, r))
-        }
-        None => Ok(CellPlan::Io(plan)),
-    }
+    let ramp = take_from(&mut settings).map_err(|e| failure(Code::Usage, e))?;
+    resolve(Source::Name(&cell.workload), &settings)?.ramped(ramp, "ramp")
 }

@@ -2,11 +2,11 @@
 //! measured time, and the building, laying out and tearing down around them), scaled by how
 //! long this session's finished runs took against their plans.
 
-use super::cells::CellPlan;
+use super::super::pipeline::Work;
 use std::time::Duration;
 
 /// Seconds one run of `plan` is planned to take.
-pub fn planned_secs(plan: &CellPlan) -> f64 {
+pub fn planned_secs(plan: &Work) -> f64 {
     plan.timed().as_secs_f64() + plan.overhead_secs()
 }
 

@@ -2,18 +2,16 @@
 //! run into a results directory, one atomically written record per run, resumable; then the
 //! comparison table.
 
-use super::dbrun::run_db;
-use super::exports::{self, Export};
+use super::exports::{self, write_atomically, Export};
 use super::measure::interrupt_flag;
-use super::on_stack::{loop_only, run_on_stack, run_on_stack_ramped, StackRun};
-use super::phases::{run_recipe, CommandOutput};
+use super::phases::CommandOutput;
+use super::pipeline::{Place, Ready, RunFlags, Work};
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::study::StudyPlan;
-use bakeoff_stack::StackSpec;
-use cells::{cell_plans, study_from, CellPlan};
+use cells::{cell_plans, place_of, study_from};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -23,7 +21,7 @@ mod eta;
 
 /// About how many bytes a run record takes, for the results directory's space check: the
 /// record itself plus one sample per second.
-fn record_bytes(plan: &CellPlan) -> u64 {
+fn record_bytes(plan: &Work) -> u64 {
     64 * 1024 + 2048 * plan.timed().as_secs()
 }
 
@@ -33,7 +31,7 @@ fn record_bytes(plan: &CellPlan) -> u64 {
 fn check(
     args: &CompareArgs,
     plan: &StudyPlan,
-    plans: &[CellPlan],
+    plans: &[Work],
     out: &Path,
 ) -> Result<(Vec<Export>, StackOpts), Failure> {
     let study_size = match &args.study {
@@ -51,48 +49,24 @@ fn check(
     check_results(out, plan, args.resume)?;
     let exports = exports::open(&args.export.requested)?;
     let mut checked: Vec<(&str, u64)> = Vec::new();
-    for (cell, p) in plan.cells.iter().zip(plans) {
-        let spec = preflight::spec(&cell.stack)?;
-        let log = cell.log_stack.as_deref().map(preflight::spec).transpose()?;
-        let (dataset, log_room, warnings) = cell_bytes(p, &spec, log.as_ref(), &opts);
+    for (cell, work) in plan.cells.iter().zip(plans) {
+        let place = place_of(cell)?;
+        let dataset = match &place {
+            Place::Stacks { data, log } => work.stack_bytes(data, log.as_ref(), &opts).0,
+            Place::Target(_) => 0,
+        };
         if checked
             .iter()
             .any(|(s, d)| *s == cell.stack && *d >= dataset)
         {
             continue;
         }
-        if let CellPlan::Io(p) = p {
-            preflight::file_system_for(p, &spec, cell.log_stack.is_some())?;
-        }
-        preflight::stack(&spec, &opts, dataset)?;
-        if let Some(log) = &log {
-            preflight::stack(log, &loop_only(&opts), log_room)?;
-        }
-        for w in warnings {
-            eprintln!("bakeoff: warning: {w}");
-        }
+        work.check_place(place, &opts)?;
         checked.push((&cell.stack, dataset));
     }
     let per_run = plans.iter().map(record_bytes).max().unwrap_or(0);
     preflight::results_room(out, plan.order.len(), per_run)?;
     Ok((exports, opts))
-}
-
-/// Bytes a cell's stack and log stack are checked and sized for, and the warnings a database
-/// cell's fixed size raises (see [`super::dbrun::stack_bytes`]).
-fn cell_bytes(
-    p: &CellPlan,
-    spec: &StackSpec,
-    log: Option<&StackSpec>,
-    opts: &StackOpts,
-) -> (u64, u64, Vec<String>) {
-    match p {
-        CellPlan::Db(p) => {
-            let (bytes, warnings) = super::dbrun::stack_bytes(p, spec, log, opts);
-            (bytes.data, bytes.log, warnings)
-        }
-        _ => (p.dataset_bytes(), 0, Vec::new()),
-    }
 }
 
 /// The study's memory limit in bytes, checked.
@@ -107,7 +81,7 @@ fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failur
     preflight::size(&what, text).map(Some)
 }
 
-fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
+fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
     let per_run: f64 = plans
         .iter()
         .map(|p| p.timed().as_secs_f64() + p.overhead_secs())
@@ -115,14 +89,10 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
         / plans.len().max(1) as f64;
     let disk = (plan.cells.iter().zip(plans))
         .map(|(c, p)| {
-            let Ok(spec) = StackSpec::parse_arg(&c.stack) else {
+            let Ok(Place::Stacks { data: spec, log }) = place_of(c) else {
                 return 0;
             };
-            let log = c
-                .log_stack
-                .as_deref()
-                .and_then(|l| StackSpec::parse_arg(l).ok());
-            let (data, log_room, _) = cell_bytes(p, &spec, log.as_ref(), opts);
+            let (data, log_room, _) = p.stack_bytes(&spec, log.as_ref(), opts);
             std::iter::once((&spec, data))
                 .chain(log.iter().map(|l| (l, log_room)))
                 .map(|(s, room)| {
@@ -148,7 +118,7 @@ fn print_dry_run(plan: &StudyPlan, plans: &[CellPlan], opts: &StackOpts) {
             bakeoff_core::units::format_bytes(plans[i].dataset_bytes())
         );
     }
-    if plans.iter().any(|p| matches!(p, CellPlan::Recipe(_))) {
+    if plans.iter().any(|p| matches!(p, Work::Recipe(_))) {
         println!("estimated time: not known: a recipe's phases take what they take (docs/phases.md has the build recipe's times)");
     } else {
         println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
@@ -165,21 +135,6 @@ pub fn run_path(out: &Path, cell_id: &str, rep: u32) -> PathBuf {
     out.join("runs")
         .join(cell_id)
         .join(format!("rep-{rep}.json"))
-}
-
-/// Writes `text` to `path` so that a crash leaves either the old file or the whole new one.
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), Failure> {
-    let io = |e: std::io::Error| failure(Code::Io, format!("writing {}: {e}", path.display()));
-    let dir = exports::directory_of(path);
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let tmp = path.with_extension("tmp~");
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io)
 }
 
 /// Checks the results directory can take this study: a new directory, or with `--resume`
@@ -227,7 +182,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
-    let plans = cell_plans(&plan.cells, mem_limit(&args, &plan)?)?;
+    let plans = cell_plans(&plan.cells, &args.stack_opts, mem_limit(&args, &plan)?)?;
     let out = args
         .out
         .clone()
@@ -258,7 +213,7 @@ fn run_study(
     args: &CompareArgs,
     opts: &StackOpts,
     plan: &StudyPlan,
-    plans: &[CellPlan],
+    plans: &[Work],
     out: &Path,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<(), Failure> {
@@ -293,21 +248,30 @@ fn run_study(
             eta::describe_left(eta.left(planned_left))
         ));
         let started = Instant::now();
-        let run = StackRun {
-            spec: &cell.stack,
-            log_spec: cell.log_stack.as_deref(),
+        let flags = RunFlags {
             opts,
             warm: args.warm,
             mem_limit: mem_limit(args, plan)?,
             // Without the bar (stderr not a terminal) the runs' own status lines show that a
             // long cell is alive, named by the cell.
             quiet: !bar.is_hidden(),
+            remove_data: false,
+            // A progress bar owns the terminal: a recipe's commands' output is kept beside
+            // the run.
+            output: CommandOutput {
+                dir: std::path::absolute(path.with_extension("output")).ok(),
+                ..CommandOutput::default()
+            },
         };
         if bar.is_hidden() {
             let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);
             crate::progress::name_status_lines(Some(name));
         }
-        let record = run_slot(&run, &plans[slot.cell], slot.rep, &path, interrupt)?;
+        let Place::Stacks { data, log } = place_of(cell)? else {
+            unreachable!("a study's cells run on stacks")
+        };
+        let at = Ready::Stacks { data, log };
+        let record = plans[slot.cell].execute(&at, &flags, Some(slot.rep), interrupt)?;
         let planned = eta::planned_secs(&plans[slot.cell]);
         eta.finished(planned, started.elapsed());
         planned_left = (planned_left - planned).max(0.0);
@@ -324,35 +288,6 @@ fn run_study(
     }
     bar.finish_and_clear();
     Ok(())
-}
-
-/// One repetition `rep` of a cell planned as `plan`, its record to be written at `path`.
-fn run_slot(
-    run: &StackRun,
-    plan: &CellPlan,
-    rep: u32,
-    path: &Path,
-    interrupt: &std::sync::atomic::AtomicBool,
-) -> Result<RunRecord, Failure> {
-    match plan {
-        CellPlan::Io(p) => {
-            let plan = bakeoff_core::study::for_repetition(p, rep);
-            run_on_stack(run, &plan, interrupt)
-        }
-        CellPlan::Ramp(p, ramp) => {
-            let plan = bakeoff_core::study::for_repetition(p, rep);
-            run_on_stack_ramped(run, &plan, Some(ramp), interrupt)
-        }
-        CellPlan::Db(p) => run_db(run, p, interrupt),
-        CellPlan::Recipe(p) => {
-            // A progress bar owns the terminal: the commands' output is kept beside the run.
-            let output = CommandOutput {
-                dir: std::path::absolute(path.with_extension("output")).ok(),
-                ..CommandOutput::default()
-            };
-            run_recipe(run, p, &output, interrupt)
-        }
-    }
 }
 
 /// Records a finished run: a completed one as a result, a failed one beside it (not a result,

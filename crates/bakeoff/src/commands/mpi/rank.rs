@@ -8,7 +8,7 @@ use super::setup::{agree, own_directory, rank_dir, remove_marker, validate, Go, 
 use super::wire::Wire;
 use crate::cli::RunArgs;
 use crate::commands::measure::{interrupt_flag, prepare, status_code, Known, Prepared};
-use crate::commands::run::starts_cold;
+use crate::commands::pipeline::starts_cold;
 use crate::exit::{bad_value, failure, stack_failure, Code, Failure};
 use bakeoff_core::ramp::{paced_plan, RampSpec};
 use bakeoff_core::record::RunRecord;
@@ -233,7 +233,7 @@ fn end_lead(
     let told = wire.broadcast(Some(&finish), "the end", Duration::ZERO);
     let record = run?;
     told?;
-    crate::commands::run::report(exports, &record)?;
+    crate::commands::pipeline::report(exports, &record)?;
     Ok(status_code(&record))
 }
 
@@ -300,7 +300,7 @@ fn lead(
         Some(spec) => {
             // The point's offered rate is shared by the ranks.
             let share = |rate: f64| paced_plan(&go.plan, rate / wire.size as f64, spec);
-            crate::commands::ramp::ramp_points(spec, interrupt, quiet, &mut |rate| {
+            crate::commands::measure::ramp::ramp_points(spec, interrupt, quiet, &mut |rate| {
                 everywhere(&share(rate))
             })?
         }

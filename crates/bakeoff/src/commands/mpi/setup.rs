@@ -5,7 +5,7 @@
 
 use super::wire::Wire;
 use crate::cli::RunArgs;
-use crate::commands::run::{load_workload, parse_sets, ramp_of};
+use crate::commands::pipeline::{work_of, Work};
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::Plan;
@@ -58,17 +58,17 @@ pub struct Validated {
 /// Rank 0's checks: the workload and its settings, the ramp, the outputs, and room in the
 /// target for every rank's copy; then the marker is written.
 pub fn validate(args: &RunArgs, ranks: usize) -> Result<Validated, Failure> {
-    let workload = load_workload(args.workload.as_deref(), args.job.as_deref())?;
-    let plan = workload
-        .plan(&parse_sets(&args.set)?)
-        .map_err(|e| failure(Code::Usage, e))?;
+    let (plan, ramp) = match work_of(args)? {
+        Work::Io(plan) => (plan, None),
+        Work::Ramp(plan, ramp) => (plan, Some(ramp)),
+        _ => unreachable!("--mpi refuses databases and recipes before MPI starts"),
+    };
     if plan.clients > 0 {
         return Err(failure(
             Code::Usage,
             "--mpi: every rank is one client; drop clients=N and start more ranks (mpirun -np N)",
         ));
     }
-    let ramp = ramp_of(args.ramp.as_deref(), &plan)?;
     let exports = crate::commands::exports::open(&args.export.requested)?;
     let dir = args.target.clone().unwrap_or_default();
     let dir = directory(&dir)?;

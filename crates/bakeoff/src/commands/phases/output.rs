@@ -34,6 +34,44 @@ pub struct CommandOutput {
     pub dir: Option<PathBuf>,
 }
 
+impl CommandOutput {
+    /// Where a run's commands write: through to bakeoff's own streams (their standard output
+    /// to its standard error when an export takes its standard output), and into `--output
+    /// DIR`, made now (not in a dry run, which only checks that it can be).
+    pub fn for_run(
+        dir: Option<&Path>,
+        exports: &[(&'static bakeoff_report::Exporter, PathBuf)],
+        dry_run: bool,
+    ) -> Result<CommandOutput, crate::exit::Failure> {
+        use crate::exit::{failure, Code};
+        let stdout_taken = exports.iter().any(|(_, p)| p == Path::new("-"));
+        let mut out = CommandOutput {
+            pass_through: true,
+            stdout_to_stderr: stdout_taken,
+            dir: None,
+        };
+        let Some(dir) = dir else {
+            return Ok(out);
+        };
+        let bad = |m: String| failure(Code::Usage, format!("--output {}: {m}", dir.display()));
+        if dir.exists() && !dir.is_dir() {
+            return Err(bad("is not a directory".into()));
+        }
+        if dry_run {
+            let parent = dir.ancestors().skip(1).find(|a| a.exists());
+            return match parent {
+                Some(p) if !p.as_os_str().is_empty() && !p.is_dir() => {
+                    Err(bad(format!("{} is not a directory", p.display())))
+                }
+                _ => Ok(out),
+            };
+        }
+        std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot be made: {e}")))?;
+        out.dir = Some(std::fs::canonicalize(dir).map_err(|e| bad(e.to_string()))?);
+        Ok(out)
+    }
+}
+
 /// Bakeoff's stream a command's output passes through to.
 #[derive(Clone, Copy, Debug)]
 enum Stream {

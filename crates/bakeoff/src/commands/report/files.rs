@@ -2,10 +2,10 @@
 //! its charts as SVG files beside it, or a directory of SVG charts. Checked before any
 //! results are read; every file is written atomically.
 
-use super::compare::write_atomically;
-use super::exports::directory_of;
-use super::report::render;
+use super::render;
 use crate::cli::{Format, ReportOpts};
+use crate::commands::exports::directory_of;
+use crate::commands::exports::write_atomically;
 use crate::exit::{clip, failure, Code, Failure};
 use bakeoff_report::charts::{study::charts, svg, Chart};
 use bakeoff_report::comparison::StudyReport;

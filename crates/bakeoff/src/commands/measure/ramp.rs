@@ -2,19 +2,14 @@
 //! window of the workload paced at its offered rate, back to back on the same stack (caches
 //! are not dropped between points), then one run record with every point in `ramp`.
 
-use super::measure::Prepared;
+use super::Prepared;
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::plan::Plan;
+use bakeoff_core::ramp::Stop;
 use bakeoff_core::ramp::{next_point, paced_plan, Next, Phase, RampPoint, RampRecord, RampSpec};
-use bakeoff_core::ramp::{point::check_rampable, Stop};
 use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::units::format_nanos;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Why `plan` cannot be ramped, as a usage error naming the flag.
-pub fn check(plan: &Plan) -> Result<(), Failure> {
-    check_rampable(plan).map_err(|m| failure(Code::Usage, format!("--ramp: {m}")))
-}
 
 /// The records a ramp keeps while it runs: the best point's (its figures become the run's)
 /// and the latest one's (for a ramp that never met the limit).

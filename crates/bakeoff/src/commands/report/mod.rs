@@ -1,6 +1,8 @@
 //! `bakeoff report DIR...`: the comparison table from one or more results directories (a
 //! baseline measured last month against a study today), in table, Markdown, CSV or JSON.
 
+mod files;
+
 use super::results::Reader;
 use crate::cli::{Format, ReportArgs, ReportOpts};
 use crate::exit::{bad_value, clip, failure, Code, Failure};
@@ -210,7 +212,7 @@ pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure
 
 /// Runs the command.
 pub fn run(args: ReportArgs) -> Result<Code, Failure> {
-    let out = super::report_files::Out::check(args.out.as_deref(), args.report.format)?;
+    let out = files::Out::check(args.out.as_deref(), args.report.format)?;
     let loaded = load(&args.dirs, &args.report)?;
     match out {
         None => {

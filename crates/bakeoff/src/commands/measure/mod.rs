@@ -1,5 +1,7 @@
 //! The shared core of `run` and `demo`: lay out, run with probes sampling, assemble the record.
 
+pub mod ramp;
+
 use crate::exit::{failure, Code, Failure};
 use crate::progress::{bar, ByteLines, RunProgress};
 use crate::sampler::{Measured, Sampler};
@@ -241,7 +243,7 @@ impl Prepared<'_> {
     ) -> Result<RunRecord, Failure> {
         match ramp {
             None => self.measure(plan, interrupt, quiet),
-            Some(spec) => super::ramp::measure_ramp(spec, plan, &mut self, interrupt, quiet),
+            Some(spec) => ramp::measure_ramp(spec, plan, &mut self, interrupt, quiet),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! so a dry run says ok exactly when the real run would start (as fio's `--parse-only` does),
 //! and fails otherwise with the exit code the run would give.
 
-pub use super::sizing::{device_size, loop_size};
-use super::sizing::{images_room, within_limits};
+mod sizing;
+
 use crate::cli::StackOpts;
 use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
@@ -12,6 +12,8 @@ use bakeoff_engine::{LayoutError, Target};
 use bakeoff_stack::fs::{capacity, check_mount, missing_tool, size_limits};
 use bakeoff_stack::gate::{self, Claim};
 use bakeoff_stack::{StackError, StackSpec};
+pub use sizing::{db_stack_bytes, device_size, loop_size};
+use sizing::{images_room, within_limits};
 use std::path::{Path, PathBuf};
 
 /// A tmpfs stack without `size=` gets this much (the stack crate's default).
@@ -170,7 +172,7 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
 /// dataset: by the driver's capacity model (what its file system keeps, over the data devices
 /// its profile or layout gives), with the rule the run applies to the built stack's exact room.
 pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Failure> {
-    super::stack::check_device_flags(opts)?;
+    check_device_flags(opts)?;
     let per = device_size(spec, opts, dataset)?;
     let no_devices = spec.backing_devices() == 0;
     if no_devices && !opts.devices.is_empty() {
@@ -357,6 +359,30 @@ pub fn results_room(out: &Path, runs: usize, per_run: u64) -> Result<(), Failure
                 format_bytes(free)
             ),
         ));
+    }
+    Ok(())
+}
+
+/// Refuses a `--destroy-data-on` that confirms no `--device`: ignoring it would let a user
+/// believe the device was used (or protected) when the stack went on loop devices.
+pub fn check_device_flags(opts: &StackOpts) -> Result<(), Failure> {
+    let rdev = |p: &std::path::Path| rustix::fs::stat(p).ok().map(|s| s.st_rdev);
+    let devices: Vec<_> = opts.devices.iter().map(|d| rdev(d)).collect();
+    for d in &opts.destroy_data_on {
+        let named = match rdev(d) {
+            Some(r) => devices.contains(&Some(r)),
+            None => opts.devices.contains(d),
+        };
+        if !named {
+            let d = crate::exit::clip(&d.display().to_string());
+            return Err(failure(
+                Code::Usage,
+                format!(
+                    "--destroy-data-on {d} confirms a --device, and no --device names it: \
+                     add --device {d} to build on it, or drop --destroy-data-on"
+                ),
+            ));
+        }
     }
     Ok(())
 }
