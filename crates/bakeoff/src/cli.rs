@@ -7,12 +7,14 @@ mod examples;
 mod exports;
 mod names;
 mod reports;
+mod run_opts;
 mod size;
 mod status;
 use examples::*;
 pub use exports::ExportOpts;
 pub use names::WorkloadName;
 pub use reports::{CompareArgs, Format, ReportArgs, ReportOpts};
+pub use run_opts::RunOpts;
 pub use size::{LoopSize, LoopSizeParser};
 pub use status::StatusOpts;
 
@@ -231,13 +233,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC", requires = "stack")]
     pub log_stack: Option<String>,
     #[command(flatten)]
-    pub stack_opts: StackOpts,
-    /// Do not sync and drop caches (or re-import a ZFS pool) before the run.
-    #[arg(long)]
-    pub warm: bool,
-    /// Run the workload in a memory cgroup with this limit (e.g. 1g).
-    #[arg(long, value_name = "SIZE")]
-    pub mem_limit: Option<String>,
+    pub run_opts: RunOpts,
     /// Set workload keys: --set bs=8k,direct=true (repeatable; later wins).
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,
@@ -257,17 +253,9 @@ pub struct RunArgs {
     /// them, so the next run with the same layout reuses them).
     #[arg(long)]
     pub remove_data: bool,
-    /// Check everything the run needs (workload, sizes, target or stack and its tools,
-    /// devices, output files, disk space), print the resolved plan (as JSON into --json FILE;
-    /// stdout for "-"), and exit without touching anything; "dry run: ok" only when the run
-    /// would start, else the run's exit code.
-    #[arg(long)]
-    pub dry_run: bool,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
-    #[command(flatten)]
-    pub status: StatusOpts,
     /// Run as one rank of an MPI job (under mpirun or srun): every rank is a client with its
     /// own files in rank-N/ under the shared --target directory, and rank 0 writes the one
     /// record (docs/mpi.md). Needs bakeoff built with `--features mpi`.
@@ -309,23 +297,12 @@ pub struct ExecArgs {
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
-    pub stack_opts: StackOpts,
-    /// Do not sync and drop caches (or re-import a ZFS pool) before the command.
-    #[arg(long)]
-    pub warm: bool,
-    /// Run the command in a memory cgroup with this limit (e.g. 1g).
-    #[arg(long, value_name = "SIZE")]
-    pub mem_limit: Option<String>,
+    pub run_opts: RunOpts,
     #[command(flatten)]
     pub export: ExportOpts<true>,
-    /// Check everything, print what would run, and exit without touching anything.
-    #[arg(long)]
-    pub dry_run: bool,
     /// No progress output.
     #[arg(long, short)]
     pub quiet: bool,
-    #[command(flatten)]
-    pub status: StatusOpts,
     /// The command and its arguments, after --.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

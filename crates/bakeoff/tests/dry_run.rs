@@ -450,3 +450,94 @@ fn demo_refuses_what_run_refuses_before_building() {
         "nothing was built"
     );
 }
+
+#[test]
+fn run_exec_and_compare_refuse_what_a_work_cannot_do_in_one_wording() {
+    let refused = |args: &[&str], message: &str| {
+        bakeoff().args(args).assert().code(2).stderr(
+            predicate::str::contains(message).and(predicate::str::contains("dry run: ok").not()),
+        );
+    };
+    let no_log =
+        "a log stack holds a database's WAL or a log writer's redo; this workload writes no log";
+    refused(
+        &[
+            "run",
+            "randread",
+            "--stack",
+            "ext4",
+            "--log-stack",
+            "xfs",
+            "--dry-run",
+        ],
+        no_log,
+    );
+    refused(
+        &[
+            "run",
+            "tpcc",
+            "--stack",
+            "ext4",
+            "--log-stack",
+            "xfs",
+            "--set",
+            "db=sqlite",
+            "--dry-run",
+        ],
+        "--log-stack: ",
+    );
+    refused(
+        &["exec", "--stack", "raw", "--dry-run", "--", "true"],
+        "commands need a file system to run in: a raw stack holds no files",
+    );
+    refused(
+        &[
+            "run",
+            "build",
+            "--stack",
+            "ext4",
+            "--log-stack",
+            "xfs",
+            "--dry-run",
+        ],
+        "a recipe's commands choose their own paths on one stack: it takes no log stack",
+    );
+    // The ramp refusal is worded once: on the command line and in a study.
+    let ramp = "paces I/O and file workloads; tpcc has its own rate key (rate_tps)";
+    refused(
+        &[
+            "run",
+            "tpcc",
+            "--stack",
+            "ext4",
+            "--ramp",
+            "until=p99>5ms",
+            "--dry-run",
+        ],
+        &format!("--ramp {ramp}"),
+    );
+    let d = tmp();
+    let study = d.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "repeat = 1\nmem_limit = \"1g\"\n[[stack]]\nname = \"e\"\nspec = \"ext4\"\nlog = \"xfs\"\n\
+         [[workload]]\nname = \"tpcc\"\nramp = \"until=p99>5ms\"\n",
+    )
+    .unwrap();
+    let study = study.to_str().unwrap();
+    refused(
+        &["compare", "--study", study, "--dry-run"],
+        &format!("ramp {ramp}"),
+    );
+    refused(
+        &[
+            "compare",
+            "--study",
+            study,
+            "--mem-limit",
+            "1g",
+            "--dry-run",
+        ],
+        "sets the study's memory limit (its mem_limit key): give it there",
+    );
+}

@@ -1,6 +1,6 @@
 //! The arguments of `compare` and `report`, and the report formats they share.
 
-use super::{ExportOpts, StackOpts};
+use super::ExportOpts;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -78,27 +78,12 @@ pub struct CompareArgs {
     /// Run only what the results directory is missing.
     #[arg(long)]
     pub resume: bool,
-    /// Check everything the study needs (every cell's workload and stack, its tools, sizes,
-    /// devices, report options, output files, results directory, disk space), print the
-    /// expanded plan, estimated time and disk, and exit; "dry run: ok" only when the study
-    /// would start, else its exit code.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Do not drop caches before each run.
-    #[arg(long)]
-    pub warm: bool,
-    /// Run every run in a memory cgroup with this limit (e.g. 512m); a study file's
-    /// `mem_limit` says the same.
-    #[arg(long, value_name = "SIZE", conflicts_with = "study")]
-    pub mem_limit: Option<String>,
     #[command(flatten)]
-    pub stack_opts: StackOpts,
+    pub run_opts: super::RunOpts,
     #[command(flatten)]
     pub report: ReportOpts,
     #[command(flatten)]
     pub export: ExportOpts<false>,
-    #[command(flatten)]
-    pub status: super::StatusOpts,
 }
 
 #[derive(Args, Debug)]

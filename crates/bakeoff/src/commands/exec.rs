@@ -12,16 +12,16 @@ use std::time::Duration;
 
 /// `bakeoff exec`.
 pub fn exec(args: ExecArgs) -> Result<Code, Failure> {
-    args.status.apply();
+    args.run_opts.status.apply();
     let work = Work::Recipe(Box::new(RecipePlan::exec(exec_phase(&args)?)));
     work.run(Request {
         place: Place::of(args.stack.as_deref(), None, args.target.as_deref())?,
-        opts: &args.stack_opts,
-        mem_limit: args.mem_limit.as_deref(),
+        opts: &args.run_opts.stack,
+        mem_limit: args.run_opts.mem_limit.as_deref(),
         export: &args.export.requested,
         output: args.output.as_deref(),
-        dry_run: args.dry_run,
-        warm: args.warm,
+        dry_run: args.run_opts.dry_run,
+        warm: args.run_opts.warm,
         quiet: args.quiet,
         remove_data: false,
     })

@@ -7,7 +7,7 @@ use crate::exit::{failure, Code, Failure};
 
 /// Runs the command.
 pub fn run(args: RunArgs) -> Result<Code, Failure> {
-    args.status.apply();
+    args.run_opts.status.apply();
     if args.mpi {
         return super::mpi::run(&args);
     }
@@ -20,12 +20,12 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     )?;
     work.run(Request {
         place,
-        opts: &args.stack_opts,
-        mem_limit: args.mem_limit.as_deref(),
+        opts: &args.run_opts.stack,
+        mem_limit: args.run_opts.mem_limit.as_deref(),
         export: &args.export.requested,
         output: args.output.as_deref(),
-        dry_run: args.dry_run,
-        warm: args.warm,
+        dry_run: args.run_opts.dry_run,
+        warm: args.run_opts.warm,
         quiet: args.quiet,
         remove_data: args.remove_data,
     })

@@ -18,6 +18,13 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         RampSpec::parse(text).map_err(|m| usage(format!("--ramp: {m}")))?;
     }
     if let Some(path) = &args.study {
+        if args.run_opts.mem_limit.is_some() {
+            return Err(usage(format!(
+                "--mem-limit: {} sets the study's memory limit (its mem_limit key): give it \
+                 there, not on the command line",
+                path.display()
+            )));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
         return parse_study(&text, &path.display().to_string())
@@ -52,8 +59,8 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
         baseline: args.baseline.clone(),
         min_effect: parse_fraction(args.report.min_effect.as_deref().unwrap_or("5%"))
             .map_err(usage)?,
-        size: args.stack_opts.size.to_string(),
-        mem_limit: args.mem_limit.clone(),
+        size: args.run_opts.stack.size.to_string(),
+        mem_limit: args.run_opts.mem_limit.clone(),
     })
 }
 

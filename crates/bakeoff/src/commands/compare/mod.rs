@@ -39,7 +39,7 @@ fn check(
         None => "--size".into(),
     };
     // The study's size, not the command line's, is what its runs use.
-    let mut opts = args.stack_opts.clone();
+    let mut opts = args.run_opts.stack.clone();
     opts.size = preflight::loop_size(&study_size, &plan.study.size)?;
     mem_limit(args, plan)?;
     super::report::columns(&args.report, Default::default())?;
@@ -178,17 +178,17 @@ fn save_plan(out: &Path, plan: &StudyPlan) -> Result<(), Failure> {
 
 /// Runs the command.
 pub fn run(args: CompareArgs) -> Result<Code, Failure> {
-    args.status.apply();
+    args.run_opts.status.apply();
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
-    let plans = cell_plans(&plan.cells, &args.stack_opts, mem_limit(&args, &plan)?)?;
+    let plans = cell_plans(&plan.cells, &args.run_opts.stack, mem_limit(&args, &plan)?)?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
     let (exports, opts) = check(&args, &plan, &plans, &out)?;
-    if args.dry_run {
+    if args.run_opts.dry_run {
         print_dry_run(&plan, &plans, &opts);
         drop(exports);
         eprintln!("dry run: ok, the study would start");
@@ -250,7 +250,7 @@ fn run_study(
         let started = Instant::now();
         let flags = RunFlags {
             opts,
-            warm: args.warm,
+            warm: args.run_opts.warm,
             mem_limit: mem_limit(args, plan)?,
             // Without the bar (stderr not a terminal) the runs' own status lines show that a
             // long cell is alive, named by the cell.

@@ -42,7 +42,7 @@ fn usage(args: &RunArgs) -> Result<(), Failure> {
              bakeoff does not build a stack per host: give --target DIR instead of --stack",
         );
     }
-    if args.mem_limit.is_some() || !args.stack_opts.devices.is_empty() {
+    if args.run_opts.mem_limit.is_some() || !args.run_opts.stack.devices.is_empty() {
         return refuse(
             "--mem-limit and --device apply to runs on a stack, which --mpi does not build",
         );
@@ -53,7 +53,7 @@ fn usage(args: &RunArgs) -> Result<(), Failure> {
     if args.recipe.is_some() || args.workload.as_deref().is_some_and(is_db_workload) {
         return refuse("ranks run I/O and file workloads; recipes and databases run on one host");
     }
-    if args.dry_run {
+    if args.run_opts.dry_run {
         return refuse("check the plan with `bakeoff run ... --dry-run` without --mpi on one host");
     }
     Ok(())

@@ -81,7 +81,7 @@ pub fn validate(args: &RunArgs, ranks: usize) -> Result<Validated, Failure> {
         marker,
         fs_type,
         fs_name,
-        warm: args.warm,
+        warm: args.run_opts.warm,
         remove_data: args.remove_data,
     };
     Ok(Validated { go, ramp, exports })

@@ -93,7 +93,7 @@ impl Work {
                 preflight::file_system_for(p, data, log.is_some())?;
                 if log.is_some() && log_filesets(p).is_empty() {
                     return usage(
-                        "--log-stack holds a database's WAL or a log writer's redo; this \
+                        "a log stack holds a database's WAL or a log writer's redo; this \
                          workload writes no log",
                     );
                 }
@@ -106,7 +106,7 @@ impl Work {
             (Work::Recipe(p), _) => {
                 if place.has_log() {
                     return usage(
-                        "--log-stack: a recipe's commands choose their own paths on the one stack",
+                        "a recipe's commands choose their own paths on one stack: it takes no log stack",
                     );
                 }
                 if let Place::Stacks { data, .. } = place {
