@@ -2,6 +2,7 @@
 //! unit; a figure that does not apply is `None` (JSON `null`), never 0. See `docs/schema.md`.
 
 use crate::plan::{OpKind, Plan};
+use crate::steady::rules::MIN_WINDOW;
 use serde::{Deserialize, Serialize};
 
 /// Version of the run-record format. Bump on any incompatible change.
@@ -17,6 +18,8 @@ mod machine;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
+mod steady;
+pub use steady::{Check, SteadyRecord, StopRecord, WarmupKind};
 
 /// How the run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,7 +276,28 @@ pub struct RunRecord {
     /// How the warm-up was decided (fixed, or until steady), how long it took and what was
     /// steady; the stop rule's outcome (see `docs/methodology.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady: Option<crate::steady::SteadyRecord>,
+    pub steady: Option<SteadyRecord>,
+}
+
+impl RunRecord {
+    /// The run measured less than [`MIN_WINDOW`] (and did not fail): too short a window for
+    /// CPU, device or steadiness figures, or for any verdict on them.
+    pub fn window_too_short(&self) -> bool {
+        self.status != RunStatus::Failed && self.measured_ns < MIN_WINDOW.as_nanos() as u64
+    }
+
+    /// Drops the figures a window shorter than [`MIN_WINDOW`] cannot give: machine CPU,
+    /// devices, memory, and the window's samples (the warm-up's stay).
+    pub fn drop_short_window(&mut self) {
+        if !self.window_too_short() {
+            return;
+        }
+        self.cpu = None;
+        self.devices.clear();
+        self.memory = None;
+        self.tool.share_of_busy_pct = None;
+        self.samples.retain(|s| !s.measured);
+    }
 }
 
 /// The dataset of a run.

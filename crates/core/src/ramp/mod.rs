@@ -89,7 +89,7 @@ pub struct RampSpec {
     /// The latency limit.
     pub limit: Limit,
     /// Measured length of each point.
-    #[serde(with = "crate::plan::duration_ns", rename = "point_ns")]
+    #[serde(with = "crate::units::duration_ns", rename = "point_ns")]
     pub point: Duration,
     /// Most climbing points (bisection points come on top).
     pub max_points: u32,

@@ -49,7 +49,7 @@ pub fn paced_plan(plan: &Plan, offered_ops_s: f64, spec: &RampSpec) -> Plan {
     // A point's automatic warm-up lasts at most as long as the point (and at least one
     // steadiness window): an overloaded point is as steady as it gets, and the climb must not
     // spend ramp_max on each.
-    let window = Duration::from_secs(crate::steady::WINDOW_S as u64 + 1);
+    let window = Duration::from_secs(crate::steady::rules::WINDOW_S as u64 + 1);
     if let Some(auto) = paced.ramp_auto.as_mut() {
         auto.max = auto.max.min(spec.point.max(window));
     }
