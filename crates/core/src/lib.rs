@@ -19,7 +19,6 @@ pub mod keys;
 pub mod mpi;
 pub mod op;
 pub mod personality;
-pub mod phaserecord;
 pub mod plan;
 mod planner;
 pub mod ramp;
@@ -45,3 +44,4 @@ mod values;
 mod test_record;
 
 pub use plan::Plan;
+pub use record::phase as phaserecord;

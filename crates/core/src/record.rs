@@ -18,6 +18,7 @@ mod machine;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
+pub mod phase;
 mod results;
 pub use results::{
     ClientOps, ClientResult, Latency, OpStats, Percentile, RoleResult, RunStatus, Sample,
@@ -129,10 +130,10 @@ pub struct RunRecord {
     pub database: Option<crate::dbrecord::DatabaseRun>,
     /// The phases of a recipe run or `bakeoff exec`, in order (empty for other runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::phaserecord::PhaseRecord>,
+    pub phases: Vec<phase::PhaseRecord>,
     /// The stack's space use and compression after the last phase of a recipe run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub space: Option<crate::phaserecord::SpaceRecord>,
+    pub space: Option<phase::SpaceRecord>,
     /// The dataset the run used: laid out now or reused (I/O and file-serving runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,
