@@ -36,7 +36,6 @@ pub mod workload;
 
 pub mod catalog;
 pub mod dbplan;
-pub mod dbrecord;
 pub mod job;
 mod values;
 
@@ -44,4 +43,5 @@ mod values;
 mod test_record;
 
 pub use plan::Plan;
+pub use record::database as dbrecord;
 pub use record::phase as phaserecord;

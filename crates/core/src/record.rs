@@ -18,6 +18,7 @@ mod machine;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
+pub mod database;
 pub mod phase;
 mod results;
 pub use results::{
@@ -127,7 +128,7 @@ pub struct RunRecord {
     pub findings: Vec<crate::findings::Finding>,
     /// The database of a database run (tpcc, pgbench).
     #[serde(default)]
-    pub database: Option<crate::dbrecord::DatabaseRun>,
+    pub database: Option<database::DatabaseRun>,
     /// The phases of a recipe run or `bakeoff exec`, in order (empty for other runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<phase::PhaseRecord>,

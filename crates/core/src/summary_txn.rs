@@ -1,8 +1,8 @@
 //! The transaction figures of a database run: rates, the headline latency, and what each
 //! transaction cost the machine (CPU by whom, device bytes of the data and log stacks, WAL).
 
-use crate::dbrecord::{DbCounters, InnodbCounters};
 use crate::op::{OpClass, OpKind};
+use crate::record::database::{DbCounters, InnodbCounters};
 use crate::record::{CpuSplit, DeviceStats, RunRecord};
 use crate::summary::{percentile_us, ratio, total, Summary};
 
