@@ -16,7 +16,6 @@ mod doc;
 pub mod fileop;
 pub mod findings;
 pub mod keys;
-pub mod mpi;
 pub mod op;
 pub mod personality;
 pub mod plan;
@@ -44,4 +43,5 @@ mod test_record;
 
 pub use plan::Plan;
 pub use record::database as dbrecord;
+pub use record::mpi;
 pub use record::phase as phaserecord;

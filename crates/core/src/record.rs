@@ -19,6 +19,7 @@ pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
 pub mod database;
+pub mod mpi;
 pub mod phase;
 mod results;
 pub use results::{
@@ -148,7 +149,7 @@ pub struct RunRecord {
     /// `run --mpi`: the ranks and hosts, each host's accounting and their sums; `clients`
     /// then lists the ranks (see `docs/mpi.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mpi: Option<crate::mpi::MpiRecord>,
+    pub mpi: Option<mpi::MpiRecord>,
     /// How the warm-up was decided (fixed, or until steady), how long it took and what was
     /// steady; the stop rule's outcome (see `docs/methodology.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
