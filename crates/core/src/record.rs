@@ -19,6 +19,8 @@ pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
 pub mod database;
+mod finding;
+pub use finding::{Finding, Severity};
 pub mod mpi;
 pub mod phase;
 mod results;
@@ -126,7 +128,7 @@ pub struct RunRecord {
     pub samples: Vec<Sample>,
     /// Diagnoses of this run with their evidence (see `docs/findings.md`).
     #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<Finding>,
     /// The database of a database run (tpcc, pgbench).
     #[serde(default)]
     pub database: Option<database::DatabaseRun>,
