@@ -28,7 +28,6 @@ pub mod settings;
 pub mod steady;
 pub mod study;
 pub mod summary;
-mod summary_txn;
 pub mod units;
 pub mod verdict;
 pub mod workload;

@@ -12,8 +12,6 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// `#[serde(default)]`, which read as `null`).
 pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
 
-pub use crate::summary::Summary;
-
 mod machine;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
@@ -30,6 +28,8 @@ pub use results::{
 };
 mod steady;
 pub use steady::{Check, SteadyRecord, StopRecord, WarmupKind};
+mod summary;
+pub use summary::Summary;
 
 /// Where the run happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
