@@ -22,7 +22,6 @@ pub mod plan;
 mod planner;
 pub mod ramp;
 pub mod recipe;
-mod recipe_parse;
 pub mod record;
 pub mod settings;
 pub mod steady;
