@@ -9,7 +9,10 @@
 //!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`recipe`]: phases run in order on a stack (commands or built-in actions).
-//! * [`record`]: the run record written as JSON, and its flat summary.
+//! * [`record`]: the run record written as JSON, every part of it a file of `record/` (the
+//!   machine, the results, a database's, a recipe's phases, MPI hosts, the warm-up, findings,
+//!   the flat summary); [`summary`] computes the summary, [`findings`] the findings and
+//!   [`steady`] decides the warm-up.
 //! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 
 mod doc;
@@ -36,10 +39,8 @@ pub mod dbplan;
 pub mod job;
 mod values;
 
-#[cfg(test)]
-mod test_record;
-
 pub use plan::Plan;
+// Parts of the record under the names the other crates know them by.
 pub use record::database as dbrecord;
 pub use record::mpi;
 pub use record::phase as phaserecord;

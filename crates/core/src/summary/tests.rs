@@ -56,7 +56,7 @@ fn device(read_ops: u64, read_bytes: u64) -> DeviceStats {
 }
 
 fn record(ops: Vec<OpStats>, devices: Vec<DeviceStats>) -> RunRecord {
-    let mut r = crate::test_record::minimal();
+    let mut r = crate::record::fixture::minimal();
     r.ops = ops;
     r.devices = devices;
     r.measured_ns = 10_000_000_000;
