@@ -1,9 +1,9 @@
 //! The run record: everything one run measured, as written to `--json`. Field names carry their
 //! unit; a figure that does not apply is `None` (JSON `null`), never 0. See `docs/schema.md`.
 //!
-//! This file holds the record itself; each of its parts is a file of `record/` (types only,
-//! naming no module above the record but the plan's): what computes them lives with its
-//! concept (`summary`, `findings`, `steady`, `ramp`).
+//! This file holds the record itself; each of its parts is a file of `record/`: types that
+//! name the plan and the rules it carries, never a module that reads a record. What computes
+//! them lives with its concept (`summary`, `findings`, `steady`, `ramp`).
 
 use crate::plan::Plan;
 use crate::steady::rules::MIN_WINDOW;
