@@ -500,5 +500,4 @@ fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, Set
 }
 
 #[cfg(test)]
-#[path = "dbplan_tests.rs"]
 mod tests;
