@@ -143,7 +143,7 @@ pub struct DbPlan {
     pub ramp_time: Duration,
     /// `ramp_time=auto` (TPC-C, pgbench): warm up until throughput and the costs per
     /// transaction are steady, or the cap (see `docs/methodology.md`).
-    pub ramp_auto: Option<crate::steady::AutoRamp>,
+    pub ramp_auto: Option<crate::steady::rules::AutoRamp>,
     /// Seed of the population and the transaction inputs.
     pub seed: u64,
     /// PostgreSQL settings the user gave (`pg.KEY=VALUE`), by key without the prefix; not yet
@@ -500,5 +500,4 @@ fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, Set
 }
 
 #[cfg(test)]
-#[path = "dbplan_tests.rs"]
 mod tests;

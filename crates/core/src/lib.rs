@@ -9,39 +9,38 @@
 //!   the directory trees they work on.
 //! * [`study`]: stacks × workloads × sweeps × repetitions.
 //! * [`recipe`]: phases run in order on a stack (commands or built-in actions).
-//! * [`record`]: the run record written as JSON, and its flat summary.
+//! * [`record`]: the run record written as JSON, every part of it a file of `record/` (the
+//!   machine, the results, a database's, a recipe's phases, MPI hosts, the warm-up, findings,
+//!   the flat summary); [`summary`] computes the summary, [`findings`] the findings and
+//!   [`steady`] decides the warm-up.
 //! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 
 mod doc;
 pub mod fileop;
 pub mod findings;
 pub mod keys;
-pub mod mpi;
 pub mod op;
 pub mod personality;
-pub mod phaserecord;
 pub mod plan;
 mod planner;
 pub mod ramp;
 pub mod recipe;
-mod recipe_parse;
 pub mod record;
 pub mod settings;
 pub mod steady;
 pub mod study;
 pub mod summary;
-mod summary_txn;
 pub mod units;
 pub mod verdict;
 pub mod workload;
 
 pub mod catalog;
 pub mod dbplan;
-pub mod dbrecord;
 pub mod job;
 mod values;
 
-#[cfg(test)]
-mod test_record;
-
 pub use plan::Plan;
+// Parts of the record under the names the other crates know them by.
+pub use record::database as dbrecord;
+pub use record::mpi;
+pub use record::phase as phaserecord;

@@ -1,6 +1,9 @@
-//! The validated, resolved plan of one run: what every worker thread does. Built by
-//! [`crate::workload::Workload::plan`]; executed by the engine crate. Nothing here touches the system.
+//! The validated, resolved plan of one run: what every worker thread does. Built by the
+//! workload readers (`Workload::plan`); executed by the engine crate. Nothing here touches the
+//! system.
 
+use crate::steady::rules::{AutoRamp, StopRule, CLIENTS_RAMP};
+use crate::units::duration_ns;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -245,10 +248,10 @@ pub struct Plan {
     pub ramp_time: Duration,
     /// `ramp_time=auto`: warm up until steady or the cap (`ramp_time` is then zero).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ramp_auto: Option<crate::steady::AutoRamp>,
+    pub ramp_auto: Option<AutoRamp>,
     /// `ss=`: the measured window ends once its throughput is steady.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<crate::steady::StopRule>,
+    pub stop: Option<StopRule>,
     /// Seed of the data and offset generators.
     pub seed: u64,
     /// Repetition of a study cell (1 for a single run): mixed into the offset generators only,
@@ -296,12 +299,12 @@ impl Plan {
     }
 
     /// This plan with an automatic warm-up (and a stop rule) replaced by a fixed warm-up of
-    /// [`crate::steady::CLIENTS_RAMP`]: client processes each measure their own window from
+    /// [`CLIENTS_RAMP`]: client processes each measure their own window from
     /// the parent's go, so their windows can only open together at a time known in advance.
     pub fn with_fixed_ramp(&self) -> Plan {
         match self.ramp_auto {
             Some(auto) => Plan {
-                ramp_time: crate::steady::CLIENTS_RAMP.min(auto.max),
+                ramp_time: CLIENTS_RAMP.min(auto.max),
                 ramp_auto: None,
                 stop: None,
                 ..self.clone()
@@ -352,18 +355,5 @@ impl Plan {
         self.roles
             .iter()
             .fold(0, |n, r| n.saturating_add(r.threads))
-    }
-}
-
-pub(crate) mod duration_ns {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_nanos() as u64)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        Ok(Duration::from_nanos(u64::deserialize(d)?))
     }
 }

@@ -1,7 +1,12 @@
 //! The run record: everything one run measured, as written to `--json`. Field names carry their
 //! unit; a figure that does not apply is `None` (JSON `null`), never 0. See `docs/schema.md`.
+//!
+//! This file holds the record itself; each of its parts is a file of `record/`: types that
+//! name the plan and the rules it carries, never a module that reads a record. What computes
+//! them lives with its concept (`summary`, `findings`, `steady`, `ramp`).
 
-use crate::plan::{OpKind, Plan};
+use crate::plan::Plan;
+use crate::steady::rules::MIN_WINDOW;
 use serde::{Deserialize, Serialize};
 
 /// Version of the run-record format. Bump on any incompatible change.
@@ -11,93 +16,24 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// `#[serde(default)]`, which read as `null`).
 pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
 
-pub use crate::summary::Summary;
-
 mod machine;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
-
-/// How the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Ran for its whole duration.
-    Completed,
-    /// Stopped early by Ctrl-C or SIGTERM; the figures cover the time measured.
-    Interrupted,
-    /// An error stopped it; its figures are not results.
-    Failed,
-}
-
-/// Latency distribution of one operation kind (from merged HdrHistograms, 3 significant digits).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    /// Mean.
-    pub mean_ns: f64,
-    /// Smallest.
-    pub min_ns: u64,
-    /// Largest.
-    pub max_ns: u64,
-    /// Percentiles: p50, p90, p99, p99.9, p99.99.
-    pub percentiles: Vec<Percentile>,
-    /// Standard deviation (fio's `stddev`); null in records written before it was kept.
-    #[serde(default)]
-    pub stdev_ns: Option<f64>,
-    /// The whole distribution (fio's `json+` buckets): the HdrHistogram, values in ns, in its
-    /// V2 compressed encoding as base64, the form HdrHistogram's libraries decode
-    /// (docs/schema.md shows how); absent in older records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<String>,
-}
-
-impl Latency {
-    /// The value at percentile `p` (e.g. 99.0), if recorded.
-    pub fn at(&self, p: f64) -> Option<u64> {
-        self.percentiles.iter().find(|x| x.p == p).map(|x| x.lat_ns)
-    }
-}
-
-/// One percentile.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Percentile {
-    /// Percentile, 0–100.
-    pub p: f64,
-    /// Latency at that percentile.
-    pub lat_ns: u64,
-}
-
-/// What one role did of one operation kind in the measured window.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OpStats {
-    /// Operation kind.
-    pub kind: OpKind,
-    /// Operations completed.
-    pub ops: u64,
-    /// Bytes moved.
-    pub bytes: u64,
-    /// Operations per second.
-    pub iops: f64,
-    /// Megabytes (10^6) per second.
-    pub mb_s: f64,
-    /// Latency: from the scheduled start under `rate_iops` (open loop), else from submission.
-    pub lat: Option<Latency>,
-    /// Service time (submission to completion); only present under `rate_iops`.
-    pub service: Option<Latency>,
-}
-
-/// One role's results.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RoleResult {
-    /// Role name.
-    pub name: String,
-    /// Threads.
-    pub threads: u32,
-    /// Per operation kind, only kinds that occurred.
-    pub ops: Vec<OpStats>,
-    /// For a log writer: commits served per log write (group-commit batching), if any.
-    pub commits_per_write: Option<f64>,
-}
+pub mod database;
+mod finding;
+pub use finding::{Finding, Severity};
+pub mod mpi;
+pub mod phase;
+mod results;
+pub use results::{
+    ClientOps, ClientResult, Latency, OpStats, Percentile, RoleResult, RunStatus, Sample,
+    SampleLatency,
+};
+mod steady;
+pub use steady::{Check, SteadyRecord, StopRecord, WarmupKind};
+mod summary;
+pub use summary::Summary;
 
 /// Where the run happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -148,56 +84,6 @@ pub struct Environment {
     pub timer_overhead_ns: f64,
 }
 
-/// One per-second sample (also written as `--timeseries` CSV).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// Seconds since the run started (including ramp).
-    pub t_s: f64,
-    /// Whether this sample is inside the measured window.
-    pub measured: bool,
-    /// Application reads per second.
-    pub read_iops: f64,
-    /// Application writes (data + log) per second.
-    pub write_iops: f64,
-    /// Application read MB/s.
-    pub read_mb_s: f64,
-    /// Application write MB/s.
-    pub write_mb_s: f64,
-    /// Whole-machine busy %.
-    pub cpu_busy_pct: Option<f64>,
-    /// Stack devices: reads per second.
-    pub device_read_iops: Option<f64>,
-    /// Stack devices: writes per second.
-    pub device_write_iops: Option<f64>,
-    /// Stack devices: read MB/s.
-    pub device_read_mb_s: Option<f64>,
-    /// Stack devices: write MB/s.
-    pub device_write_mb_s: Option<f64>,
-    /// Dirty page cache.
-    pub dirty_bytes: Option<u64>,
-    /// Page cache.
-    pub cached_bytes: Option<u64>,
-    /// Latency per operation kind over this sample's interval (fio's `log_hist`); empty in
-    /// older records and where the engine's operations are not what ran (a database, a command).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lat: Vec<SampleLatency>,
-}
-
-/// One operation kind's latency over one sample's interval (2 significant digits: within 1 %).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SampleLatency {
-    /// The operation kind.
-    pub kind: OpKind,
-    /// Operations of the kind that finished in the interval.
-    pub ops: u64,
-    /// Median.
-    pub p50_ns: u64,
-    /// 99th percentile.
-    pub p99_ns: u64,
-    /// Largest.
-    pub max_ns: u64,
-}
-
 /// The full run record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -246,16 +132,16 @@ pub struct RunRecord {
     pub samples: Vec<Sample>,
     /// Diagnoses of this run with their evidence (see `docs/findings.md`).
     #[serde(default)]
-    pub findings: Vec<crate::findings::Finding>,
+    pub findings: Vec<Finding>,
     /// The database of a database run (tpcc, pgbench).
     #[serde(default)]
-    pub database: Option<crate::dbrecord::DatabaseRun>,
+    pub database: Option<database::DatabaseRun>,
     /// The phases of a recipe run or `bakeoff exec`, in order (empty for other runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::phaserecord::PhaseRecord>,
+    pub phases: Vec<phase::PhaseRecord>,
     /// The stack's space use and compression after the last phase of a recipe run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub space: Option<crate::phaserecord::SpaceRecord>,
+    pub space: Option<phase::SpaceRecord>,
     /// The dataset the run used: laid out now or reused (I/O and file-serving runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,
@@ -269,11 +155,32 @@ pub struct RunRecord {
     /// `run --mpi`: the ranks and hosts, each host's accounting and their sums; `clients`
     /// then lists the ranks (see `docs/mpi.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mpi: Option<crate::mpi::MpiRecord>,
+    pub mpi: Option<mpi::MpiRecord>,
     /// How the warm-up was decided (fixed, or until steady), how long it took and what was
     /// steady; the stop rule's outcome (see `docs/methodology.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady: Option<crate::steady::SteadyRecord>,
+    pub steady: Option<SteadyRecord>,
+}
+
+impl RunRecord {
+    /// The run measured less than [`MIN_WINDOW`] (and did not fail): too short a window for
+    /// CPU, device or steadiness figures, or for any verdict on them.
+    pub fn window_too_short(&self) -> bool {
+        self.status != RunStatus::Failed && self.measured_ns < MIN_WINDOW.as_nanos() as u64
+    }
+
+    /// Drops the figures a window shorter than [`MIN_WINDOW`] cannot give: machine CPU,
+    /// devices, memory, and the window's samples (the warm-up's stay).
+    pub fn drop_short_window(&mut self) {
+        if !self.window_too_short() {
+            return;
+        }
+        self.cpu = None;
+        self.devices.clear();
+        self.memory = None;
+        self.tool.share_of_busy_pct = None;
+        self.samples.retain(|s| !s.measured);
+    }
 }
 
 /// The dataset of a run.
@@ -291,34 +198,5 @@ pub struct DatasetInfo {
     pub layout_ms: u64,
 }
 
-/// One client process of a `clients=N` run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientResult {
-    /// Client number, from 0.
-    pub index: u32,
-    /// Its process id.
-    pub pid: u32,
-    /// The directory holding its files.
-    pub dir: String,
-    /// Its measured window.
-    pub measured_ns: u64,
-    /// Operations and bytes per kind in its window (kinds that occurred).
-    pub ops: Vec<ClientOps>,
-    /// User CPU it used in its window (getrusage in the client).
-    pub cpu_user_us: u64,
-    /// System CPU it used in its window.
-    pub cpu_system_us: u64,
-    /// Its peak resident set.
-    pub max_rss_bytes: u64,
-}
-
-/// One client's count of one operation kind.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ClientOps {
-    /// Operation kind.
-    pub kind: OpKind,
-    /// Operations completed in the client's window.
-    pub ops: u64,
-    /// Bytes moved.
-    pub bytes: u64,
-}
+#[cfg(test)]
+pub(crate) mod fixture;

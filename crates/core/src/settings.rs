@@ -104,14 +104,6 @@ impl Settings {
         Ok(pairs)
     }
 
-    /// Reads the top-level `key = value` pairs of a TOML document, skipping `skip` keys
-    /// (tables such as `[[role]]` that the caller reads itself).
-    pub fn from_toml(text: &str, path: &str, skip: &[&str]) -> Result<Settings, SettingError> {
-        let place = crate::doc::Place::file(path);
-        let doc = crate::doc::parse(text, &place)?;
-        crate::workload::top_settings(&doc, &place, skip)
-    }
-
     /// Sets `key` to `value`.
     pub fn insert(&mut self, key: &str, value: &str, origin: Origin) {
         let setting = Setting {
@@ -168,22 +160,6 @@ mod tests {
         assert_eq!(s.get("direct").unwrap().origin, Origin::CommandLine);
         let err = Settings::parse_set("bs").unwrap_err();
         assert!(err.to_string().contains("expected key=value"), "{err}");
-    }
-
-    #[test]
-    fn toml_values_carry_their_line() {
-        let text = "# a job\nrw = \"randread\"\n\nbs = 8192\ndirect = true\n";
-        let s = Settings::from_toml(text, "job.toml", &[]).unwrap();
-        let bs = s.get("bs").unwrap();
-        assert_eq!(bs.value, "8192");
-        assert_eq!(bs.origin.to_string(), "job.toml:4");
-        assert_eq!(s.get("direct").unwrap().value, "true");
-    }
-
-    #[test]
-    fn toml_syntax_errors_name_file_and_line() {
-        let err = Settings::from_toml("rw = \"read\"\nbs = = 4\n", "bad.toml", &[]).unwrap_err();
-        assert_eq!(err.origin.to_string(), "bad.toml:2");
     }
 
     #[test]

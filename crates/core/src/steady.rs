@@ -10,12 +10,15 @@
 //! judged on their slope only: a second holds too few full-page images for a spread limit to
 //! mean anything, while a warm-up's decay (the burst after a checkpoint fading) is a slope.
 
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-use std::time::Duration;
 
-/// Samples (seconds) the warm-up's steadiness is judged over.
-pub const WINDOW_S: usize = 5;
+pub(crate) mod rules;
+pub use crate::record::{Check, SteadyRecord, StopRecord, WarmupKind};
+pub use rules::{
+    expected_warmup, AutoRamp, StopMetric, StopRule, CLIENTS_RAMP, DEFAULT_RAMP_MAX, MIN_WINDOW,
+    WINDOW_S,
+};
+
 /// Largest spread of throughput the warm-up accepts, percent of the window's mean.
 pub const THROUGHPUT_SPREAD_PCT: f64 = 20.0;
 /// Largest slope of throughput the warm-up accepts, percent of the mean per second.
@@ -26,86 +29,9 @@ pub const COST_SLOPE_PCT: f64 = 3.0;
 /// than one full-page image per 50 transactions moves no figure; its per-second relative noise
 /// would hold the warm-up to the cap).
 pub const COST_FLOOR: f64 = 0.02;
-/// The warm-up's default cap (`ramp_max`).
-pub const DEFAULT_RAMP_MAX: Duration = Duration::from_secs(120);
-/// The warm-up of a `clients=N` run under `ramp_time=auto`: two steadiness windows, fixed
-/// (client processes open their windows together, at a time the parent fixes at the go).
-pub const CLIENTS_RAMP: Duration = Duration::from_secs(2 * WINDOW_S as u64);
-/// Shortest measured window that reports CPU, device and steadiness figures and verdicts.
-pub const MIN_WINDOW: Duration = Duration::from_secs(1);
 /// A time series' sample shorter than this share of a second is dropped (the stub the run's
 /// end leaves after the last whole second).
 pub const MIN_SAMPLE_SHARE: f64 = 0.5;
-
-/// The automatic warm-up of a plan (`ramp_time=auto`).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AutoRamp {
-    /// The cap: measuring starts then, steady or not.
-    #[serde(with = "crate::plan::duration_ns", rename = "max_ns")]
-    pub max: Duration,
-}
-
-/// The warm-up to expect of a plan, for estimates and progress: the fixed `ramp_time`, or for
-/// `auto` two steadiness windows (what a run steady from its start takes at most), capped.
-pub fn expected_warmup(ramp_time: Duration, auto: Option<AutoRamp>) -> Duration {
-    auto.map_or(ramp_time, |a| CLIENTS_RAMP.min(a.max))
-}
-
-/// What a stop rule (`ss=`) watches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopMetric {
-    /// Operations per second.
-    Iops,
-    /// Bytes per second.
-    Bw,
-}
-
-/// fio's `ss=`: the measured window ends early once its throughput is steady.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StopRule {
-    /// Operations or bytes.
-    pub metric: StopMetric,
-    /// The slope criterion (`iops_slope:`), else the spread (`iops:`).
-    pub slope: bool,
-    /// Its limit, percent of the mean (per second for a slope).
-    pub limit_pct: f64,
-    /// Seconds of samples it is judged over (`ss_dur`).
-    pub dur_s: u32,
-}
-
-impl StopRule {
-    /// Reads `iops:2%`, `iops_slope:0.1%`, `bw:5%` or `bw_slope:1%`.
-    pub fn parse(text: &str, dur_s: u32) -> Result<StopRule, String> {
-        let (what, limit) = text.trim().split_once(':').ok_or_else(|| {
-            format!(
-                "'{text}' is not a rule (write iops:2%, iops_slope:0.1%, bw:2% or bw_slope:0.1%)"
-            )
-        })?;
-        let (metric, slope) = match what {
-            "iops" => (StopMetric::Iops, false),
-            "iops_slope" => (StopMetric::Iops, true),
-            "bw" => (StopMetric::Bw, false),
-            "bw_slope" => (StopMetric::Bw, true),
-            _ => return Err(format!("'{what}' is not iops, iops_slope, bw or bw_slope")),
-        };
-        let pct = limit
-            .trim()
-            .strip_suffix('%')
-            .ok_or_else(|| format!("'{limit}': the limit is a percentage of the mean (e.g. 2%)"))?;
-        let limit_pct: f64 = pct
-            .parse()
-            .ok()
-            .filter(|v: &f64| *v > 0.0 && *v <= 100.0)
-            .ok_or_else(|| format!("'{limit}' is not a percentage above 0 and up to 100"))?;
-        Ok(StopRule {
-            metric,
-            slope,
-            limit_pct,
-            dur_s,
-        })
-    }
-}
 
 /// How a series' samples are formed from the counters read each second.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,21 +92,6 @@ impl SeriesSpec {
             floor: 0.0,
         }
     }
-}
-
-/// A series' state at a decision: its window's mean, spread and slope, and whether they held.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Check {
-    /// The series (`ops_s`, `wal_bytes_per_txn`, `fpi_per_txn`).
-    pub name: String,
-    /// Mean of the window's samples.
-    pub mean: f64,
-    /// Largest distance of a sample from the mean, percent of the mean.
-    pub spread_pct: f64,
-    /// Least-squares slope, percent of the mean per second (signed).
-    pub slope_pct: f64,
-    /// Within its limits.
-    pub steady: bool,
 }
 
 /// Spread and slope of `ys` (one sample a second), fio's definitions, in percent of the mean;
@@ -276,65 +187,6 @@ impl Steadiness {
     /// The checks, if every series is steady.
     pub fn steady(&self) -> Option<Vec<Check>> {
         self.checks().filter(|c| c.iter().all(|c| c.steady))
-    }
-}
-
-/// How the warm-up was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarmupKind {
-    /// A fixed `ramp_time`.
-    Fixed,
-    /// `ramp_time=auto`: until steady or the cap.
-    Auto,
-}
-
-/// What the record says of a run's warm-up and of its stop rule.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SteadyRecord {
-    /// Fixed or automatic.
-    pub warmup: WarmupKind,
-    /// How long the warm-up took, seconds.
-    pub warmup_s: f64,
-    /// The automatic warm-up reached its cap (`ramp_max`) unsteady.
-    #[serde(default)]
-    pub capped: bool,
-    /// The series at the decision (automatic warm-up; the last state seen when capped).
-    #[serde(default)]
-    pub checks: Vec<Check>,
-    /// The stop rule (`ss=`) and, if it ended the window early, its series at that second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop: Option<StopRecord>,
-}
-
-/// A stop rule in the record.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StopRecord {
-    /// The rule.
-    pub rule: StopRule,
-    /// Its series when it ended the window; `None`: the window ran its full runtime.
-    pub attained: Option<Check>,
-}
-
-impl crate::record::RunRecord {
-    /// The run measured less than [`MIN_WINDOW`] (and did not fail): too short a window for
-    /// CPU, device or steadiness figures, or for any verdict on them.
-    pub fn window_too_short(&self) -> bool {
-        self.status != crate::record::RunStatus::Failed
-            && self.measured_ns < MIN_WINDOW.as_nanos() as u64
-    }
-
-    /// Drops the figures a window shorter than [`MIN_WINDOW`] cannot give: machine CPU,
-    /// devices, memory, and the window's samples (the warm-up's stay).
-    pub fn drop_short_window(&mut self) {
-        if !self.window_too_short() {
-            return;
-        }
-        self.cpu = None;
-        self.devices.clear();
-        self.memory = None;
-        self.tool.share_of_busy_pct = None;
-        self.samples.retain(|s| !s.measured);
     }
 }
 

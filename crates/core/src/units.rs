@@ -160,6 +160,21 @@ fn three_digits(v: f64, unit: &str) -> String {
     }
 }
 
+/// A `Duration` in JSON as whole nanoseconds (fields named `..._ns`):
+/// `#[serde(with = "crate::units::duration_ns")]`.
+pub(crate) mod duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_nanos() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_nanos(u64::deserialize(d)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

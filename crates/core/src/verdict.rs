@@ -368,5 +368,4 @@ mod nan_as_null {
 }
 
 #[cfg(test)]
-#[path = "verdict_tests.rs"]
 mod tests;

@@ -185,6 +185,25 @@ mod tests {
     }
 
     #[test]
+    fn toml_values_carry_their_line() {
+        let text = "# a job\nrw = \"randread\"\n\nbs = 8192\ndirect = true\n";
+        let w = Workload::parse("job", text, "job.toml").unwrap();
+        let Body::Job(s) = w.body else {
+            panic!("a flat file is a plain job")
+        };
+        let bs = s.get("bs").unwrap();
+        assert_eq!(bs.value, "8192");
+        assert_eq!(bs.origin.to_string(), "job.toml:4");
+        assert_eq!(s.get("direct").unwrap().value, "true");
+    }
+
+    #[test]
+    fn toml_syntax_errors_name_file_and_line() {
+        let err = Workload::parse("bad", "rw = \"read\"\nbs = = 4\n", "bad.toml").unwrap_err();
+        assert_eq!(err.origin.to_string(), "bad.toml:2");
+    }
+
+    #[test]
     fn builtin_lookup_by_name() {
         assert!(builtin("slob").is_some());
         assert!(builtin("nope").is_none());

@@ -7,7 +7,8 @@
 use crate::plan::{IoMix, Step, SyncMode};
 use crate::record::{RunRecord, RunStatus, Summary};
 use crate::units::{format_nanos, format_rate, format_secs};
-use serde::{Deserialize, Serialize};
+
+pub use crate::record::{Finding, Severity};
 
 /// Share of application read bytes that did not reach the devices at which reads count as
 /// cache-served, %.
@@ -42,31 +43,6 @@ pub const WRITES_ABSORBED_AMP: f64 = 0.5;
 pub const CPU_CONTENTION_PCT: f64 = 10.0;
 /// Coefficient of variation of IOPS between repetitions above which results are unstable, %.
 pub const CV_PCT: f64 = 20.0;
-
-/// How much a finding matters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Context worth knowing; the result stands.
-    Info,
-    /// The result may not measure what it seems to.
-    Warning,
-}
-
-/// A diagnosis attached to a result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Finding {
-    /// Stable slug, e.g. `cache_served`.
-    pub id: String,
-    /// How much it matters.
-    pub severity: Severity,
-    /// One line.
-    pub title: String,
-    /// The numbers that triggered it.
-    pub evidence: String,
-    /// What to change, naming the property or option.
-    pub suggestion: String,
-}
 
 use Severity::{Info, Warning};
 

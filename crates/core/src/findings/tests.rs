@@ -326,7 +326,7 @@ fn cell_rules_and_merging() {
 
 #[test]
 fn a_postgres_window_without_a_checkpoint_is_named() {
-    use crate::dbrecord::{DatabaseRun, DbCounters};
+    use crate::record::database::{DatabaseRun, DbCounters};
     let mut r = run("ext4", &[], 1.0);
     let with = |checkpoints| DatabaseRun {
         window: Some(DbCounters {
@@ -354,7 +354,7 @@ fn a_postgres_window_without_a_checkpoint_is_named() {
 
 #[test]
 fn a_mariadb_window_that_left_its_page_writes_for_later_is_named() {
-    use crate::dbrecord::{DatabaseRun, DbCounters, InnodbCounters};
+    use crate::record::database::{DatabaseRun, DbCounters, InnodbCounters};
     let mut r = run("ext4", &[], 1.0);
     let with = |written, start, end| DatabaseRun {
         window: Some(DbCounters {

@@ -1,10 +1,12 @@
 //! The load ramp (`--ramp`, a study's `ramp` key): open-loop load points at rising offered
 //! rates until a latency limit is crossed or the stack saturates, then a bisection for the
 //! highest rate that meets the limit. This module parses and validates the spec; [`control`]
-//! decides the next point from the points so far; [`point`] turns a measured point into its
-//! record. All of it is pure. See `docs/ramp.md`.
+//! decides the next point from the points so far; [`point`] holds the points as the record
+//! keeps them and the plan of each; `measure` reads a point from its window's run record. All
+//! of it is pure. See `docs/ramp.md`.
 
 pub mod control;
+mod measure;
 pub mod point;
 
 #[cfg(test)]
@@ -89,7 +91,7 @@ pub struct RampSpec {
     /// The latency limit.
     pub limit: Limit,
     /// Measured length of each point.
-    #[serde(with = "crate::plan::duration_ns", rename = "point_ns")]
+    #[serde(with = "crate::units::duration_ns", rename = "point_ns")]
     pub point: Duration,
     /// Most climbing points (bisection points come on top).
     pub max_points: u32,

@@ -1,11 +1,11 @@
 //! A ramp's points as the run record keeps them: each the whole-machine accounting of one
-//! measured window at one offered rate, and the ramp's headline and why it stopped.
+//! measured window at one offered rate, and the ramp's headline and why it stopped; and the
+//! plan of each point. A point is read from its window's run record in `measure.rs`.
 
 use super::control::{best, Outcome, Phase, Stop};
-use super::{Limit, RampSpec, Stat, SATURATED_BELOW};
-use crate::op::OpKind;
+use super::RampSpec;
 use crate::plan::{Plan, RolePlan};
-use crate::record::{CpuStats, OpStats, RunRecord};
+use crate::record::{CpuStats, OpStats};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -49,7 +49,7 @@ pub fn paced_plan(plan: &Plan, offered_ops_s: f64, spec: &RampSpec) -> Plan {
     // A point's automatic warm-up lasts at most as long as the point (and at least one
     // steadiness window): an overloaded point is as steady as it gets, and the climb must not
     // spend ramp_max on each.
-    let window = Duration::from_secs(crate::steady::WINDOW_S as u64 + 1);
+    let window = Duration::from_secs(crate::steady::rules::WINDOW_S as u64 + 1);
     if let Some(auto) = paced.ramp_auto.as_mut() {
         auto.max = auto.max.min(spec.point.max(window));
     }
@@ -157,67 +157,6 @@ pub struct RampRecord {
 }
 
 impl RampPoint {
-    /// The point measured by `record` (one window at `offered_ops_s`).
-    pub fn from_record(
-        record: &RunRecord,
-        index: u32,
-        offered_ops_s: f64,
-        phase: Phase,
-        limit: &Limit,
-    ) -> RampPoint {
-        let paced: Vec<&str> = (record.plan.roles.iter())
-            .filter(|r| r.rate_iops.is_some())
-            .map(|r| r.name.as_str())
-            .collect();
-        let kinds: Vec<&OpStats> = (record.roles.iter())
-            .filter(|r| paced.contains(&r.name.as_str()))
-            .flat_map(|r| &r.ops)
-            .filter(|o| !matches!(o.kind, OpKind::Sync | OpKind::Commit) && o.ops > 0)
-            .collect();
-        let ops: u64 = kinds.iter().map(|o| o.ops).sum();
-        let secs = record.measured_ns as f64 / 1e9;
-        let achieved = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
-        let lat = Latencies::of(&kinds);
-        let limit_stat_ns = match limit.stat {
-            Stat::Mean => lat.mean,
-            Stat::Percentile(p) => lat.worst(&kinds, p).map(|v| v as f64),
-        };
-        let devices = Devices::of(record);
-        let mem = record.memory.as_ref();
-        let split = record.cpu.as_ref().and_then(|c| c.split.as_ref());
-        RampPoint {
-            index,
-            phase,
-            offered_ops_s,
-            achieved_ops_s: achieved,
-            ops,
-            measured_ns: record.measured_ns,
-            lat_mean_ns: lat.mean,
-            lat_p50_ns: lat.worst(&kinds, 50.0),
-            lat_p99_ns: lat.worst(&kinds, 99.0),
-            lat_p999_ns: lat.worst(&kinds, 99.9),
-            lat_max_ns: lat.max,
-            service_p50_ns: (kinds.iter())
-                .filter_map(|o| o.service.as_ref()?.at(50.0))
-                .max(),
-            over_limit: limit_stat_ns.is_some_and(|v| v > limit.max_ns as f64),
-            limit_stat_ns,
-            saturated: achieved < SATURATED_BELOW * offered_ops_s,
-            cpu: record.cpu.clone(),
-            cpu_us_per_op: split.filter(|_| ops > 0).map(|s| s.work_us() / ops as f64),
-            device_read_bytes: devices.map(|d| d.read_bytes),
-            device_write_bytes: devices.map(|d| d.write_bytes),
-            device_read_mb_s: devices.map(|d| d.read_bytes as f64 / secs.max(1e-9) / 1e6),
-            device_write_mb_s: devices.map(|d| d.write_bytes as f64 / secs.max(1e-9) / 1e6),
-            device_util_pct: devices.map(|d| d.util_pct),
-            page_cache_bytes: mem.map(|m| m.cached_end_bytes),
-            dirty_max_bytes: mem.map(|m| m.dirty_max_bytes),
-            arc_bytes: mem.and_then(|m| m.arc_size_bytes),
-            dataset_bytes: record.plan.dataset_bytes(),
-            kinds: record.ops.clone(),
-        }
-    }
-
     /// What the controller needs of it.
     pub fn outcome(&self) -> Outcome {
         Outcome {
@@ -246,52 +185,6 @@ impl RampPoint {
 
 fn per_op(bytes: Option<u64>, ops: u64) -> Option<f64> {
     bytes.filter(|_| ops > 0).map(|b| b as f64 / ops as f64)
-}
-
-/// Latency over several operation kinds: the mean is exact (weighted by counts); a percentile
-/// is the slowest kind's, which bounds the percentile of all operations together from above.
-struct Latencies {
-    mean: Option<f64>,
-    max: Option<u64>,
-}
-
-impl Latencies {
-    fn of(kinds: &[&OpStats]) -> Latencies {
-        let timed: Vec<(&OpStats, &crate::record::Latency)> = (kinds.iter())
-            .filter_map(|o| Some((*o, o.lat.as_ref()?)))
-            .collect();
-        let n: u64 = timed.iter().map(|(o, _)| o.ops).sum();
-        let sum: f64 = timed.iter().map(|(o, l)| l.mean_ns * o.ops as f64).sum();
-        Latencies {
-            mean: (n > 0).then(|| sum / n as f64),
-            max: timed.iter().map(|(_, l)| l.max_ns).max(),
-        }
-    }
-
-    fn worst(&self, kinds: &[&OpStats], p: f64) -> Option<u64> {
-        kinds.iter().filter_map(|o| o.lat.as_ref()?.at(p)).max()
-    }
-}
-
-/// The stack's devices (data and log stacks; not the disks under loop images) over a point.
-#[derive(Clone, Copy)]
-struct Devices {
-    read_bytes: u64,
-    write_bytes: u64,
-    util_pct: f64,
-}
-
-impl Devices {
-    fn of(record: &RunRecord) -> Option<Devices> {
-        let mine: Vec<_> = (record.devices.iter())
-            .filter(|d| d.role == "stack" || d.role == "log")
-            .collect();
-        (!mine.is_empty()).then(|| Devices {
-            read_bytes: mine.iter().map(|d| d.read_bytes).sum(),
-            write_bytes: mine.iter().map(|d| d.write_bytes).sum(),
-            util_pct: mine.iter().map(|d| d.util_pct).fold(0.0, f64::max),
-        })
-    }
 }
 
 impl RampRecord {

@@ -212,7 +212,7 @@ use crate::op::OpKind;
 fn measured_point() -> crate::record::RunRecord {
     let w = crate::workload::builtin("randrw").unwrap();
     let plan = w.plan(&Settings::default()).unwrap();
-    let mut r = crate::test_record::minimal();
+    let mut r = crate::record::fixture::minimal();
     r.plan = paced_plan(&plan, 1000.0, &spec("until=p99>5ms,point=10s"));
     r.roles = vec![RoleResult {
         name: r.plan.roles[0].name.clone(),

@@ -56,7 +56,7 @@ fn device(read_ops: u64, read_bytes: u64) -> DeviceStats {
 }
 
 fn record(ops: Vec<OpStats>, devices: Vec<DeviceStats>) -> RunRecord {
-    let mut r = crate::test_record::minimal();
+    let mut r = crate::record::fixture::minimal();
     r.ops = ops;
     r.devices = devices;
     r.measured_ns = 10_000_000_000;
@@ -235,7 +235,7 @@ fn skipped_delivery_districts_are_a_share_of_the_districts_the_deliveries_visite
         op(OpKind::Delivery, 40, 0, 1000),
     ];
     let mut r = record(ops, vec![]);
-    r.database = Some(crate::dbrecord::DatabaseRun {
+    r.database = Some(crate::record::database::DatabaseRun {
         delivery_skipped_districts: 6,
         ..Default::default()
     });

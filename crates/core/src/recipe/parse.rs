@@ -1,8 +1,9 @@
-//! One `[[phase]]` table of a recipe, checked key by key: every error names the phase's key
-//! and the line it was written on, and a key that would be ignored is refused.
+//! Reading a recipe's tables: one `[[phase]]` checked key by key (every error names the
+//! phase's key and the line it was written on, and a key that would be ignored is refused),
+//! and the tables of scalars (`[params]`, a phase's `env` and `with`).
 
+use super::phase::{check_cwd, check_parallel, PhaseDef, PhaseWork, ACTIONS, PHASE_KEYS};
 use crate::doc::{join_key, Entry, Place, Table};
-use crate::recipe::{scalars, PhaseDef, PhaseWork, ACTIONS, PHASE_KEYS};
 use crate::settings::SettingError;
 use std::time::Duration;
 
@@ -126,7 +127,7 @@ fn parallel(e: &Entry, place: &Place, label: &str) -> Result<u32, SettingError> 
     let crate::doc::Value::Int(n) = e.node.value else {
         return Err(e.wrong_kind(place, label, "a whole number (parallel = 2)"));
     };
-    crate::recipe::check_parallel(n).map_err(|m| e.error(place, label, m))
+    check_parallel(n).map_err(|m| e.error(place, label, m))
 }
 
 fn duration(e: &Entry, place: &Place, label: &str) -> Result<Duration, SettingError> {
@@ -134,9 +135,40 @@ fn duration(e: &Entry, place: &Place, label: &str) -> Result<Duration, SettingEr
     crate::units::parse_duration(&text).map_err(|m| e.error(place, label, m))
 }
 
-/// A relative directory under the mount ([`crate::recipe::check_cwd`]).
+/// A relative directory under the mount ([`check_cwd`]).
 fn cwd(e: &Entry, place: &Place, label: &str) -> Result<String, SettingError> {
     let text = e.string(place, label)?;
-    crate::recipe::check_cwd(&text).map_err(|m| e.error(place, label, m))?;
+    check_cwd(&text).map_err(|m| e.error(place, label, m))?;
     Ok(text)
+}
+
+/// A table of scalars (`[params]`, `env`, `with`) as (key, text) pairs in the order written;
+/// the keys of all but `with` become environment variables, so must be names a shell exports.
+pub(crate) fn scalars(
+    entry: &Entry,
+    place: &Place,
+    label: &str,
+    env_names: bool,
+) -> Result<Vec<(String, String)>, SettingError> {
+    let table: &Table = entry.table(place, label)?;
+    let mut out = Vec::new();
+    for e in &table.entries {
+        let what = join_key(label, &e.key);
+        if env_names && !is_env_name(&e.key) {
+            let message = "not an environment variable name (letters, digits and _, not \
+                           starting with a digit)";
+            return Err(e.error(place, &what, message));
+        }
+        out.push((e.key.clone(), e.scalar(place, &what)?));
+    }
+    Ok(out)
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`: what a shell exports.
+fn is_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -2,7 +2,8 @@
 //! with its timings, CPU and device accounting and its instances; and the stack's space use
 //! and compression read back after the last phase. See `docs/phases.md` and `docs/schema.md`.
 
-use crate::record::{CpuStats, RunStatus};
+use super::machine::CpuStats;
+use super::results::RunStatus;
 use serde::{Deserialize, Serialize};
 
 /// How a command's user and system CPU were measured.

@@ -1,10 +1,11 @@
 //! The transaction figures of a database run: rates, the headline latency, and what each
 //! transaction cost the machine (CPU by whom, device bytes of the data and log stacks, WAL).
 
-use crate::dbrecord::{DbCounters, InnodbCounters};
+use super::{percentile_us, ratio, total};
 use crate::op::{OpClass, OpKind};
+use crate::record::database::{DbCounters, InnodbCounters};
+use crate::record::Summary;
 use crate::record::{CpuSplit, DeviceStats, RunRecord};
-use crate::summary::{percentile_us, ratio, total, Summary};
 
 /// Districts one TPC-C Delivery visits (a warehouse's).
 const DISTRICTS_PER_DELIVERY: u64 = 10;

@@ -2,7 +2,7 @@
 //! CPU, device and memory accounting (sampled by one rank per host), and their sums. The
 //! counts of every rank are in the record's `clients` (one per rank); see `docs/mpi.md`.
 
-use crate::record::{CpuSplit, CpuStats, DeviceStats, MemoryStats};
+use super::machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats};
 use serde::{Deserialize, Serialize};
 
 /// How an MPI run was spread and what each host's machine did.

@@ -1,6 +1,6 @@
 //! A minimal run record for unit tests: a 10 s run of one psync reader on a directory.
 
-use crate::record::RunRecord;
+use super::RunRecord;
 use serde_json::json;
 
 /// A completed 10 s run with no operations, devices, CPU or samples.
