@@ -20,10 +20,6 @@ pub mod ramp;
 pub mod ramp_comparison;
 pub mod ramp_comparison_text;
 pub mod terminal;
-mod terminal_db;
-mod terminal_files;
-mod terminal_phases;
-mod terminal_system;
 
 mod fmt;
 

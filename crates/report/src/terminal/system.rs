@@ -1,8 +1,7 @@
 //! The terminal summary's system figures: headline latency, CPU and who used it, the devices,
 //! ratios and memory.
 
-use crate::fmt::{bytes, group, micros, pct, rate, ratio};
-use crate::terminal::count;
+use crate::fmt::{bytes, count, group, micros, pct, rate, ratio};
 use bakeoff_core::record::{DeviceStats, RunRecord};
 use bakeoff_core::units::format_bytes;
 use std::fmt::Write;
@@ -135,7 +134,7 @@ fn latency_line(r: &RunRecord) -> String {
 /// The lines after the roles table: headline latency, cpu, devices, ratios, memory.
 pub(crate) fn system(r: &RunRecord) -> String {
     let mut s = latency_line(r);
-    s += &crate::terminal_files::lines(r);
+    s += &super::files::lines(r);
     s += &cpu_lines(r);
     let sm = &r.summary;
     if r.window_too_short() {

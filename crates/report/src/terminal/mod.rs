@@ -1,4 +1,12 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
+//! This module assembles it; the parts for a database run (`db`), file serving and clients
+//! (`files`), a run of phases (`phases`) and the system figures (`system`) are its children,
+//! which depend on nothing here.
+
+mod db;
+mod files;
+mod phases;
+mod system;
 
 use crate::fmt::{duration, lat, rate};
 use bakeoff_core::findings::Severity;
@@ -14,12 +22,12 @@ pub fn render(r: &RunRecord) -> String {
     out.push_str(&roles_table(r));
     out.push('\n');
     if !r.phases.is_empty() {
-        out.push_str(&crate::terminal_phases::lines(r));
+        out.push_str(&phases::lines(r));
     }
     if let Some(db) = &r.database {
-        out.push_str(&crate::terminal_db::lines(r, db));
+        out.push_str(&db::lines(r, db));
     }
-    out.push_str(&crate::terminal_system::system(r));
+    out.push_str(&system::system(r));
     out.push_str(&findings(r));
     out
 }
@@ -56,13 +64,9 @@ fn header(r: &RunRecord) -> String {
         None => r.target.path.clone(),
     };
     let what = match &r.database {
-        Some(db) => crate::terminal_db::header_part(r, db),
-        None if !r.phases.is_empty() => crate::terminal_phases::header_part(r),
-        None => format!(
-            "engine {}, {}",
-            r.plan.engine.name(),
-            crate::terminal_files::header_part(r)
-        ),
+        Some(db) => db::header_part(r, db),
+        None if !r.phases.is_empty() => phases::header_part(r),
+        None => format!("engine {}, {}", r.plan.engine.name(), files::header_part(r)),
     };
     let mut s = format!(
         "{} on {place}{fs}: {} measured{}, {what}{status}\n\n",
@@ -95,20 +99,11 @@ fn warmup_part(r: &RunRecord) -> String {
     }
 }
 
-/// "1 thread", "7 threads".
-pub(crate) fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// The per-role table (a run of phases: the phase table): its headings and rows (one per role
 /// and operation kind, plus service time under a target rate).
 fn role_rows(r: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
     if !r.phases.is_empty() {
-        return crate::terminal_phases::rows(r);
+        return phases::rows(r);
     }
     let open_loop = r
         .roles
@@ -232,14 +227,10 @@ pub fn render_markdown(r: &RunRecord) -> String {
     out.push('\n');
     let mut items = commit_lines(r);
     if !r.phases.is_empty() {
-        items.extend(
-            crate::terminal_phases::lines(r)
-                .lines()
-                .map(|l| l.trim().to_string()),
-        );
+        items.extend(phases::lines(r).lines().map(|l| l.trim().to_string()));
     }
     // "cpu      busy ..." lines, spaces collapsed; an indented line continues the one above.
-    for text in crate::terminal_system::system(r).lines() {
+    for text in system::system(r).lines() {
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         match items.last_mut() {
             Some(last) if text.starts_with(' ') => *last = format!("{last}; {words}"),
@@ -310,6 +301,6 @@ mod tests {
         // bakeoff's CPU once, on the base of all CPU time, where the split gives it.
         assert_eq!(text.matches("bakeoff 12.5%").count(), 1, "{text}");
         assert!(!text.contains("% of busy CPU"), "{text}");
-        assert_eq!(super::count(2, "CPU"), "2 CPUs");
+        assert_eq!(crate::fmt::count(2, "CPU"), "2 CPUs");
     }
 }

@@ -2,7 +2,7 @@
 //! how many threads, whether the dataset was reused, the operations per second over every kind,
 //! and what each client did with how much CPU.
 
-use crate::fmt::{group, rate};
+use crate::fmt::{count, group, rate};
 use bakeoff_core::record::RunRecord;
 use bakeoff_core::units::format_bytes;
 use std::fmt::Write;
@@ -10,7 +10,6 @@ use std::fmt::Write;
 /// The header's threads and dataset: `4 clients x 2 threads, dataset 12 MiB (reused)`, or
 /// under MPI `4 ranks x 2 threads on 2 hosts, ...` (every rank runs the plan's threads).
 pub fn header_part(r: &RunRecord) -> String {
-    use super::terminal::count;
     let threads = count(u64::from(r.plan.threads()), "thread");
     let workers = match (&r.mpi, r.plan.clients) {
         (Some(mpi), _) => format!(
