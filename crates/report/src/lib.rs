@@ -2,26 +2,23 @@
 //! [`terminal::render`] (what a DBA pastes into a post), [`json::render`] (the full run record),
 //! [`csv::render_timeseries`] (per-second samples); comparisons of several runs
 //! ([`comparison`], whose figures are the one table in [`figures`]) render through
-//! [`comparison_text`]; [`charts`] are the charts of either, drawn as SVG, and [`html`] the
+//! [`comparison::text`]; [`charts`] are the charts of either, drawn as SVG, and [`html`] the
 //! page that holds them. [`EXPORTERS`] lists the formats `run` and `compare` export to.
 
 pub mod charts;
 pub mod comparison;
-mod comparison_answer;
-pub mod comparison_phases;
-pub(crate) mod comparison_table;
-pub mod comparison_text;
 pub mod csv;
 pub mod figures;
 pub mod html;
 pub mod json;
 pub mod plan_text;
 pub mod ramp;
-pub mod ramp_comparison;
-pub mod ramp_comparison_text;
 pub mod terminal;
 
 mod fmt;
+
+/// The comparison's renderers under the name the bakeoff crate calls them by.
+pub use comparison::text as comparison_text;
 
 #[cfg(test)]
 mod fixture;
@@ -55,14 +52,14 @@ pub const EXPORTERS: &[Exporter] = &[
         alias: Some("json"),
         help: "Export as JSON: a run's full record, or the comparison (\"-\" for stdout)",
         run: Some(json::render),
-        comparison: Some(comparison_text::render_json),
+        comparison: Some(comparison::text::render_json),
     },
     Exporter {
         flag: "--export-markdown",
         alias: None,
         help: "Export as Markdown: a run's summary table, or the comparison table",
         run: Some(terminal::render_markdown),
-        comparison: Some(comparison_text::render_markdown),
+        comparison: Some(comparison::text::render_markdown),
     },
     Exporter {
         flag: "--export-csv",
@@ -70,7 +67,7 @@ pub const EXPORTERS: &[Exporter] = &[
         help: "Export as CSV: a run's headline figures in one row (a ramp's points, one row \
                each), or the comparison (a row per cell and figure)",
         run: Some(ramp::run_csv),
-        comparison: Some(comparison_text::render_csv),
+        comparison: Some(comparison::text::render_csv),
     },
     Exporter {
         flag: "--export-html",

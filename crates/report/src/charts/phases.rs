@@ -6,8 +6,8 @@
 
 use super::study::note;
 use super::{categories_axis, zero_based, Chart, ChartKind, Point, Series};
+use crate::comparison::phases::{figure_of, PhaseCell, PhaseTable};
 use crate::comparison::StudyReport;
-use crate::comparison_phases::{figure_of, PhaseCell, PhaseTable};
 use std::path::Path;
 
 /// Bytes in a MiB, the unit of the phase table's space row.

@@ -3,7 +3,7 @@
 //! comparison of ramps, each cell's highest rate within the limit.
 
 use super::{categories_axis, spanning, zero_based, Chart, ChartKind, Guide, Point, Series};
-use crate::ramp_comparison::{RampComparison, RampGroup, MAX_OPS};
+use crate::comparison::ramp::{RampComparison, RampGroup, MAX_OPS};
 use bakeoff_core::ramp::{RampPoint, RampRecord};
 
 fn mib(bytes: Option<u64>) -> Option<f64> {

@@ -7,7 +7,7 @@ use super::ramp::{
     LATENCY, MEMORY, PAGE_CACHE,
 };
 use super::{Chart, Point, Series};
-use crate::ramp_comparison::RampGroup;
+use crate::comparison::ramp::RampGroup;
 use bakeoff_core::ramp::RampPoint;
 use bakeoff_core::verdict::{median, spread};
 
@@ -155,7 +155,7 @@ mod tests {
                     .for_each(|p| p.limit_stat_ns = p.limit_stat_ns.map(|v| v * k));
             }
         }
-        let rc = crate::ramp_comparison::build(&cells, &Method::default()).unwrap();
+        let rc = crate::comparison::ramp::build(&cells, &Method::default()).unwrap();
         super::super::ramp::study_charts(&rc)
     }
 

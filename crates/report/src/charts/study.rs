@@ -3,8 +3,8 @@
 //! result figure (seed 004's Figure 5).
 
 use super::{categories_axis, compact, zero_based, Chart, ChartKind, Guide, Point, Series};
+use crate::comparison::cell_text::{verdict_mark, verdict_word};
 use crate::comparison::{CellRow, FigureCell, StudyReport};
-use crate::comparison_text::{verdict_mark, verdict_word};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::Better;
 

@@ -3,7 +3,8 @@
 //! by its verdict.
 
 use super::study::verdict_class;
-use crate::comparison_phases::{cell_lines, headings, PhaseCell, PhaseRow, PhaseTable, LEGEND};
+use crate::comparison::phases::text::{cell_lines, headings, LEGEND};
+use crate::comparison::phases::{PhaseCell, PhaseRow, PhaseTable};
 use maud::{html, Markup};
 
 /// A table per recipe under a heading, and the legend; nothing without recipes.

@@ -1,8 +1,9 @@
 //! The HTML page of a comparison: the table with verdict colours, the charts, the findings.
 
 use super::{charts_section, page};
+use crate::comparison::cell_text::{cell_text, verdict_word};
+use crate::comparison::text::has_figures;
 use crate::comparison::{CellRow, FigureCell, StudyReport};
-use crate::comparison_text::{cell_text, has_figures, verdict_word};
 use crate::figures::figure;
 use bakeoff_core::findings::{Finding, Severity};
 use bakeoff_core::verdict::Verdict;
@@ -16,7 +17,7 @@ pub fn render_study(r: &StudyReport) -> String {
     let title = format!("bakeoff comparison: {cells} cells");
     let body = html! {
         h1 { (title) }
-        @if let Some(answer) = crate::comparison_answer::answer(r) {
+        @if let Some(answer) = crate::comparison::answer::answer(r) {
             p.answer #answer { (answer) }
         }
         p.meta {

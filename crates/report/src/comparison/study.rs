@@ -1,35 +1,18 @@
 //! The comparison of a study: one row per cell, each headline figure as a median with its range
-//! and, against the baseline cell, a ratio and a verdict; plus the findings that explain it.
+//! and, against the baseline cell, a ratio and a verdict; plus the findings that explain it, the
+//! load ramps' comparison and a table per recipe.
 
+use super::cells::{figure_cell, CellRuns, FigureCell};
+use super::phases::{self, PhaseTable};
+use super::ramp::{self, RampComparison};
+use crate::figures::Figure;
 use bakeoff_core::findings::{cell_findings, Finding};
 use bakeoff_core::record::RunRecord;
-#[cfg(test)]
-use bakeoff_core::verdict::Verdict;
-use bakeoff_core::verdict::{compare, median, spread, Comparison, Method};
+use bakeoff_core::verdict::Method;
 use serde::Serialize;
 
 /// Version of the comparison JSON.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
-
-use crate::figures::{Compare, Figure};
-
-/// One figure of one cell. Its median, range and comparison come from the same values.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FigureCell {
-    /// Median over the repetitions.
-    pub median: Option<f64>,
-    /// Smallest repetition.
-    pub min: Option<f64>,
-    /// Largest repetition.
-    pub max: Option<f64>,
-    /// `median / baseline median`, where both are clear of zero (absent for the baseline).
-    pub ratio: Option<f64>,
-    /// `median - baseline median`, for percentages and where a side is (near) zero: a ratio of
-    /// something near zero says nothing.
-    pub difference: Option<f64>,
-    /// The verdict against the baseline: only for result and cost figures compared by ratio.
-    pub vs_baseline: Option<Comparison>,
-}
 
 /// One cell of the study.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -64,53 +47,11 @@ pub struct StudyReport {
     /// Load ramps: each cell's highest rate within the limit and its costs at the common
     /// load point; absent when no run has a ramp.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ramps: Option<crate::ramp_comparison::RampComparison>,
+    pub ramps: Option<RampComparison>,
     /// Cells that ran recipes, a table per recipe: phases as rows, stacks as columns (their
     /// cells are not among `rows`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub phases: Vec<crate::comparison_phases::PhaseTable>,
-}
-
-/// A cell's runs and the index of its baseline cell.
-pub struct CellRuns {
-    /// Label.
-    pub label: String,
-    /// Stack spec.
-    pub stack: String,
-    /// Completed runs.
-    pub runs: Vec<RunRecord>,
-    /// Index of its baseline cell, if any.
-    pub baseline: Option<usize>,
-}
-
-/// Compares one figure of a cell (values `xs`) with its baseline's (`bs`).
-pub(crate) fn figure_cell(
-    f: &Figure,
-    xs: &[f64],
-    bs: Option<&[f64]>,
-    method: &Method,
-) -> FigureCell {
-    let (min, max) = spread(xs).map_or((None, None), |(a, b)| (Some(a), Some(b)));
-    let mut cell = FigureCell {
-        median: median(xs),
-        min,
-        max,
-        ..FigureCell::default()
-    };
-    let (Some(bs), Some(m)) = (bs, cell.median) else {
-        return cell;
-    };
-    let Some(mb) = median(bs) else { return cell };
-    let clear = |v: &[f64]| v.iter().all(|x| *x > f.floor);
-    if f.percent || !clear(xs) || !clear(bs) {
-        cell.difference = Some(m - mb);
-        return cell;
-    }
-    cell.ratio = Some(m / mb);
-    if let Compare::Verdict(better) = f.compare {
-        cell.vs_baseline = Some(compare(xs, bs, better, method));
-    }
-    cell
+    pub phases: Vec<PhaseTable>,
 }
 
 /// Builds the comparison of `cells` over `columns`.
@@ -175,8 +116,8 @@ pub fn build(
         min_effect: method.min_effect,
         rows,
         notes,
-        ramps: crate::ramp_comparison::build(cells, method),
-        phases: crate::comparison_phases::tables(cells, method),
+        ramps: ramp::build(cells, method),
+        phases: phases::tables(cells, method),
     }
 }
 
@@ -249,6 +190,7 @@ fn provenance_notes(cells: &[CellRuns]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::figures::figure;
+    use bakeoff_core::verdict::Verdict;
 
     fn cell(label: &str, values: &[(f64, f64, f64)]) -> CellRuns {
         let runs = values

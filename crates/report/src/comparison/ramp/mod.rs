@@ -4,9 +4,12 @@
 //! met the limit in every repetition. Points are matched by offered rate, not interpolated:
 //! ramps with the same spec climb through the same rates, so the common point is a point
 //! every stack was measured at (seed 004: "at 9,000 ops/s the other used less than an
-//! eighth of the disk bandwidth").
+//! eighth of the disk bandwidth"). Rendered as a terminal table, Markdown and rows of the
+//! comparison CSV by `text`.
 
-use crate::comparison::{figure_cell, CellRuns, FigureCell};
+pub mod text;
+
+use super::cells::{figure_cell, CellRuns, FigureCell};
 use crate::figures::{Compare, Figure};
 use bakeoff_core::ramp::{Phase, RampPoint};
 use bakeoff_core::verdict::{Better, Method};

@@ -2,10 +2,11 @@
 //! the highest rate within the limit (median [range] ×ratio with its verdict), then what each
 //! operation cost at the common load point.
 
-use crate::comparison::FigureCell;
-use crate::comparison_text::{cell_text, csv_row};
+use super::{RampComparison, RampGroup, RampRow, COMMON_FIGURES, MAX_OPS};
+use crate::comparison::cell_text::{cell_text, csv_row};
+use crate::comparison::cells::FigureCell;
+use crate::comparison::fit::{fitted, TABLE_WIDTH};
 use crate::fmt::rate;
-use crate::ramp_comparison::{RampComparison, RampGroup, RampRow, COMMON_FIGURES, MAX_OPS};
 use std::fmt::Write;
 
 /// The common-point figures any row of `g` has a value for (an ARC column only with ZFS).
@@ -97,8 +98,8 @@ pub fn render_table(rc: &RampComparison) -> String {
         let rows = (g.rows.iter())
             .map(|row| cells(row, &shown, g.common_ops_s.is_some()))
             .collect();
-        let t = crate::comparison_table::fitted(headings(g, &shown), rows);
-        let intro = crate::fmt::wrap(&intro(g), crate::comparison_table::TABLE_WIDTH);
+        let t = fitted(headings(g, &shown), rows);
+        let intro = crate::fmt::wrap(&intro(g), TABLE_WIDTH);
         let _ = write!(s, "\n{intro}\n{t}\n{}", notes(g));
     }
     s

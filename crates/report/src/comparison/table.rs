@@ -4,14 +4,12 @@
 //! cell; and if even that is too wide, without the ranges (the CSV, JSON and Markdown keep
 //! them). docs/report.md says so.
 
-use crate::comparison::StudyReport;
-use crate::comparison_text::{cell_text, headings, row_cells};
+use super::cell_text::cell_text;
+use super::fit::{squeezed, table, TABLE_WIDTH};
+use super::study::{CellRow, StudyReport};
 use crate::figures::{figure, group_of, GROUPS};
 use crate::fmt::width;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
-
-/// The width the table keeps to: a terminal of 100 columns shows it whole.
-pub const TABLE_WIDTH: usize = 100;
+use comfy_table::CellAlignment;
 
 /// The first layout that fits: cells as rows, figures as rows, figures as rows without ranges.
 pub fn render(r: &StudyReport) -> String {
@@ -26,52 +24,29 @@ pub fn render(r: &StudyReport) -> String {
     by_figure(r, false)
 }
 
-/// `t` with its cells wrapped to keep within [`TABLE_WIDTH`] (long cell labels, such as
-/// `dir=/a/long/path / randread`, take several lines), as the last resort of each layout.
-fn squeezed(mut t: Table) -> String {
-    let plain = t.to_string();
-    if width(&plain) <= TABLE_WIDTH {
-        return plain;
-    }
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    t.set_width(TABLE_WIDTH as u16);
-    t.to_string()
-}
-
-fn table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(header);
-    t
-}
-
-/// A table of `rows` under `header` (its first column names each row), turned so that each
-/// column becomes a row when it is wider than [`TABLE_WIDTH`] as given.
-pub fn fitted(header: Vec<String>, rows: Vec<Vec<String>>) -> String {
-    let mut t = table(header.clone());
-    for row in &rows {
-        t.add_row(row.clone());
-    }
-    let wide = t.to_string();
-    if width(&wide) <= TABLE_WIDTH {
-        return wide;
-    }
-    let mut turned = table(
-        std::iter::once(String::new())
-            .chain(rows.iter().map(|r| r[0].clone()))
-            .collect(),
+/// The headings of the table of headline figures: cell, runs, then each figure's label.
+pub(crate) fn headings(r: &StudyReport) -> Vec<String> {
+    let mut h = vec!["cell".to_string(), "runs".into()];
+    h.extend(
+        r.columns
+            .iter()
+            .map(|k| figure(k).map_or(k.clone(), |f| f.label.to_string())),
     );
-    for (j, name) in header.iter().enumerate().skip(1) {
-        let mut line = vec![name.clone()];
-        line.extend(rows.iter().map(|r| r.get(j).cloned().unwrap_or_default()));
-        turned.add_row(line);
+    h
+}
+
+/// The texts of one cell's row of that table: its label, runs, then each figure.
+pub(crate) fn row_cells(r: &StudyReport, row: &CellRow, with_range: bool) -> Vec<String> {
+    let label = if row.is_baseline {
+        format!("{} (baseline)", row.label)
+    } else {
+        row.label.clone()
+    };
+    let mut cells = vec![label, row.runs.to_string()];
+    for (k, f) in r.columns.iter().zip(&row.figures) {
+        cells.push(cell_text(f, figure(k), with_range));
     }
-    for i in 1..=rows.len() {
-        if let Some(c) = turned.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    squeezed(turned)
+    cells
 }
 
 /// One row per cell, one column per figure.

@@ -2,8 +2,8 @@
 //! column that has a verdict: throughput by default) and by how much against its baseline, or
 //! that no cell differs significantly from it.
 
-use crate::comparison::{CellRow, StudyReport};
-use crate::comparison_text::cell_text;
+use super::cell_text::cell_text;
+use super::study::{CellRow, StudyReport};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::{Better, Verdict};
 

@@ -65,7 +65,7 @@ fn ramps_that_share_no_rate_have_no_common_point() {
         .at_common
         .iter()
         .all(|f| f.median.is_none()));
-    let text = crate::ramp_comparison_text::render_table(&rc);
+    let text = super::text::render_table(&rc);
     assert!(
         text.replace('\n', " ").contains("no common load point"),
         "{text}"
@@ -79,23 +79,23 @@ fn report() -> crate::comparison::StudyReport {
 
 #[test]
 fn table_golden() {
-    insta::assert_snapshot!(crate::comparison_text::render_table(&report()));
+    insta::assert_snapshot!(crate::comparison::text::render_table(&report()));
 }
 
 #[test]
 fn markdown_golden() {
-    insta::assert_snapshot!(crate::comparison_text::render_markdown(&report()));
+    insta::assert_snapshot!(crate::comparison::text::render_markdown(&report()));
 }
 
 #[test]
 fn csv_golden() {
-    insta::assert_snapshot!(crate::comparison_text::render_csv(&report()));
+    insta::assert_snapshot!(crate::comparison::text::render_csv(&report()));
 }
 
 #[test]
 fn json_carries_the_ramps() {
     let json: serde_json::Value =
-        serde_json::from_str(&crate::comparison_text::render_json(&report())).unwrap();
+        serde_json::from_str(&crate::comparison::text::render_json(&report())).unwrap();
     let g = &json["ramps"]["groups"][0];
     assert_eq!(g["common_ops_s"], 1500.0);
     assert_eq!(g["rows"][1]["max_ops_s"]["vs_baseline"]["verdict"], "worse");
