@@ -4,7 +4,7 @@
 //! them, the bytes written on the stack's devices and the commands' CPU (medians: the phase
 //! table keeps no range of those).
 
-use super::study::note;
+use super::note::note;
 use super::{categories_axis, zero_based, Chart, ChartKind, Point, Series};
 use crate::comparison::phases::{figure_of, PhaseCell, PhaseTable};
 use crate::comparison::StudyReport;

@@ -1,13 +1,15 @@
-//! A comparison of ramps drawn as seed 004's curves (Figures 1–4): one line per cell, each
+//! The charts of a comparison of ramps: per group of compared cells, each cell's highest rate
+//! within the limit as bars, then seed 004's curves (Figures 1–4): one line per cell, each
 //! point a climbing rate of the ramp with the medians over repetitions and a band from the
 //! smallest to the largest repetition.
 
+use super::note::note;
 use super::ramp::{
     lines, with_limit, Column, Curve, ARC, BUSY, CPU, DEVICES, DEVICE_READS, DEVICE_WRITES,
     LATENCY, MEMORY, PAGE_CACHE,
 };
-use super::{Chart, Point, Series};
-use crate::comparison::ramp::RampGroup;
+use super::{categories_axis, zero_based, Chart, ChartKind, Point, Series};
+use crate::comparison::ramp::{RampComparison, RampGroup, MAX_OPS};
 use bakeoff_core::ramp::RampPoint;
 use bakeoff_core::verdict::{median, spread};
 
@@ -20,9 +22,61 @@ const CAPTION: &str = "One line per cell, one point per climbing rate of the ram
                        achieved rate (x) and of the value (y); band: smallest to largest \
                        repetition.";
 
+/// Per group of compared cells: each cell's highest rate within the limit, then the four
+/// curves with one line per cell (ids `ramp_study_latency_<group>` and so on).
+pub(super) fn study_charts(rc: &RampComparison) -> Vec<Chart> {
+    (rc.groups.iter().enumerate())
+        .flat_map(|(i, g)| max_ops_bars(i, g).into_iter().chain(group_curves(i, g)))
+        .collect()
+}
+
+/// Each cell's highest rate within the limit, as bars.
+fn max_ops_bars(i: usize, g: &RampGroup) -> Option<Chart> {
+    let points: Vec<Point> = (g.rows.iter().enumerate())
+        .filter_map(|(n, row)| {
+            let c = &row.max_ops_s;
+            Some(Point {
+                x: n as f64,
+                y: c.median?,
+                low: c.min,
+                high: c.max,
+                note: note(c, &MAX_OPS, row.is_baseline),
+                baseline: row.is_baseline,
+            })
+        })
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let ends = points.iter().flat_map(|p| [p.y, p.high.unwrap_or(p.y)]);
+    let labels = g.rows.iter().map(|row| match row.is_baseline {
+        true => format!("{} (baseline)", row.label),
+        false => row.label.clone(),
+    });
+    Some(Chart {
+        id: format!("ramp_max_ops_{i}"),
+        title: format!("Highest rate within {}", g.limit),
+        kind: ChartKind::BarsWithRange,
+        x: categories_axis("cell", g.rows.len()),
+        y: zero_based("highest rate within the limit (ops/s)", ends),
+        categories: labels.collect(),
+        series: vec![Series {
+            name: "median over repetitions".into(),
+            points,
+        }],
+        guides: Vec::new(),
+        caption: format!(
+            "Bar: the median over repetitions of the highest achieved rate whose {} \
+                     met the limit; whisker: smallest to largest repetition; beside it the \
+                     ratio to the baseline with its verdict. Higher is better.",
+            g.limit.split(" <=").next().unwrap_or("latency")
+        ),
+    })
+}
+
 /// The curves of group `i` (ids `ramp_study_<figure>_<i>`: latency, cpu, device_reads,
 /// device_writes, memory), those with data.
-pub(super) fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
+fn group_curves(i: usize, g: &RampGroup) -> Vec<Chart> {
     let stat = g.limit.split(" <=").next().unwrap_or("latency");
     let latency_column: Column = ("limit statistic", |p| p.limit_stat_ns.map(|v| v / 1e6));
     let latency = chart(
@@ -156,7 +210,7 @@ mod tests {
             }
         }
         let rc = crate::comparison::ramp::build(&cells, &Method::default()).unwrap();
-        super::super::ramp::study_charts(&rc)
+        super::study_charts(&rc)
     }
 
     #[test]
