@@ -2,7 +2,7 @@
 //! rows and the stacks as columns, as the terminal and Markdown show them, each time coloured
 //! by its verdict.
 
-use super::study::verdict_class;
+use super::verdict_class;
 use crate::comparison::phases::text::{cell_lines, headings, LEGEND};
 use crate::comparison::phases::{PhaseCell, PhaseRow, PhaseTable};
 use maud::{html, Markup};

@@ -1,12 +1,11 @@
 //! The HTML page of a comparison: the table with verdict colours, the charts, the findings.
 
-use super::{charts_section, page};
+use super::{charts_section, page, verdict_class};
 use crate::comparison::cell_text::{cell_text, verdict_word};
 use crate::comparison::text::has_figures;
 use crate::comparison::{CellRow, FigureCell, StudyReport};
 use crate::figures::figure;
 use bakeoff_core::findings::{Finding, Severity};
-use bakeoff_core::verdict::Verdict;
 use maud::{html, Markup};
 
 /// The comparison as one self-contained HTML page.
@@ -37,16 +36,6 @@ pub fn render_study(r: &StudyReport) -> String {
         (findings(r))
     };
     page(&title, body)
-}
-
-/// The class of a verdict's colour.
-pub(super) fn verdict_class(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::NoSignificantDifference => "same",
-        Verdict::TooFewSamples => "few",
-    }
 }
 
 fn legend() -> Markup {
