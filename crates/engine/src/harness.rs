@@ -7,7 +7,8 @@
 use crate::interval::{LiveCounts, LiveReader, TickLatency};
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
-use crate::stats::{Counters, ThreadStats, Totals, KINDS};
+use crate::kinds::KINDS;
+use crate::stats::{Counters, ThreadStats, Totals};
 pub use crate::warmup::{Costs, Timing};
 use crate::warmup::{Decision, Warmup};
 use bakeoff_core::plan::OpKind;

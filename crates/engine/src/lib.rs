@@ -12,6 +12,7 @@ pub mod fdtable;
 pub mod harness;
 pub mod histogram;
 pub mod interval;
+pub mod kinds;
 pub mod layout;
 pub mod placement;
 pub mod results;

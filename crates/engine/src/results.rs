@@ -6,7 +6,8 @@
 
 use crate::harness::RoleDesc;
 use crate::histogram::LatencyCounts;
-use crate::stats::{latency, ThreadStats, Totals, KINDS};
+use crate::kinds::KINDS;
+use crate::stats::{latency, ThreadStats, Totals};
 use bakeoff_core::plan::{OpKind, Plan};
 use bakeoff_core::record::{ClientOps, OpStats, RoleResult};
 use serde::{Deserialize, Serialize};
