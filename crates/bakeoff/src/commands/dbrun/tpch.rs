@@ -199,7 +199,7 @@ fn initdb(
     log_stack: Option<&Stack>,
     data: &std::path::Path,
 ) -> Result<(PhaseRecord, Opened), Failure> {
-    let command = bakeoff_db::managed::backend(plan.db).started_by;
+    let command = bakeoff_db::registry::backend(plan.db).started_by;
     let mut opened = None;
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
         let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {
