@@ -126,7 +126,7 @@ fn expected_answers(stack: &mut Stack, plan: TpchPlan, quiet: bool) -> Result<An
             scratch.path().display()
         );
     }
-    tpch::answers::expected(plan.sf, plan.load_threads, scratch.path())
+    tpch::expected::for_run(plan.sf, plan.load_threads, scratch.path())
         .map_err(|e| failure(Code::Environment, format!("TPC-H's expected answers: {e}")))
 }
 
