@@ -29,7 +29,8 @@ use bakeoff_core::record::RunRecord;
 use comparison::StudyReport;
 
 /// A format `run` and `compare` export to: the CLI makes one `--export-<format>` flag of each
-/// and writes the file with the renderer for what the command made.
+/// and writes the file with the renderer for what the command made; `report --format` takes
+/// each that renders a comparison.
 #[derive(Debug)]
 pub struct Exporter {
     /// The flag, `--export-<format>`.
@@ -40,8 +41,18 @@ pub struct Exporter {
     pub help: &'static str,
     /// Renders a run record; `None`: `run` does not offer this format.
     pub run: Option<fn(&RunRecord) -> String>,
-    /// Renders a comparison; `None`: `compare` does not offer this format.
+    /// Renders a comparison; `None`: `compare` and `report` do not offer this format.
     pub comparison: Option<fn(&StudyReport) -> String>,
+    /// The text links images rather than holding them (Markdown): `report --out FILE` writes
+    /// the comparison's charts as SVG files beside FILE and links them.
+    pub links_charts: bool,
+}
+
+impl Exporter {
+    /// The format's name, as `report --format` takes it: the `<format>` of its flag (`json`).
+    pub fn format(&self) -> &'static str {
+        self.flag.trim_start_matches("--export-")
+    }
 }
 
 /// Every export format, in the order `--help` lists them: adding a format is its file and a
@@ -53,6 +64,7 @@ pub const EXPORTERS: &[Exporter] = &[
         help: "Export as JSON: a run's full record, or the comparison (\"-\" for stdout)",
         run: Some(json::render),
         comparison: Some(comparison::text::render_json),
+        links_charts: false,
     },
     Exporter {
         flag: "--export-markdown",
@@ -60,6 +72,7 @@ pub const EXPORTERS: &[Exporter] = &[
         help: "Export as Markdown: a run's summary table, or the comparison table",
         run: Some(terminal::render_markdown),
         comparison: Some(comparison::text::render_markdown),
+        links_charts: true,
     },
     Exporter {
         flag: "--export-csv",
@@ -68,6 +81,7 @@ pub const EXPORTERS: &[Exporter] = &[
                each), or the comparison (a row per cell and figure)",
         run: Some(ramp::run_csv),
         comparison: Some(comparison::text::render_csv),
+        links_charts: false,
     },
     Exporter {
         flag: "--export-html",
@@ -77,6 +91,7 @@ pub const EXPORTERS: &[Exporter] = &[
                and charts",
         run: Some(html::render_run),
         comparison: Some(html::render_study),
+        links_charts: false,
     },
     Exporter {
         flag: "--export-timeseries",
@@ -84,5 +99,20 @@ pub const EXPORTERS: &[Exporter] = &[
         help: "Export the per-second samples as CSV (\"-\" for stdout)",
         run: Some(|r| csv::render_timeseries(&r.samples)),
         comparison: None,
+        links_charts: false,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::EXPORTERS;
+
+    #[test]
+    fn every_exporter_has_its_own_format_name() {
+        let names: Vec<&str> = EXPORTERS.iter().map(|e| e.format()).collect();
+        for (e, name) in EXPORTERS.iter().zip(&names) {
+            assert_eq!(e.flag, format!("--export-{name}"), "a flag is --export-<format>");
+            assert_eq!(names.iter().filter(|n| *n == name).count(), 1, "{name} twice");
+        }
+    }
+}
