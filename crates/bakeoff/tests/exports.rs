@@ -178,7 +178,10 @@ fn report_takes_every_comparison_exporters_format() {
     let exporters: Vec<_> = (bakeoff_report::EXPORTERS.iter())
         .filter(|e| e.comparison.is_some())
         .collect();
-    assert!(exporters.len() >= 4, "JSON, Markdown, CSV and HTML at least");
+    assert!(
+        exporters.len() >= 4,
+        "JSON, Markdown, CSV and HTML at least"
+    );
     let files: Vec<PathBuf> = (exporters.iter())
         .map(|e| d.path().join(format!("c.{}", e.format())))
         .collect();

@@ -5,10 +5,10 @@
 //! the threads' counts and latency histograms are merged per role and per operation kind.
 
 use crate::interval::{LiveCounts, LiveReader, TickLatency};
+use crate::kinds::KINDS;
 pub use crate::results::RoleDesc;
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
-use crate::kinds::KINDS;
 use crate::stats::{Counters, ThreadStats, Totals};
 pub use crate::warmup::{Costs, Timing};
 use crate::warmup::{Decision, Warmup};

@@ -365,4 +365,3 @@ pub fn execute_gated(
     drop(files);
     output
 }
-

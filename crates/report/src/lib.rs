@@ -111,8 +111,16 @@ mod tests {
     fn every_exporter_has_its_own_format_name() {
         let names: Vec<&str> = EXPORTERS.iter().map(|e| e.format()).collect();
         for (e, name) in EXPORTERS.iter().zip(&names) {
-            assert_eq!(e.flag, format!("--export-{name}"), "a flag is --export-<format>");
-            assert_eq!(names.iter().filter(|n| *n == name).count(), 1, "{name} twice");
+            assert_eq!(
+                e.flag,
+                format!("--export-{name}"),
+                "a flag is --export-<format>"
+            );
+            assert_eq!(
+                names.iter().filter(|n| *n == name).count(),
+                1,
+                "{name} twice"
+            );
         }
     }
 }

@@ -28,8 +28,12 @@ pub enum Format {
 
 /// Every format, in the order `--help` lists them.
 static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
-    let exports = (EXPORTERS.iter())
-        .filter_map(|exporter| Some(Format::Export { exporter, render: exporter.comparison? }));
+    let exports = (EXPORTERS.iter()).filter_map(|exporter| {
+        Some(Format::Export {
+            exporter,
+            render: exporter.comparison?,
+        })
+    });
     (std::iter::once(Format::Table).chain(exports))
         .chain([Format::Svg])
         .collect()
@@ -51,7 +55,9 @@ impl clap::ValueEnum for Format {
                 }
                 PossibleValue::new(e.format()).help(help)
             }
-            Format::Svg => PossibleValue::new("svg").help("One SVG file per chart, into `report --out DIR`"),
+            Format::Svg => {
+                PossibleValue::new("svg").help("One SVG file per chart, into `report --out DIR`")
+            }
         })
     }
 }

@@ -18,8 +18,8 @@ mod values;
 
 pub use binaries::Binaries;
 pub use client::{PgConn, PgDatabase};
-pub use places::postgres_user;
 pub use options::PgOptions;
+pub use places::postgres_user;
 pub use server::PgServer;
 pub use settings::Settings;
 pub use stats::PgStats;

@@ -6,8 +6,8 @@
 //! unmounting what it runs on).
 
 use super::client::{PgConn, PgDatabase, ROLE};
-use super::places::{cause_in_log, check_places, postgres_user, socket_dir_for};
 use super::options::PgOptions;
+use super::places::{cause_in_log, check_places, postgres_user, socket_dir_for};
 use super::settings::{self, Settings, Sizing, PORT};
 use super::{Binaries, PgError, PgStats};
 use crate::backend::{Conn, Value};
