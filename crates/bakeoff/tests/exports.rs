@@ -4,7 +4,7 @@
 mod common;
 use common::{bakeoff, tmp};
 use predicates::prelude::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -162,5 +162,42 @@ fn compare_exports_the_comparison_in_each_format() {
             .assert()
             .success()
             .stdout(read(&f(export)));
+    }
+}
+
+/// `report --format` takes the format of every exporter that renders a comparison (the report
+/// crate's `EXPORTERS`, from which `compare` makes its `--export-<format>` flags) and prints
+/// what `compare` exported in it.
+#[test]
+fn report_takes_every_comparison_exporters_format() {
+    let d = tmp();
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let results = d.path().join("r");
+    let exporters: Vec<_> = (bakeoff_report::EXPORTERS.iter())
+        .filter(|e| e.comparison.is_some())
+        .collect();
+    assert!(
+        exporters.len() >= 4,
+        "JSON, Markdown, CSV and HTML at least"
+    );
+    let files: Vec<PathBuf> = (exporters.iter())
+        .map(|e| d.path().join(format!("c.{}", e.format())))
+        .collect();
+    let mut extra = vec!["--out".to_string(), results.display().to_string()];
+    for (e, file) in exporters.iter().zip(&files) {
+        extra.extend([e.flag.to_string(), file.display().to_string()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    common::quick_compare(&a, &b, 1, &extra).success();
+    for (e, file) in exporters.iter().zip(&files) {
+        bakeoff()
+            .arg("report")
+            .arg(&results)
+            .args(["--format", e.format()])
+            .assert()
+            .success()
+            .stdout(read(file));
     }
 }

@@ -1,8 +1,8 @@
 //! What every database bakeoff drives offers: connections that run parameterised SQL, with
 //! explicit transactions and a bulk-load path. SQL is written once for PostgreSQL, SQLite and
-//! MariaDB (what each spells its own way is its `crate::dialect`'s): parameters are `$1`, `$2`,
-//! ... (each backend binds them in its own way), integers are 64-bit (`bigint`), money is
-//! integer cents, times are microseconds since the Unix epoch.
+//! MariaDB (what each spells its own way is its dialect's, in `dialect.rs`): parameters are
+//! `$1`, `$2`, ... (each backend binds them in its own way), integers are 64-bit (`bigint`),
+//! money is integer cents, times are microseconds since the Unix epoch.
 
 use std::fmt;
 
@@ -98,7 +98,7 @@ impl DbError {
 
 /// One connection (a TPC-C terminal owns one). Statements are prepared on first use and kept.
 pub trait Conn: Send {
-    /// Which database it is connected to: the SQL that differs is its [`crate::dialect`]'s.
+    /// Which database it is connected to: the SQL that differs is its dialect's (`dialect.rs`).
     fn kind(&self) -> Db;
     /// Runs a statement; returns the rows it changed.
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError>;

@@ -3,7 +3,7 @@
 //! database is one more `impl Dialect` and its line in [`dialect`].
 
 use crate::backend::Db;
-use crate::tpcc::procedures::{self, ProcedureSql};
+use crate::tpcc::procedure_sql::{self, ProcedureSql};
 
 /// A column type whose spelling differs between databases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +75,7 @@ impl Dialect for Postgres {
         true
     }
     fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
-        Some(&procedures::POSTGRES)
+        Some(&procedure_sql::POSTGRES)
     }
     fn update_returning(&self) -> bool {
         true
@@ -189,7 +189,7 @@ impl Dialect for Mariadb {
         false
     }
     fn tpcc_procedures(&self) -> Option<&'static ProcedureSql> {
-        Some(&procedures::MARIADB)
+        Some(&procedure_sql::MARIADB)
     }
     fn update_returning(&self) -> bool {
         // MariaDB has INSERT and DELETE ... RETURNING (10.5), not UPDATE's.

@@ -25,6 +25,7 @@ pub mod mariadb;
 mod parallel;
 pub mod pgbench;
 pub mod postgres;
+pub mod registry;
 pub mod server_files;
 pub mod sizing;
 pub mod sqlite;

@@ -3,8 +3,8 @@
 //! a file opened); the [`ManagedDb`] it returns is made cold, read (counters, size, settings),
 //! settled and stopped by the run pipeline without knowing which database it is.
 //!
-//! Adding a database is its folder (implementing [`ManagedDb`] and a
-//! [`crate::dialect::Dialect`]) and its line in [`BACKENDS`] (CONTRIBUTING.md).
+//! Adding a database is its folder (implementing [`ManagedDb`] and a `Dialect`) and its line
+//! in the registry, `registry::BACKENDS` (CONTRIBUTING.md).
 
 use crate::backend::{Database, Db, DbError};
 use bakeoff_core::dbplan::DbPlan;
@@ -113,32 +113,4 @@ pub struct Backend {
     pub started_by: &'static str,
     /// What `--log-stack` holds for it, or why it takes none.
     pub log_stack: Result<&'static str, &'static str>,
-}
-
-/// Every database bakeoff manages.
-pub const BACKENDS: &[Backend] = &[
-    crate::postgres::managed::BACKEND,
-    crate::sqlite::managed::BACKEND,
-    crate::mariadb::managed::BACKEND,
-];
-
-/// The backend of `db`.
-pub fn backend(db: Db) -> &'static Backend {
-    BACKENDS
-        .iter()
-        .find(|b| b.db == db)
-        .expect("every database has a backend")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_database_has_one_backend() {
-        for db in Db::ALL {
-            assert_eq!(BACKENDS.iter().filter(|b| b.db == db).count(), 1, "{db:?}");
-            assert_eq!(backend(db).db, db);
-        }
-    }
 }

@@ -11,11 +11,11 @@
 //! The copy is what makes this delicate: closing a descriptor in the worker closes only the
 //! worker's copy, and the process's stays open. So (1) whoever opened the files the worker
 //! uses keeps them open until the worker has been joined, and closes them in its own table
-//! ([`crate::run`] holds every role's files through the run), (2) the worker opens no file it
-//! passes to another thread, and (3) before the thread ends, [`PrivateTable`]'s drop closes
-//! every copy it still holds (the thread's own table would otherwise be released only after
-//! `join` returns, and a copy of a descriptor on the stack could keep it busy for an unmount
-//! that follows).
+//! (`run::execute_gated` holds every role's files through the run), (2) the worker opens no
+//! file it passes to another thread, and (3) before the thread ends, [`PrivateTable`]'s drop
+//! closes every copy it still holds (the thread's own table would otherwise be released only
+//! after `join` returns, and a copy of a descriptor on the stack could keep it busy for an
+//! unmount that follows).
 
 use std::marker::PhantomData;
 

@@ -5,9 +5,11 @@
 //! the threads' counts and latency histograms are merged per role and per operation kind.
 
 use crate::interval::{LiveCounts, LiveReader, TickLatency};
+use crate::kinds::KINDS;
+pub use crate::results::RoleDesc;
 use crate::results::{summarize, RoleCounts};
 use crate::shared::{RunError, Shared, StartBarrier};
-use crate::stats::{Counters, ThreadStats, Totals, KINDS};
+use crate::stats::{Counters, ThreadStats, Totals};
 pub use crate::warmup::{Costs, Timing};
 use crate::warmup::{Decision, Warmup};
 use bakeoff_core::plan::OpKind;
@@ -64,17 +66,6 @@ pub struct RunOutput {
     pub clients: Vec<ClientResult>,
     /// How the warm-up was decided and how long it took; the stop rule's outcome.
     pub steady: Option<bakeoff_core::steady::SteadyRecord>,
-}
-
-/// A group of threads as the results name it.
-#[derive(Clone, Debug)]
-pub struct RoleDesc {
-    /// Role name.
-    pub name: String,
-    /// Threads it was planned with.
-    pub threads: u32,
-    /// A group-commit log writer (its results say how many commits each log write carried).
-    pub log_writer: bool,
 }
 
 /// The thread's signal that its setup is done; dropping it says so too, so a thread that fails

@@ -6,7 +6,7 @@
 //! far.
 
 use crate::histogram::{index_in, value_at_in, MAX_NS};
-use crate::stats::KINDS;
+use crate::kinds::KINDS;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -12,6 +12,7 @@ pub mod fdtable;
 pub mod harness;
 pub mod histogram;
 pub mod interval;
+pub mod kinds;
 pub mod layout;
 pub mod placement;
 pub mod results;
@@ -24,7 +25,26 @@ pub mod worker;
 pub use interval::{KindLatency, TickLatency};
 pub use layout::{lay_out, Dataset, LayoutError, Target};
 pub use placement::{lay_out_placed, Placement};
-pub use run::{execute, execute_gated, RunOutput, Tick, TickKind};
+pub use run::{execute_gated, RunOutput, Tick, TickKind};
 pub use shared::RunError;
 pub use stats::Totals;
 pub use worker::hog;
+
+use bakeoff_core::plan::Plan;
+use std::sync::atomic::AtomicBool;
+
+/// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
+/// at the start of the measured window, every second and at the end. With `clients=N` the
+/// roles run in N client processes (see [`clients`]), each on its copy of the dataset.
+pub fn execute(
+    plan: &Plan,
+    dataset: &Dataset,
+    interrupt: &AtomicBool,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<RunOutput, RunError> {
+    if plan.clients > 0 {
+        return clients::run_clients(plan, dataset, interrupt, on_tick);
+    }
+    let mut open = || Ok(());
+    execute_gated(plan, dataset, interrupt, on_tick, &mut open)
+}

@@ -4,13 +4,36 @@
 //! counts that add, across threads and across client processes, before any percentile is
 //! taken.
 
-use crate::harness::RoleDesc;
 use crate::histogram::LatencyCounts;
-use crate::stats::{latency, ThreadStats, Totals, KINDS};
+use crate::kinds::KINDS;
+use crate::stats::{latency, ThreadStats, Totals};
 use bakeoff_core::plan::{OpKind, Plan};
 use bakeoff_core::record::{ClientOps, OpStats, RoleResult};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// A group of threads as the results name it.
+#[derive(Clone, Debug)]
+pub struct RoleDesc {
+    /// Role name.
+    pub name: String,
+    /// Threads it was planned with.
+    pub threads: u32,
+    /// A group-commit log writer (its results say how many commits each log write carried).
+    pub log_writer: bool,
+}
+
+/// The roles of `plan` as results name them; `copies` runs of each (client processes).
+pub(crate) fn role_descs(plan: &Plan, copies: u32) -> Vec<RoleDesc> {
+    plan.roles
+        .iter()
+        .map(|r| RoleDesc {
+            name: r.name.clone(),
+            threads: r.threads * copies,
+            log_writer: r.log_writer,
+        })
+        .collect()
+}
 
 /// What the threads of one role recorded over the measured window, exactly: operations and
 /// bytes per kind, latency (and, under a rate, service-time) counts per kind, commits served.
@@ -132,7 +155,7 @@ pub fn add_copies(
     copies: &[&[RoleCounts]],
     measured: Duration,
 ) -> (Vec<RoleResult>, Vec<OpStats>, Vec<RoleCounts>) {
-    let roles = crate::run::role_descs(plan, planned);
+    let roles = role_descs(plan, planned);
     let mut counts = vec![RoleCounts::default(); roles.len()];
     for copy in copies {
         for (sum, role) in counts.iter_mut().zip(copy.iter()) {

@@ -4,8 +4,9 @@
 use crate::coupling::{DirtyQueue, LogQueue, Semaphore};
 use crate::engines::{with_engine, Engine, WithEngine};
 use crate::fdtable::PrivateTable;
-use crate::harness::{self, Body, RoleDesc, ThreadSpec, Timing};
+use crate::harness::{self, Body, ThreadSpec, Timing};
 use crate::layout::{plan_trees, Dataset, Region};
+use crate::results::role_descs;
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
 use crate::worker::schedule::Schedule;
@@ -339,24 +340,8 @@ fn shared_state(plan: &Plan) -> Arc<Shared> {
     })
 }
 
-/// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
-/// at the start of the measured window, every second and at the end. With `clients=N` the
-/// roles run in N client processes (see [`crate::clients`]), each on its copy of the dataset.
-pub fn execute(
-    plan: &Plan,
-    dataset: &Dataset,
-    interrupt: &AtomicBool,
-    on_tick: &mut dyn FnMut(&Tick),
-) -> Result<RunOutput, RunError> {
-    if plan.clients > 0 {
-        return crate::clients::run_clients(plan, dataset, interrupt, on_tick);
-    }
-    let mut open = || Ok(());
-    execute_gated(plan, dataset, interrupt, on_tick, &mut open)
-}
-
-/// [`execute`] in this process, with `gate` called once every thread is set up and before
-/// the schedule starts (a client reports ready and waits for the parent's go).
+/// [`execute`](crate::execute) in this process, with `gate` called once every thread is set
+/// up and before the schedule starts (a client reports ready and waits for the parent's go).
 pub fn execute_gated(
     plan: &Plan,
     dataset: &Dataset,
@@ -379,16 +364,4 @@ pub fn execute_gated(
     // Every worker has been joined (on every path of `run_gated`): close the files here.
     drop(files);
     output
-}
-
-/// The roles of `plan` as results name them; `copies` runs of each (client processes).
-pub(crate) fn role_descs(plan: &Plan, copies: u32) -> Vec<RoleDesc> {
-    plan.roles
-        .iter()
-        .map(|r| RoleDesc {
-            name: r.name.clone(),
-            threads: r.threads * copies,
-            log_writer: r.log_writer,
-        })
-        .collect()
 }

@@ -5,13 +5,11 @@
 
 use crate::histogram::LatencyCounts;
 use crate::interval::LiveCounts;
+use crate::kinds::KINDS;
 use bakeoff_core::plan::OpKind;
 use bakeoff_core::record::{Latency, Percentile};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// Number of operation kinds.
-pub const KINDS: usize = OpKind::ALL.len();
 
 /// Percentiles reported.
 pub const PERCENTILES: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 99.99];

@@ -61,6 +61,15 @@ pub fn group(n: u64) -> String {
     format_count(n)
 }
 
+/// "1 thread", "7 threads".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A latency in nanoseconds, or `-`.
 pub fn lat(ns: Option<u64>) -> String {
     ns.map_or_else(|| "-".into(), |n| format_nanos(n as f64))

@@ -8,6 +8,7 @@ mod run;
 mod study;
 
 use crate::charts::{svg, Chart};
+use bakeoff_core::verdict::Verdict;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
 pub use run::render_run;
@@ -77,6 +78,16 @@ document.querySelectorAll("table.sortable th").forEach((th, i) => th.addEventLis
 }));
 window.addEventListener("beforeprint", () => document.querySelectorAll("details").forEach(d => d.open = true));
 "#;
+
+/// The class of a verdict's colour (the stylesheet's `.better`, `.worse`, ...).
+fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoSignificantDifference => "same",
+        Verdict::TooFewSamples => "few",
+    }
+}
 
 /// A whole page around `body`.
 fn page(title: &str, body: Markup) -> String {

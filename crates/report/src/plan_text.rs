@@ -111,7 +111,7 @@ fn role_line(plan: &Plan, r: &RolePlan) -> String {
     format!(
         "{}: {} on {} ({}): {}",
         r.name,
-        crate::terminal::count(u64::from(r.threads), "thread"),
+        crate::fmt::count(u64::from(r.threads), "thread"),
         plan.filesets
             .get(r.fileset)
             .map_or("-", |f| f.name.as_str()),

@@ -1,25 +1,65 @@
 //! The arguments of `compare` and `report`, and the report formats they share.
 
 use super::ExportOpts;
+use bakeoff_report::comparison::StudyReport;
+use bakeoff_report::{Exporter, EXPORTERS};
+use clap::builder::PossibleValue;
 use clap::Args;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
-/// Output format of comparisons.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// Output format of comparisons: the terminal table, each exporter's that renders a
+/// comparison (the report crate's [`EXPORTERS`], as `compare --export-<format>` writes it), or
+/// SVG charts.
+#[derive(Clone, Copy, Debug)]
 pub enum Format {
     /// A table for the terminal.
     Table,
-    /// A Markdown table and the findings; with `report --out FILE`, its charts as SVG files
-    /// beside FILE, linked (on stdout: no charts).
-    Markdown,
-    /// CSV, one row per cell and figure.
-    Csv,
-    /// JSON with schema_version.
-    Json,
-    /// One self-contained HTML page: the table with verdict colours, findings and charts.
-    Html,
+    /// An exporter's format (JSON, Markdown, CSV, HTML, ...) and its renderer of a comparison.
+    Export {
+        /// Its entry in [`EXPORTERS`].
+        exporter: &'static Exporter,
+        /// Its renderer of a comparison.
+        render: fn(&StudyReport) -> String,
+    },
     /// One SVG file per chart, into `report --out DIR`.
     Svg,
+}
+
+/// Every format, in the order `--help` lists them.
+static FORMATS: LazyLock<Vec<Format>> = LazyLock::new(|| {
+    let exports = (EXPORTERS.iter()).filter_map(|exporter| {
+        Some(Format::Export {
+            exporter,
+            render: exporter.comparison?,
+        })
+    });
+    (std::iter::once(Format::Table).chain(exports))
+        .chain([Format::Svg])
+        .collect()
+});
+
+impl clap::ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &FORMATS
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            Format::Table => PossibleValue::new("table").help("A table for the terminal"),
+            Format::Export { exporter: e, .. } => {
+                let mut help = format!("The comparison as `compare {}` writes it", e.flag);
+                if e.links_charts {
+                    help += "; with `report --out FILE`, its charts as SVG files beside FILE, \
+                             linked (on stdout: no charts)";
+                }
+                PossibleValue::new(e.format()).help(help)
+            }
+            Format::Svg => {
+                PossibleValue::new("svg").help("One SVG file per chart, into `report --out DIR`")
+            }
+        })
+    }
 }
 
 /// How a comparison is shown.

@@ -1,10 +1,9 @@
-//! MariaDB's bulk path for [`crate::Conn::bulk_load`]: multi-row `INSERT`s of up to 1,000 rows
+//! MariaDB's bulk path for [`Conn::bulk_load`]: multi-row `INSERT`s of up to 1,000 rows
 //! (fewer when the columns would pass MariaDB's 65,535 placeholders), prepared once per size and
 //! run in one transaction, so a failed load leaves nothing. (`LOAD DATA LOCAL INFILE` would be
 //! faster; it is for later.)
 
-use super::client::MyConn;
-use crate::backend::{Conn, DbError, Row};
+use crate::backend::{Conn, DbError, Row, Value};
 use crate::postgres::client::is_identifier;
 
 /// Rows in one statement, at most.
@@ -15,7 +14,7 @@ const PLACEHOLDERS: usize = 65_535;
 
 /// Loads `rows` into `table`; the rows loaded.
 pub(super) fn load(
-    conn: &mut MyConn,
+    conn: &mut impl Conn,
     table: &str,
     columns: &[&str],
     rows: &mut dyn Iterator<Item = Row>,
@@ -45,14 +44,14 @@ pub(super) fn load(
 }
 
 fn insert_all(
-    conn: &mut MyConn,
+    conn: &mut impl Conn,
     table: &str,
     columns: &[&str],
     rows: &mut dyn Iterator<Item = Row>,
     per: usize,
 ) -> Result<u64, DbError> {
     let mut loaded = 0u64;
-    let mut chunk: Vec<crate::Value> = Vec::with_capacity(per * columns.len());
+    let mut chunk: Vec<Value> = Vec::with_capacity(per * columns.len());
     let mut in_chunk = 0usize;
     for (n, row) in rows.enumerate() {
         if row.len() != columns.len() {

@@ -9,7 +9,7 @@
 
 use super::values::{from_mysql, to_mysql};
 use crate::backend::{Conn, Database, Db, DbError, ErrorKind, Row, Value};
-use crate::tpcc::procedures::ROLLBACK_SQLSTATE;
+use crate::tpcc::procedure_sql::ROLLBACK_SQLSTATE;
 use mysql::prelude::Queryable;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

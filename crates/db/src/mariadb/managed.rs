@@ -13,7 +13,7 @@ use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
-/// MariaDB's line in [`crate::managed::BACKENDS`].
+/// MariaDB's line in the registry of backends (`registry::BACKENDS`).
 pub const BACKEND: Backend = Backend {
     db: Db::Mariadb,
     check,

@@ -1,5 +1,5 @@
 //! A managed MariaDB server's variables (its option file): defaults sized to the machine (or to
-//! the run's memory limit), the user's `my.KEY=VALUE` on top (checked by [`super::checks`]
+//! the run's memory limit), the user's `my.KEY=VALUE` on top (checked by `checks.rs`
 //! before anything is created), written as a `[mysqld]` section. Keys are kept in `_` form,
 //! lower case: MariaDB takes `-` and `_` alike.
 

@@ -7,7 +7,7 @@
 
 use super::values::{copy_field, Param};
 use crate::backend::{Conn, Database, Db, DbError, ErrorKind, Row, Value};
-use crate::tpcc::procedures::ROLLBACK_SQLSTATE;
+use crate::tpcc::procedure_sql::ROLLBACK_SQLSTATE;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};

@@ -3,7 +3,7 @@
 //! without running anything, and the checks a value must pass before any file is written: the
 //! key exists, a boolean is a boolean, a number is a number within the range when it has no
 //! unit. The server itself then checks what this output does not say (enum values, units):
-//! see [`super::settings`].
+//! see `settings.rs`.
 //!
 //! The boot-value column is not used: PostgreSQL prints it before initialising the settings,
 //! so it shows `0` and `FALSE` for most of them.

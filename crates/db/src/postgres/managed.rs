@@ -13,7 +13,7 @@ use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
-/// PostgreSQL's line in [`crate::managed::BACKENDS`].
+/// PostgreSQL's line in the registry of backends (`registry::BACKENDS`).
 pub const BACKEND: Backend = Backend {
     db: Db::Postgres,
     check,

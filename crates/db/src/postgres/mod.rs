@@ -1,13 +1,15 @@
 //! A PostgreSQL server managed per run (docs/postgres.md): the binaries ([`binaries`]), its
 //! settings sized to the machine and validated before initdb ([`settings`], [`describe`]), the
 //! server itself on a stack's file system, started and stopped through the stack's daemons and
-//! ledger ([`server`]; where its files and socket go: `places`), the client bakeoff's
-//! workloads use ([`client`]) and the statistics a run record keeps ([`stats`]).
+//! ledger ([`server`], built as [`options`] say; where its files and socket go: `places`), the
+//! client bakeoff's workloads use ([`client`]) and the statistics a run record keeps
+//! ([`stats`]).
 
 pub mod binaries;
 pub mod client;
 pub mod describe;
 pub mod managed;
+pub mod options;
 mod places;
 pub mod server;
 pub mod settings;
@@ -16,8 +18,9 @@ mod values;
 
 pub use binaries::Binaries;
 pub use client::{PgConn, PgDatabase};
+pub use options::PgOptions;
 pub use places::postgres_user;
-pub use server::{PgOptions, PgServer};
+pub use server::PgServer;
 pub use settings::Settings;
 pub use stats::PgStats;
 

@@ -3,7 +3,7 @@
 //! reachable by `postgres`) and their creation.
 
 use super::client::ROLE;
-use super::server::PgOptions;
+use super::options::PgOptions;
 use super::settings::PORT;
 use super::PgError;
 use bakeoff_stack::exec::RunAs;

@@ -6,6 +6,7 @@
 //! unmounting what it runs on).
 
 use super::client::{PgConn, PgDatabase, ROLE};
+use super::options::PgOptions;
 use super::places::{cause_in_log, check_places, postgres_user, socket_dir_for};
 use super::settings::{self, Settings, Sizing, PORT};
 use super::{Binaries, PgError, PgStats};
@@ -24,70 +25,6 @@ use std::time::Duration;
 const INITDB_TIMEOUT: Duration = Duration::from_secs(600);
 /// How long the server may take to start (`pg_ctl -t`): crash recovery of a large WAL.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// What to build and how.
-#[derive(Clone, Debug)]
-pub struct PgOptions {
-    /// The binaries' directory (`pg.bindir`); the highest Debian version when `None`.
-    pub bindir: Option<PathBuf>,
-    /// The data directory, on the stack's file system; created (it may exist empty).
-    pub data_dir: PathBuf,
-    /// The WAL directory (`initdb --waldir`), e.g. on a log stack's mount: `pg_wal` links to it.
-    pub wal_dir: Option<PathBuf>,
-    /// The user's `pg.KEY=VALUE` settings, over bakeoff's defaults.
-    pub settings: Settings,
-    /// Names the server's socket directory; the stack's name when `None`.
-    pub name: Option<String>,
-    /// Client connections the workload opens (`max_connections` is this and a margin).
-    pub clients: u32,
-    /// The benchmark database, created at the first start.
-    pub dbname: String,
-}
-
-impl PgOptions {
-    /// Defaults: the highest installed PostgreSQL, 10 clients, database `bakeoff`.
-    pub fn new(data_dir: impl Into<PathBuf>) -> PgOptions {
-        PgOptions {
-            bindir: None,
-            data_dir: data_dir.into(),
-            wal_dir: None,
-            settings: Settings::new(),
-            name: None,
-            clients: 10,
-            dbname: "bakeoff".into(),
-        }
-    }
-
-    /// Takes one `pg.KEY=VALUE` (`pg.bindir=DIR` names the binaries; every other key is a
-    /// setting, checked when the server starts).
-    pub fn set(&mut self, arg: &str) -> Result<(), PgError> {
-        let setting = arg.strip_prefix("pg.").unwrap_or(arg);
-        let Some((key, value)) = setting
-            .split_once('=')
-            .filter(|(k, _)| !k.trim().is_empty())
-        else {
-            return Err(PgError::Environment(format!(
-                "{arg:?} is not pg.KEY=VALUE (e.g. pg.work_mem=8MB, pg.bindir=/usr/lib/postgresql/15/bin)"
-            )));
-        };
-        match key.trim() {
-            "bindir" => self.bindir = Some(PathBuf::from(value)),
-            key => {
-                self.settings
-                    .insert(key.to_ascii_lowercase(), value.to_string());
-            }
-        }
-        Ok(())
-    }
-}
-
-impl PgOptions {
-    /// Takes a plan's `pg.` settings (keys without the prefix; `bindir` names the binaries).
-    pub fn set_all(&mut self, pg: &BTreeMap<String, String>) -> Result<(), PgError> {
-        pg.iter()
-            .try_for_each(|(k, v)| self.set(&format!("{k}={v}")))
-    }
-}
 
 /// A running server bakeoff started (stopped by the stack's teardown if not before).
 #[derive(Debug)]
@@ -432,32 +369,4 @@ impl PgServer {
 /// `name` as a quoted SQL identifier.
 fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_take_pg_settings_and_the_bindir() {
-        let mut opts = PgOptions::new("/srv/data/pg");
-        opts.set("pg.Work_Mem=8MB").unwrap();
-        opts.set("pg.bindir=/opt/pg/bin").unwrap();
-        let plan = BTreeMap::from([
-            ("fsync".to_string(), "off".to_string()),
-            ("search_path".to_string(), "a=b".to_string()),
-        ]);
-        opts.set_all(&plan).unwrap();
-        assert_eq!(opts.bindir, Some(PathBuf::from("/opt/pg/bin")));
-        assert_eq!(opts.settings["work_mem"], "8MB");
-        assert_eq!(opts.settings["fsync"], "off");
-        assert_eq!(
-            opts.settings["search_path"], "a=b",
-            "only the first = splits"
-        );
-        for bad in ["pg.work_mem", "pg.=8MB", ""] {
-            let err = opts.set(bad).unwrap_err().to_string();
-            assert!(err.contains("is not pg.KEY=VALUE"), "{bad}: {err}");
-        }
-    }
 }

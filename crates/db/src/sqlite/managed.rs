@@ -10,7 +10,7 @@ use bakeoff_stack::Stack;
 use std::any::Any;
 use std::sync::Arc;
 
-/// SQLite's line in [`crate::managed::BACKENDS`].
+/// SQLite's line in the registry of backends (`registry::BACKENDS`).
 pub const BACKEND: Backend = Backend {
     db: Db::Sqlite,
     check,

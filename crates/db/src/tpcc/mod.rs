@@ -8,6 +8,7 @@ pub mod consistency;
 pub mod inputs;
 pub mod load;
 pub mod populate;
+pub mod procedure_sql;
 pub mod procedures;
 pub mod random;
 mod run;

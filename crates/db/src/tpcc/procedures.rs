@@ -5,67 +5,19 @@
 //! [`super::transactions`] costs ~5 + 3 per line round trips for a New-Order, and on a small
 //! machine the client's share of the CPU with it.
 //!
-//! The New-Order with an unused item number raises [`ROLLBACK_SQLSTATE`]: the statement fails,
+//! The New-Order with an unused item number raises
+//! [`ROLLBACK_SQLSTATE`](super::procedure_sql::ROLLBACK_SQLSTATE): the statement fails,
 //! the database undoes its writes, and the client maps the error to [`Outcome::RolledBack`].
 //! Serialization failures, deadlocks and lock-wait timeouts raised inside a procedure reach the
 //! client as they would from a statement (`ErrorKind::Retry`) and are retried.
 
 use super::inputs::{CustomerPick, LineInput, Transaction};
 use super::populate::DISTRICTS;
+use super::procedure_sql::ProcedureSql;
 use super::transactions::Outcome;
 use crate::backend::{Conn, Db, DbError, ErrorKind, Value};
 use crate::dialect::dialect;
 use std::fmt::Write;
-
-/// The SQLSTATE `neword` raises for an item that does not exist (TPC-C's 1 % of New-Orders
-/// that roll back); the clients classify it as [`ErrorKind::Rollback`].
-pub const ROLLBACK_SQLSTATE: &str = "TPC01";
-
-/// How one database runs TPC-C's transactions as stored procedures.
-#[derive(Debug)]
-pub struct ProcedureSql {
-    /// The definitions (`CREATE OR REPLACE`), run at load time after the keys and indexes.
-    definitions: &'static str,
-    /// New-Order's call: warehouse, district, customer, three lists (items, supplying
-    /// warehouses, quantities) and the date.
-    new_order: &'static str,
-    /// Payment's: warehouse, district, customer's warehouse and district, customer number or
-    /// last name (the other null), amount, date.
-    payment: &'static str,
-    /// Order-Status's: warehouse, district, customer number or last name.
-    order_status: &'static str,
-    /// Delivery's: warehouse, carrier, date.
-    delivery: &'static str,
-    /// Stock-Level's: warehouse, district, threshold.
-    stock_level: &'static str,
-    /// What opens and closes a list of integers sent as one text parameter: the backends bind
-    /// scalars.
-    list: (char, char),
-}
-
-/// PostgreSQL's: arrays travel as text (`{1,2,3}`) cast on the server.
-pub(crate) const POSTGRES: ProcedureSql = ProcedureSql {
-    definitions: include_str!("procedures.sql"),
-    new_order: "SELECT neword($1, $2, $3, CAST($4 AS text)::bigint[], \
-                CAST($5 AS text)::bigint[], CAST($6 AS text)::bigint[], $7)",
-    payment: "SELECT payment($1, $2, $3, $4, $5, $6, $7, $8)",
-    order_status: "SELECT ostat($1, $2, $3, $4)",
-    delivery: "SELECT delivery($1, $2, $3)",
-    stock_level: "SELECT slev($1, $2, $3)",
-    list: ('{', '}'),
-};
-
-/// MariaDB's: no arrays, so lists travel as JSON (`[1,2,3]`); each procedure ends with a
-/// one-row result set, which the prepared `CALL` returns like a query's.
-pub(crate) const MARIADB: ProcedureSql = ProcedureSql {
-    definitions: include_str!("procedures_mariadb.sql"),
-    new_order: "CALL neword($1, $2, $3, $4, $5, $6, $7)",
-    payment: "CALL payment($1, $2, $3, $4, $5, $6, $7, $8)",
-    order_status: "CALL ostat($1, $2, $3, $4)",
-    delivery: "CALL delivery($1, $2, $3)",
-    stock_level: "CALL slev($1, $2, $3)",
-    list: ('[', ']'),
-};
 
 /// The procedures' definitions for `kind`, run at load time (`None`: it has none).
 pub fn create_functions(kind: Db) -> Option<&'static str> {
@@ -192,6 +144,7 @@ fn int_list((open, close): (char, char), values: impl Iterator<Item = i64>) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tpcc::procedure_sql::{MARIADB, POSTGRES};
 
     #[test]
     fn new_order_lines_travel_as_three_arrays_in_line_order() {

@@ -1,16 +1,12 @@
 //! The answers the 22 queries must give, to check a run's against: at SF 1 TPC-H's own
 //! reference answers for the validation parameters (as `tpchgen` ships them); at any other scale
 //! factor the answers SQLite gives on a copy of the same generated data loaded outside the run
-//! ([`computed_by_sqlite`]). The generator is deterministic for a scale factor, so the copy
+//! (computed by `expected`). The generator is deterministic for a scale factor, so the copy
 //! holds the rows the run's database should hold: a wrong row on the stack, a lost write or a
 //! wrong plan shows as a different answer.
 
 use super::queries::{QueryReport, NAMES, QUERIES};
-use super::{Phase, Tpch, TpchError, TpchPlan};
 use crate::backend::{Row, Value};
-use crate::sqlite::{Sqlite, SqliteOptions};
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 /// One cell of an answer: a number, text without `char(n)` padding, or NULL.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,46 +58,6 @@ pub struct Answers {
     queries: Vec<Vec<Vec<Cell>>>,
 }
 
-/// The expected answers for a run at `sf`: TPC-H's at SF 1, else computed by SQLite in
-/// `scratch` (a directory outside the run's stack; the caller removes it).
-pub fn expected(sf: f64, load_threads: u32, scratch: &Path) -> Result<Answers, TpchError> {
-    if sf == 1.0 {
-        Ok(Answers::reference_sf1())
-    } else {
-        computed_by_sqlite(TpchPlan { sf, load_threads }, scratch)
-    }
-}
-
-/// The 22 answers SQLite gives on the data generated for `plan`, loaded into a database file
-/// in `dir` without durability (`journal_mode=off`, `synchronous=off`: it is thrown away).
-pub fn computed_by_sqlite(plan: TpchPlan, dir: &Path) -> Result<Answers, TpchError> {
-    let mut options = SqliteOptions::default();
-    let set = |o: &mut SqliteOptions, k, v| {
-        o.set(k, v)
-            .map_err(|e| TpchError::Plan(format!("the reference answers' SQLite: {e}")))
-    };
-    set(&mut options, "journal_mode", "off")?;
-    set(&mut options, "synchronous", "off")?;
-    let path = dir.join("tpch-answers.db");
-    let db = Sqlite::open(&path, options).map_err(|source| TpchError::Database {
-        what: format!("opening {} for the reference answers", path.display()),
-        source,
-    })?;
-    let tpch = Tpch::new(&db, plan)?;
-    let never = AtomicBool::new(false);
-    for phase in [Phase::Schema, Phase::Load, Phase::Indexes, Phase::Analyze] {
-        tpch.run(phase, &never)?;
-    }
-    let mut queries = Vec::with_capacity(usize::from(QUERIES));
-    for n in 1..=QUERIES {
-        queries.push(cells(&tpch.run_query(n)?.answer));
-    }
-    Ok(Answers {
-        source: Source::Sqlite,
-        queries,
-    })
-}
-
 fn cells(rows: &[Row]) -> Vec<Vec<Cell>> {
     rows.iter()
         .map(|row| row.iter().map(Cell::of).collect())
@@ -109,6 +65,14 @@ fn cells(rows: &[Row]) -> Vec<Vec<Cell>> {
 }
 
 impl Answers {
+    /// SQLite's answers on a copy of the data: query n's rows at n − 1.
+    pub(super) fn from_sqlite(answers: &[Vec<Row>]) -> Answers {
+        Answers {
+            source: Source::Sqlite,
+            queries: answers.iter().map(|rows| cells(rows)).collect(),
+        }
+    }
+
     /// TPC-H's reference answers at SF 1 for the validation parameters, as `tpchgen` ships
     /// them: a header line, then `|`-separated rows.
     pub fn reference_sf1() -> Answers {

@@ -2,10 +2,12 @@
 //! made without keys ([`schema`]); the data streamed from the `tpchgen` generator ([`rows`])
 //! into each database's bulk path on parallel connections, with no interim file, and its row
 //! counts checked ([`load`]); the secondary indexes, the primary and foreign keys ([`keys`]);
-//! statistics; then the 22 queries with the validation parameters ([`queries`]), each timed.
+//! statistics; then the 22 queries with the validation parameters ([`queries`]), each timed,
+//! and their answers checked ([`answers`]) against those made before the run ([`expected`]).
 //! [`Tpch`] runs each phase and says what it did ([`PhaseReport`]). See `docs/tpch.md`.
 
 pub mod answers;
+pub mod expected;
 pub mod keys;
 pub mod load;
 mod phases;

@@ -1,5 +1,5 @@
 //! The eight TPC-H tables (clause 1.4) for PostgreSQL and SQLite, created without keys (the
-//! statements that add indexes and keys later are in [`super::keys`]).
+//! statements that add indexes and keys later are in `keys.rs`).
 //!
 //! Types: identifiers are `integer` (the order keys `bigint`: they pass 2^31 beyond SF 350);
 //! decimals are `numeric(15,2)` in PostgreSQL and `real` (a double) in SQLite, which has no

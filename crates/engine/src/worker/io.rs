@@ -87,7 +87,7 @@ impl<E: Engine> Worker<E> {
             return schedule.take_due(now);
         }
         let sched = schedule.take(now);
-        super::schedule::sleep_until(&self.shared, sched);
+        self.shared.sleep_until(sched);
         // Woken early by the end of the run: an I/O issued now would start before its
         // arrival and complete "before" it was scheduled (a negative latency).
         (!self.shared.stopped()).then_some(sched)

@@ -7,9 +7,9 @@
 //! `threads` separate queues: an arrival would wait behind a slow operation on its own
 //! thread while the others sit idle, and near capacity those private queues grow long
 //! (at 85 % load, a p99 several times the service time) where the device's one queue would
-//! not. That waiting is the generator's, not the stack's.
+//! not. That waiting is the generator's, not the stack's. A thread sleeps until its arrival is
+//! due on the run's clock (`Shared::sleep_until`).
 
-use crate::shared::Shared;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -86,23 +86,6 @@ impl Schedule {
 /// A paced thread calls it once; if the kernel refuses, sleeps are merely less punctual.
 pub fn tighten_timer_slack() {
     let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(TIMER_SLACK_NS));
-}
-
-/// Sleeps until the run's clock reads `t_ns` (an arrival's scheduled start), in slices of at
-/// most 20 ms so that a stopped run is noticed; returns early when the run stops. It does not
-/// spin: on a machine with fewer CPUs than paced threads, a spinning thread takes the CPU the
-/// I/O completions and the other threads need (16 threads at 20,000 ops/s on 2 CPUs: started
-/// p99 10.5 ms late when spinning the last 100 µs, 73 µs late sleeping), and a wake-up a few
-/// µs late is counted in the latency anyway.
-pub fn sleep_until(shared: &Shared, t_ns: u64) {
-    loop {
-        let now = shared.now_ns();
-        if now >= t_ns || shared.stopped() {
-            return;
-        }
-        let left = (t_ns - now).min(20_000_000);
-        std::thread::sleep(std::time::Duration::from_nanos(left));
-    }
 }
 
 #[cfg(test)]

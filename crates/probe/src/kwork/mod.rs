@@ -5,7 +5,7 @@
 //! workers and interrupts serve every device on the machine; their thread names and
 //! `/proc/stat` cannot say for whom, this can. See docs/methodology.md ("CPU per operation").
 //!
-//! The thin reader; the parsing is in `label`, the attribution in `crate::attribution`.
+//! The thin reader; the parsing is in `label`, the attribution in `attribution.rs`.
 
 mod label;
 

@@ -8,7 +8,7 @@ const FILE: &str = "/sys/block/<dev>/stat";
 
 /// Counters of one block device since it appeared. Sectors are always 512 bytes, whatever the
 /// device's logical block size. Tick fields are milliseconds and are 32-bit in the kernel, so
-/// they wrap; diff them with [`crate::device_stats`].
+/// they wrap; diff them with `device_stats` (`delta.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DiskCounters {
     /// Reads completed.

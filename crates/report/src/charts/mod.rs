@@ -9,9 +9,10 @@
 //! device MB/s and memory; the limit as a [`Guide`]); a phase recipe's timings ([`phases`])
 //! are [`ChartKind::BarsWithRange`] with one series per stack (grouped bars per phase).
 
+mod note;
 pub mod phases;
 pub mod ramp;
-mod ramp_curves;
+mod ramp_study;
 pub mod run;
 pub mod study;
 mod style;

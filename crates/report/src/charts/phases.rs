@@ -4,10 +4,10 @@
 //! them, the bytes written on the stack's devices and the commands' CPU (medians: the phase
 //! table keeps no range of those).
 
-use super::study::note;
+use super::note::note;
 use super::{categories_axis, zero_based, Chart, ChartKind, Point, Series};
+use crate::comparison::phases::{figure_of, PhaseCell, PhaseTable};
 use crate::comparison::StudyReport;
-use crate::comparison_phases::{figure_of, PhaseCell, PhaseTable};
 use std::path::Path;
 
 /// Bytes in a MiB, the unit of the phase table's space row.

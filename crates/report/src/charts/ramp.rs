@@ -1,9 +1,8 @@
 //! The charts of a load ramp (seed 004's Figures 1–4): response time, CPU, device bandwidth
-//! and memory against the load each point achieved, in order of offered rate; and for a
-//! comparison of ramps, each cell's highest rate within the limit.
+//! and memory against the load each point achieved, in order of offered rate; and the curves'
+//! definitions a comparison of ramps draws too (`ramp_study`).
 
-use super::{categories_axis, spanning, zero_based, Chart, ChartKind, Guide, Point, Series};
-use crate::ramp_comparison::{RampComparison, RampGroup, MAX_OPS};
+use super::{spanning, zero_based, Chart, ChartKind, Guide, Point, Series};
 use bakeoff_core::ramp::{RampPoint, RampRecord};
 
 fn mib(bytes: Option<u64>) -> Option<f64> {
@@ -160,62 +159,6 @@ pub(super) fn lines(
         series,
         guides: Vec::new(),
         caption: caption.into(),
-    })
-}
-
-/// Per group of compared cells: each cell's highest rate within the limit, then the four
-/// curves with one line per cell (ids `ramp_study_latency_<group>` and so on).
-pub fn study_charts(rc: &RampComparison) -> Vec<Chart> {
-    (rc.groups.iter().enumerate())
-        .flat_map(|(i, g)| {
-            max_ops_bars(i, g)
-                .into_iter()
-                .chain(super::ramp_curves::group_curves(i, g))
-        })
-        .collect()
-}
-
-/// Each cell's highest rate within the limit, as bars.
-fn max_ops_bars(i: usize, g: &RampGroup) -> Option<Chart> {
-    let points: Vec<Point> = (g.rows.iter().enumerate())
-        .filter_map(|(n, row)| {
-            let c = &row.max_ops_s;
-            Some(Point {
-                x: n as f64,
-                y: c.median?,
-                low: c.min,
-                high: c.max,
-                note: super::study::note(c, &MAX_OPS, row.is_baseline),
-                baseline: row.is_baseline,
-            })
-        })
-        .collect();
-    if points.is_empty() {
-        return None;
-    }
-    let ends = points.iter().flat_map(|p| [p.y, p.high.unwrap_or(p.y)]);
-    let labels = g.rows.iter().map(|row| match row.is_baseline {
-        true => format!("{} (baseline)", row.label),
-        false => row.label.clone(),
-    });
-    Some(Chart {
-        id: format!("ramp_max_ops_{i}"),
-        title: format!("Highest rate within {}", g.limit),
-        kind: ChartKind::BarsWithRange,
-        x: categories_axis("cell", g.rows.len()),
-        y: zero_based("highest rate within the limit (ops/s)", ends),
-        categories: labels.collect(),
-        series: vec![Series {
-            name: "median over repetitions".into(),
-            points,
-        }],
-        guides: Vec::new(),
-        caption: format!(
-            "Bar: the median over repetitions of the highest achieved rate whose {} \
-                     met the limit; whisker: smallest to largest repetition; beside it the \
-                     ratio to the baseline with its verdict. Higher is better.",
-            g.limit.split(" <=").next().unwrap_or("latency")
-        ),
     })
 }
 

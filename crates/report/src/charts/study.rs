@@ -2,9 +2,9 @@
 //! repetitions, the baseline marked) and each cell relative to its baseline for the first
 //! result figure (seed 004's Figure 5).
 
-use super::{categories_axis, compact, zero_based, Chart, ChartKind, Guide, Point, Series};
+use super::note::note;
+use super::{categories_axis, zero_based, Chart, ChartKind, Guide, Point, Series};
 use crate::comparison::{CellRow, FigureCell, StudyReport};
-use crate::comparison_text::{verdict_mark, verdict_word};
 use crate::figures::{figure, Compare, Figure};
 use bakeoff_core::verdict::Better;
 
@@ -12,7 +12,7 @@ use bakeoff_core::verdict::Better;
 /// ramps' highest rates within their limit, then the recipes' phases as grouped bars.
 pub fn charts(r: &StudyReport) -> Vec<Chart> {
     let bars = (0..r.columns.len()).filter_map(|i| figure_bars(r, i));
-    let ramps = r.ramps.iter().flat_map(super::ramp::study_charts);
+    let ramps = r.ramps.iter().flat_map(super::ramp_study::study_charts);
     let phases = super::phases::charts(r);
     bars.chain(relative_bars(r))
         .chain(ramps)
@@ -44,24 +44,6 @@ fn cell_labels(r: &StudyReport) -> Vec<String> {
         false => row.label.clone(),
     };
     r.rows.iter().map(label).collect()
-}
-
-/// What a bar says against its baseline: `×0.50 − worse`, `+41.0 pt`, or `baseline`.
-pub(crate) fn note(cell: &FigureCell, f: &Figure, is_baseline: bool) -> Option<String> {
-    if is_baseline {
-        return Some("baseline".into());
-    }
-    let verdict = cell.vs_baseline.as_ref().map(|c| c.verdict);
-    let mark = verdict.map_or(String::new(), |v| {
-        format!(" {} {}", verdict_mark(v), verdict_word(v))
-    });
-    if let Some(r) = cell.ratio.filter(|r| r.is_finite()) {
-        return Some(format!("×{r:.2}{mark}"));
-    }
-    let d = cell.difference.filter(|d| d.is_finite())?;
-    let unit = if f.percent { " pt" } else { "" };
-    let sign = if d < 0.0 { "−" } else { "+" };
-    Some(format!("{sign}{}{unit}", compact(d.abs())))
 }
 
 /// A point per cell of column `i` (x: the cell's index), where `point` makes one.

@@ -2,8 +2,9 @@
 //! rows and the stacks as columns, as the terminal and Markdown show them, each time coloured
 //! by its verdict.
 
-use super::study::verdict_class;
-use crate::comparison_phases::{cell_lines, headings, PhaseCell, PhaseRow, PhaseTable, LEGEND};
+use super::verdict_class;
+use crate::comparison::phases::text::{cell_lines, headings, LEGEND};
+use crate::comparison::phases::{PhaseCell, PhaseRow, PhaseTable};
 use maud::{html, Markup};
 
 /// A table per recipe under a heading, and the legend; nothing without recipes.

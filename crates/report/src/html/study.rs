@@ -1,11 +1,11 @@
 //! The HTML page of a comparison: the table with verdict colours, the charts, the findings.
 
-use super::{charts_section, page};
+use super::{charts_section, page, verdict_class};
+use crate::comparison::cell_text::{cell_text, verdict_word};
+use crate::comparison::text::has_figures;
 use crate::comparison::{CellRow, FigureCell, StudyReport};
-use crate::comparison_text::{cell_text, has_figures, verdict_word};
 use crate::figures::figure;
 use bakeoff_core::findings::{Finding, Severity};
-use bakeoff_core::verdict::Verdict;
 use maud::{html, Markup};
 
 /// The comparison as one self-contained HTML page.
@@ -16,7 +16,7 @@ pub fn render_study(r: &StudyReport) -> String {
     let title = format!("bakeoff comparison: {cells} cells");
     let body = html! {
         h1 { (title) }
-        @if let Some(answer) = crate::comparison_answer::answer(r) {
+        @if let Some(answer) = crate::comparison::answer::answer(r) {
             p.answer #answer { (answer) }
         }
         p.meta {
@@ -36,16 +36,6 @@ pub fn render_study(r: &StudyReport) -> String {
         (findings(r))
     };
     page(&title, body)
-}
-
-/// The class of a verdict's colour.
-pub(super) fn verdict_class(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::NoSignificantDifference => "same",
-        Verdict::TooFewSamples => "few",
-    }
 }
 
 fn legend() -> Markup {

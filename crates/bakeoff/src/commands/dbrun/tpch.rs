@@ -126,7 +126,7 @@ fn expected_answers(stack: &mut Stack, plan: TpchPlan, quiet: bool) -> Result<An
             scratch.path().display()
         );
     }
-    tpch::answers::expected(plan.sf, plan.load_threads, scratch.path())
+    tpch::expected::for_run(plan.sf, plan.load_threads, scratch.path())
         .map_err(|e| failure(Code::Environment, format!("TPC-H's expected answers: {e}")))
 }
 
@@ -199,7 +199,7 @@ fn initdb(
     log_stack: Option<&Stack>,
     data: &std::path::Path,
 ) -> Result<(PhaseRecord, Opened), Failure> {
-    let command = bakeoff_db::managed::backend(plan.db).started_by;
+    let command = bakeoff_db::registry::backend(plan.db).started_by;
     let mut opened = None;
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
         let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {

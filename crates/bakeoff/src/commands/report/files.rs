@@ -29,7 +29,7 @@ impl Out {
             return Ok(None);
         };
         let shown = clip(&path.display().to_string());
-        if format == Format::Svg {
+        if matches!(format, Format::Svg) {
             if path.exists() && !path.is_dir() {
                 return Err(failure(
                     Code::Usage,
@@ -59,7 +59,9 @@ impl Out {
             ));
         }
         Ok(Some(match format {
-            Format::Markdown => Out::Markdown(path.to_path_buf()),
+            Format::Export { exporter, .. } if exporter.links_charts => {
+                Out::Markdown(path.to_path_buf())
+            }
             _ => Out::File(path.to_path_buf()),
         }))
     }

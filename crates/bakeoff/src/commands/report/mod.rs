@@ -1,5 +1,6 @@
 //! `bakeoff report DIR...`: the comparison table from one or more results directories (a
-//! baseline measured last month against a study today), in table, Markdown, CSV or JSON.
+//! baseline measured last month against a study today), as a terminal table, in any format
+//! `compare` exports to (JSON, Markdown, CSV, HTML), or as SVG charts.
 
 mod files;
 
@@ -199,13 +200,9 @@ pub fn check_printable(opts: &ReportOpts) -> Result<(), Failure> {
 
 /// Renders in the requested format, as one text.
 pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure> {
-    use bakeoff_report::comparison_text as t;
     Ok(match opts.format {
-        Format::Table => t::render_table(report),
-        Format::Markdown => t::render_markdown(report),
-        Format::Csv => t::render_csv(report),
-        Format::Json => t::render_json(report),
-        Format::Html => bakeoff_report::html::render_study(report),
+        Format::Table => bakeoff_report::comparison::text::render_table(report),
+        Format::Export { render, .. } => render(report),
         Format::Svg => return check_printable(opts).map(|()| String::new()),
     })
 }

@@ -186,7 +186,7 @@ impl FileWorker {
             return now;
         };
         let sched = schedule.take(now);
-        schedule::sleep_until(&self.shared, sched);
+        self.shared.sleep_until(sched);
         sched
     }
 
