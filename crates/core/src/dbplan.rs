@@ -13,6 +13,7 @@ use std::time::Duration;
 
 mod keys;
 mod room;
+pub mod sqlite;
 pub use keys::{
     DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, SYSBENCH_KEYS, SYSBENCH_TESTS, TPCC_KEYS, TPCH_KEYS,
 };
@@ -153,8 +154,10 @@ pub struct DbPlan {
     /// checked against the server's own list before anything is built (see the db crate).
     #[serde(default)]
     pub my: BTreeMap<String, String>,
-    /// SQLite options (`sqlite.KEY`), validated.
-    pub sqlite: BTreeMap<String, String>,
+    /// SQLite's options (`sqlite.KEY`), checked and typed; SQLite's defaults unless
+    /// `db=sqlite`.
+    #[serde(default)]
+    pub sqlite: sqlite::SqliteOptions,
     /// Every resolved setting as text, for the run record.
     pub settings: BTreeMap<String, String>,
 }
@@ -463,9 +466,11 @@ fn optional(rate: &Val) -> Result<Option<f64>, SettingError> {
     }
 }
 
-/// The SQLite options in force, checked; empty unless `db=sqlite`.
-fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, SettingError> {
-    let mut out = BTreeMap::new();
+/// The SQLite options in force, checked once here; SQLite's defaults unless `db=sqlite`, which
+/// is the only database that takes them.
+fn sqlite_options(look: &Lookup, db: Db) -> Result<sqlite::SqliteOptions, SettingError> {
+    use sqlite::{JournalMode, Synchronous};
+    let mut out = sqlite::SqliteOptions::default();
     for k in SQLITE_KEYS {
         let v = look.get(k.key, k.default);
         if db != Db::Sqlite {
@@ -474,27 +479,28 @@ fn sqlite_options(look: &Lookup, db: Db) -> Result<BTreeMap<String, String>, Set
             }
             continue;
         }
-        let name = k.key.trim_start_matches("sqlite.");
-        let text = match name {
-            "journal_mode" => v
-                .choice(&["delete", "truncate", "persist", "memory", "wal", "off"])?
-                .to_string(),
-            "synchronous" => v.choice(&["off", "normal", "full", "extra"])?.to_string(),
+        match k.key.trim_start_matches("sqlite.") {
+            "journal_mode" => {
+                let names = JournalMode::ALL.map(JournalMode::name);
+                out.journal_mode = v.choice(&names)?.parse().ok();
+            }
+            "synchronous" => {
+                let names = Synchronous::ALL.map(Synchronous::name);
+                out.synchronous = v.choice(&names)?.parse().ok();
+            }
             "page_size" => {
                 let n = v.size(512, 65536)?;
                 if !n.is_power_of_two() {
                     return Err(v.invalid("a power of two from 512 to 65536"));
                 }
-                n.to_string()
+                out.page_size = Some(n as u32);
             }
-            _ => v
-                .text
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| v.invalid("a whole number: pages, or negative KiB"))?
-                .to_string(),
-        };
-        out.insert(name.to_string(), text);
+            _ => {
+                let pages = (v.text.trim().parse::<i64>())
+                    .map_err(|_| v.invalid("a whole number: pages, or negative KiB"))?;
+                out.cache_size = Some(pages);
+            }
+        }
     }
     Ok(out)
 }

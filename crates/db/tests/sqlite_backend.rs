@@ -4,25 +4,24 @@
 use bakeoff_db::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use bakeoff_db::{Database, ErrorKind, Value};
 
-fn options(pairs: &[(&str, &str)]) -> SqliteOptions {
-    let mut o = SqliteOptions::default();
-    for (k, v) in pairs {
-        o.set(k, v).unwrap();
+fn wal() -> SqliteOptions {
+    SqliteOptions {
+        journal_mode: Some(JournalMode::Wal),
+        ..SqliteOptions::default()
     }
-    o
 }
 
 #[test]
 fn every_option_is_applied_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("opts.db");
-    let o = options(&[
-        ("journal_mode", "wal"),
-        ("synchronous", "extra"),
-        ("page_size", "16384"),
-        ("cache_size", "-8192"),
-        ("busy_timeout", "1234"),
-    ]);
+    let o = SqliteOptions {
+        journal_mode: Some(JournalMode::Wal),
+        synchronous: Some(Synchronous::Extra),
+        page_size: Some(16384),
+        cache_size: Some(-8192),
+        busy_timeout_ms: 1234,
+    };
     let db = Sqlite::open(&path, o).unwrap();
     let s = db.settings();
     assert_eq!(s["journal_mode"], "wal");
@@ -68,14 +67,27 @@ fn every_option_is_applied_and_read_back() {
 fn a_page_size_the_existing_file_cannot_take_is_refused_with_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("made.db");
-    let db = Sqlite::open(&path, options(&[("page_size", "4096")])).unwrap();
+    let db = Sqlite::open(
+        &path,
+        SqliteOptions {
+            page_size: Some(4096),
+            ..SqliteOptions::default()
+        },
+    )
+    .unwrap();
     db.connect()
         .unwrap()
         .batch("CREATE TABLE t (a bigint); INSERT INTO t VALUES (1)")
         .unwrap();
-    let err = Sqlite::open(&path, options(&[("page_size", "8192")]))
-        .err()
-        .expect("page_size of an existing database cannot change");
+    let err = Sqlite::open(
+        &path,
+        SqliteOptions {
+            page_size: Some(8192),
+            ..SqliteOptions::default()
+        },
+    )
+    .err()
+    .expect("page_size of an existing database cannot change");
     let msg = err.to_string();
     assert!(
         msg.contains("page_size = 8192 did not take effect"),
@@ -158,7 +170,10 @@ fn statements_bind_dollar_parameters_and_bulk_load_round_trips() {
 #[test]
 fn a_busy_database_is_a_retryable_error() {
     let dir = tempfile::tempdir().unwrap();
-    let o = options(&[("journal_mode", "wal"), ("busy_timeout", "50")]);
+    let o = SqliteOptions {
+        busy_timeout_ms: 50,
+        ..wal()
+    };
     let db = Sqlite::open(&dir.path().join("busy.db"), o).unwrap();
     let mut a = db.connect().unwrap();
     let mut b = db.connect().unwrap();
@@ -177,7 +192,10 @@ fn a_busy_database_is_a_retryable_error() {
 #[test]
 fn page_cache_counters_sum_every_connection() {
     let dir = tempfile::tempdir().unwrap();
-    let o = options(&[("journal_mode", "wal"), ("cache_size", "100")]);
+    let o = SqliteOptions {
+        cache_size: Some(100),
+        ..wal()
+    };
     let db = Sqlite::open(&dir.path().join("cache.db"), o).unwrap();
     let before = db.cache_counters();
     {

@@ -3,7 +3,7 @@
 //! corrupted database fails condition 1; an open-loop run keeps its rate.
 
 use bakeoff_core::plan::OpKind;
-use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
+use bakeoff_db::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use bakeoff_db::tpcc::inputs::KINDS;
 use bakeoff_db::tpcc::{self, check_consistency, check_row_counts, Table, TpccError, TpccPlan};
 use bakeoff_db::{Database, Value};
@@ -26,9 +26,11 @@ fn plan() -> TpccPlan {
 }
 
 fn wal(path: &Path) -> Arc<Sqlite> {
-    let mut o = SqliteOptions::default();
-    o.set("journal_mode", "wal").unwrap();
-    o.set("synchronous", "normal").unwrap();
+    let o = SqliteOptions {
+        journal_mode: Some(JournalMode::Wal),
+        synchronous: Some(Synchronous::Normal),
+        ..SqliteOptions::default()
+    };
     Arc::new(Sqlite::open(path, o).unwrap())
 }
 

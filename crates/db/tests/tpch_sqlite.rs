@@ -3,7 +3,7 @@
 //! say they must); a wrong count, an orphan row, a failing query and a raised stop flag are
 //! errors that name what went wrong.
 
-use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
+use bakeoff_db::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use bakeoff_db::tpch::queries::QUERIES;
 use bakeoff_db::tpch::rows::expected_rows;
 use bakeoff_db::tpch::rows::rows;
@@ -22,9 +22,11 @@ const PLAN: TpchPlan = TpchPlan {
 };
 
 fn open(dir: &Path) -> Sqlite {
-    let mut options = SqliteOptions::default();
-    options.set("journal_mode", "wal").unwrap();
-    options.set("synchronous", "normal").unwrap();
+    let options = SqliteOptions {
+        journal_mode: Some(JournalMode::Wal),
+        synchronous: Some(Synchronous::Normal),
+        ..SqliteOptions::default()
+    };
     Sqlite::open(&dir.join("tpch.db"), options).unwrap()
 }
 

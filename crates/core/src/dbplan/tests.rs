@@ -30,12 +30,19 @@ fn tpcc_on_postgres_and_sqlite() {
         "db=sqlite,sqlite.journal_mode=wal,sqlite.page_size=8k",
     )
     .unwrap();
+    use super::sqlite::{JournalMode, Synchronous};
     assert_eq!(
         (
-            s.sqlite["journal_mode"].as_str(),
-            s.sqlite["page_size"].as_str()
+            s.sqlite.journal_mode,
+            s.sqlite.page_size,
+            s.sqlite.synchronous
         ),
-        ("wal", "8192")
+        (Some(JournalMode::Wal), Some(8192), Some(Synchronous::Full))
+    );
+    assert_eq!(
+        s.sqlite.cache_size,
+        Some(-2000),
+        "the key's documented default"
     );
 }
 
@@ -84,10 +91,7 @@ fn tpch_takes_a_scale_factor_and_refuses_run_keys() {
     // About 2.2 GiB per unit of scale: SF 0.1 measured 184 MiB, plus WAL.
     assert_eq!(p.dataset_bytes() >> 20, 225);
     let s = plan("tpch", "db=sqlite,sf=0.01,sqlite.page_size=16k").unwrap();
-    assert_eq!(
-        (s.db, s.sqlite["page_size"].as_str()),
-        (Db::Sqlite, "16384")
-    );
+    assert_eq!((s.db, s.sqlite.page_size), (Db::Sqlite, Some(16384)));
     for key in ["runtime=10s", "ramp_time=5s", "seed=3"] {
         let e = plan("tpch", key).unwrap_err().to_string();
         let name = key.split('=').next().unwrap();

@@ -1,7 +1,7 @@
 //! SQLite as a run's managed database: a file on the stack, opened in bakeoff's process with
 //! the plan's `sqlite.` options, behind [`ManagedDb`].
 
-use super::{Sqlite, SqliteOptions};
+use super::Sqlite;
 use crate::backend::{Database, Db};
 use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError};
 use bakeoff_core::dbplan::DbPlan;
@@ -22,20 +22,13 @@ pub const BACKEND: Backend = Backend {
 /// The name of the database file in the stack's directory.
 pub const FILE: &str = "bakeoff.sqlite";
 
-fn options(plan: &DbPlan) -> Result<SqliteOptions, SetupError> {
-    let mut options = SqliteOptions::default();
-    for (k, v) in &plan.sqlite {
-        (options.set(k, v)).map_err(|e| SetupError::Setting(format!("sqlite.{k}: {e}")))?;
-    }
-    Ok(options)
-}
-
-fn check(plan: &DbPlan, _mem_limit: Option<u64>) -> Result<(), SetupError> {
-    options(plan).map(|_| ())
+/// SQLite's options were checked, typed, when the plan was made: nothing is left to check.
+fn check(_plan: &DbPlan, _mem_limit: Option<u64>) -> Result<(), SetupError> {
+    Ok(())
 }
 
 fn open(_stack: &mut Stack, at: OpenAt) -> Opened {
-    let db = Sqlite::open(&at.data.join(FILE), options(at.plan)?)?;
+    let db = Sqlite::open(&at.data.join(FILE), at.plan.sqlite.clone())?;
     Ok(Box::new(Embedded(Arc::new(db))))
 }
 

@@ -3,10 +3,9 @@
 
 mod conn;
 pub mod managed;
-mod options;
 mod status;
 
-pub use options::{JournalMode, OptionError, SqliteOptions, Synchronous};
+pub use bakeoff_core::dbplan::sqlite::{JournalMode, SqliteOptions, Synchronous};
 pub use status::CacheCounters;
 
 use crate::backend::{Conn, Database, Db, DbError};

@@ -5,7 +5,7 @@
 use super::answers::Answers;
 use super::queries::QUERIES;
 use super::{Phase, Tpch, TpchError, TpchPlan};
-use crate::sqlite::{Sqlite, SqliteOptions};
+use crate::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -22,13 +22,11 @@ pub fn for_run(sf: f64, load_threads: u32, scratch: &Path) -> Result<Answers, Tp
 /// The 22 answers SQLite gives on the data generated for `plan`, loaded into a database file
 /// in `dir` without durability (`journal_mode=off`, `synchronous=off`: it is thrown away).
 pub fn computed_by_sqlite(plan: TpchPlan, dir: &Path) -> Result<Answers, TpchError> {
-    let mut options = SqliteOptions::default();
-    let set = |o: &mut SqliteOptions, k, v| {
-        o.set(k, v)
-            .map_err(|e| TpchError::Plan(format!("the reference answers' SQLite: {e}")))
+    let options = SqliteOptions {
+        journal_mode: Some(JournalMode::Off),
+        synchronous: Some(Synchronous::Off),
+        ..SqliteOptions::default()
     };
-    set(&mut options, "journal_mode", "off")?;
-    set(&mut options, "synchronous", "off")?;
     let path = dir.join("tpch-answers.db");
     let db = Sqlite::open(&path, options).map_err(|source| TpchError::Database {
         what: format!("opening {} for the reference answers", path.display()),

@@ -1,11 +1,14 @@
-//! SQLite's options as bakeoff takes them (`journal_mode=wal,synchronous=normal`): each one a
-//! PRAGMA applied on every connection and read back.
+//! SQLite's options as a plan carries them, typed (`sqlite.journal_mode=wal`, checked once, in
+//! [`super::plan_db`]): each one a PRAGMA the db crate applies on every connection and reads
+//! back.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
 /// `PRAGMA journal_mode`: how SQLite makes a transaction atomic.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum JournalMode {
     /// A rollback journal, deleted at commit (SQLite's default).
     Delete,
@@ -46,7 +49,8 @@ impl JournalMode {
 }
 
 /// `PRAGMA synchronous`: when SQLite waits for the device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Synchronous {
     /// Never syncs.
     Off,
@@ -123,20 +127,8 @@ impl fmt::Display for Synchronous {
     }
 }
 
-/// A SQLite option bakeoff could not take.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("SQLite option {key}={value}: {reason}")]
-pub struct OptionError {
-    /// The option's name.
-    pub key: String,
-    /// The value given.
-    pub value: String,
-    /// What is allowed instead.
-    pub reason: String,
-}
-
 /// The options applied to every connection; `None` leaves SQLite's default (still read back).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SqliteOptions {
     /// `PRAGMA journal_mode`.
     pub journal_mode: Option<JournalMode>,
@@ -163,90 +155,18 @@ impl Default for SqliteOptions {
     }
 }
 
-impl SqliteOptions {
-    /// The option names [`SqliteOptions::set`] takes.
-    pub const KEYS: [&'static str; 5] = [
-        "journal_mode",
-        "synchronous",
-        "page_size",
-        "cache_size",
-        "busy_timeout",
-    ];
-
-    /// Sets one option from its text form (`journal_mode`, `wal`).
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), OptionError> {
-        let fail = |reason: String| OptionError {
-            key: key.to_string(),
-            value: value.to_string(),
-            reason,
-        };
-        let int = |what: &str| {
-            value
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| fail(format!("expected {what}")))
-        };
-        match key {
-            "journal_mode" => self.journal_mode = Some(value.parse().map_err(fail)?),
-            "synchronous" => self.synchronous = Some(value.parse().map_err(fail)?),
-            "page_size" => {
-                let what = "a power of two from 512 to 65536 (bytes)";
-                let size = int(what)?;
-                if !(512..=65536).contains(&size) || size.count_ones() != 1 {
-                    return Err(fail(format!("expected {what}")));
-                }
-                self.page_size = Some(size as u32);
-            }
-            "cache_size" => self.cache_size = Some(int("pages, or negative KiB")?),
-            "busy_timeout" => {
-                let what = "milliseconds from 0 to 2147483647";
-                self.busy_timeout_ms = u32::try_from(int(what)?)
-                    .ok()
-                    .filter(|ms| i32::try_from(*ms).is_ok())
-                    .ok_or_else(|| fail(format!("expected {what}")))?;
-            }
-            _ => {
-                return Err(fail(format!(
-                    "unknown option; SQLite takes {}",
-                    SqliteOptions::KEYS.join(", ")
-                )))
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn options_parse_and_refuse_with_what_is_allowed() {
-        let mut o = SqliteOptions::default();
-        assert_eq!(o.busy_timeout_ms, 5000);
-        o.set("journal_mode", "WAL").unwrap();
-        o.set("synchronous", "normal").unwrap();
-        o.set("page_size", "8192").unwrap();
-        o.set("cache_size", "-65536").unwrap();
-        o.set("busy_timeout", "250").unwrap();
-        assert_eq!(o.journal_mode, Some(JournalMode::Wal));
-        assert_eq!(o.synchronous, Some(Synchronous::Normal));
-        assert_eq!((o.page_size, o.cache_size), (Some(8192), Some(-65536)));
-        assert_eq!(o.busy_timeout_ms, 250);
-        let e = o.set("journal_mode", "fast").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("delete|truncate|persist|memory|wal|off"),
-            "{e}"
-        );
-        for bad in ["1000", "256", "131072", "x"] {
-            let e = o.set("page_size", bad).unwrap_err();
-            assert!(e.to_string().contains("power of two"), "{e}");
-        }
-        assert!(o.set("busy_timeout", "-1").is_err());
-        let e = o.set("mmap_size", "1").unwrap_err();
-        assert!(e.to_string().contains("journal_mode, synchronous"), "{e}");
+    fn names_parse_either_case_and_refuse_with_what_is_allowed() {
+        assert_eq!("WAL".parse(), Ok(JournalMode::Wal));
+        assert_eq!("normal".parse(), Ok(Synchronous::Normal));
+        let e = "fast".parse::<JournalMode>().unwrap_err();
+        assert!(e.contains("delete|truncate|persist|memory|wal|off"), "{e}");
         assert_eq!(Synchronous::from_level(3), Some(Synchronous::Extra));
         assert_eq!(Synchronous::from_level(4), None);
+        assert_eq!(SqliteOptions::default().busy_timeout_ms, 5000);
     }
 }
