@@ -230,11 +230,9 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
     };
     let run = run_values(&look)?;
     let g = |k: &str| look.get(k, default_of(keys, k));
-    let db = match g("db").choice(db_choices)? {
-        "sqlite" => Db::Sqlite,
-        "mariadb" => Db::Mariadb,
-        _ => Db::Postgres,
-    };
+    let chosen = g("db").choice(db_choices)?;
+    let db = (Db::ALL.into_iter().find(|d| d.name() == chosen))
+        .expect("databases_of names databases by Db::name");
     let work = match name {
         "tpcc" => tpcc(&g, db)?,
         "tpch" => tpch(&g)?,

@@ -194,3 +194,18 @@ fn one_databases_settings_are_refused_on_another() {
     let e = refused("sysbench", "sqlite.page_size=8k");
     assert!(e.contains("sqlite.page_size"), "{e}");
 }
+
+#[test]
+fn every_database_a_workload_runs_on_is_a_db() {
+    for (name, _, _) in super::DB_WORKLOADS {
+        for db in databases_of(name) {
+            assert!(
+                Db::ALL.iter().any(|d| d.name() == *db),
+                "{name}: {db} is not a Db"
+            );
+            // And db= chooses exactly that database (not a default in its place).
+            let p = plan(name, &format!("db={db}")).unwrap();
+            assert_eq!(p.db.name(), *db, "{name}");
+        }
+    }
+}
