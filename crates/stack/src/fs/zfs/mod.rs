@@ -1,6 +1,6 @@
 //! ZFS: OpenZFS when its kernel module is loaded (`/sys/module/zfs`), else zfs-fuse, a daemon
 //! bakeoff starts for the stack with explicit cache settings and stops at teardown
-//! ([`zfs_fuse`]).
+//! ([`fuse`]).
 //!
 //! The pool `bk_<stack name>` is created with `cachefile=none`, so nothing (a daemon restarted
 //! after a crash, a reboot) imports it again on its own; the dataset `<pool>/data` carries the
@@ -11,15 +11,11 @@
 //! destroy`, stop the daemon, detach the loops. If the daemon was killed, the pool cannot be
 //! destroyed but needs not be: it is in no cache file and its devices go away.
 
-#[path = "zfs_fuse.rs"]
-pub mod zfs_fuse;
-#[path = "zfs_owner.rs"]
-pub mod zfs_owner;
-#[path = "zfs_read.rs"]
-pub mod zfs_read;
-#[path = "zfs_spec.rs"]
-pub mod zfs_spec;
-pub use zfs_read::{layout, read_back, redundancy};
+pub mod fuse;
+pub mod owner;
+pub mod read;
+pub mod spec;
+pub use read::{layout, read_back, redundancy};
 
 use super::{mount_options, Built, Driver};
 use crate::backing::{Backing, Ctx};
@@ -32,7 +28,7 @@ use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use zfs_spec::{PoolLayout, ZfsSpec};
+use spec::{PoolLayout, ZfsSpec};
 
 /// OpenZFS module parameters.
 const PARAMS: &str = "/sys/module/zfs/parameters";
@@ -60,13 +56,13 @@ type Props = BTreeMap<String, String>;
 /// ZFS's hooks.
 pub const DRIVER: Driver = Driver {
     common: &["size", "devices", "offset", "mount"],
-    keys: zfs_spec::KEYS,
-    check: zfs_spec::check,
-    roles: zfs_spec::roles,
+    keys: spec::KEYS,
+    check: spec::check,
+    roles: spec::roles,
     missing_tool,
     prepare_cold: make_cold,
     health,
-    space: zfs_read::space,
+    space: read::space,
     size_limits: super::limits::zfs,
     capacity: super::capacity::zfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
@@ -106,7 +102,7 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
     let setup = if openzfs {
         openzfs_setup(&z, ctx)?
     } else {
-        zfs_fuse::start(&z, ctx, &fuse_opts)?
+        fuse::start(&z, ctx, &fuse_opts)?
     };
     let mnt = ctx.dir.join("mnt");
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;

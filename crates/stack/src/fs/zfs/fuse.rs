@@ -9,7 +9,7 @@
 //! line: bakeoff reads them from zfsrc and records them, and refuses `prefetch=on` if zfsrc
 //! turns prefetch off.
 
-use super::zfs_spec::ZfsSpec;
+use super::spec::ZfsSpec;
 use crate::backing::Ctx;
 use crate::daemon::{self, Daemon, DaemonStart, StopBy};
 use crate::error::StackError;
@@ -217,8 +217,8 @@ pub(super) fn start(
     }
     // A daemon this process did not start is refused (or, with --wait, waited for): its ARC
     // and cache settings are unknown and its pools are not ours.
-    super::zfs_owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
-    super::zfs_owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
+    super::owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
+    super::owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
     let flags = s.args.clone();
     let pidfile = ctx.dir.join("zfs-fuse.pid");
     let mut args = vec![
