@@ -272,7 +272,7 @@ fn check_compression(value: &str) -> Result<(), String> {
             .strip_prefix("zstd-fast-")
             .is_some_and(|l| level(l, 1000))
         || value.strip_prefix("zstd-").is_some_and(|l| level(l, 19));
-    if old || (new && super::openzfs_loaded()) {
+    if old || (new && super::model::openzfs_loaded()) {
         return Ok(());
     }
     if new {
