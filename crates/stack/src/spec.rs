@@ -7,6 +7,7 @@
 //! mkfs) live here; each type's own keys are documented, parsed and checked by its driver
 //! ([`crate::fs::Driver`]), and kept here as written in [`StackSpec::options`].
 
+pub use crate::error::StackSpecError;
 use crate::fs::{Driver, DRIVERS};
 use bakeoff_core::job::KeyDoc;
 use bakeoff_core::units::parse_size;
@@ -124,16 +125,6 @@ pub struct StackSpec {
     pub offset: u64,
     /// The type's own keys as written (`recordsize` = `8k`), checked by its driver.
     pub options: BTreeMap<String, String>,
-}
-
-/// A spec that cannot be built as written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("stack '{spec}': {message}")]
-pub struct StackSpecError {
-    /// The spec as written.
-    pub spec: String,
-    /// What is wrong and what is allowed.
-    pub message: String,
 }
 
 impl fmt::Display for StackSpec {
