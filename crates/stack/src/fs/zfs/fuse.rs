@@ -43,7 +43,7 @@ pub fn running(exe: &Path) -> Vec<(i32, String)> {
     let exe = exe.to_string_lossy();
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| crate::daemon::exe_of(pid).as_deref() == Some(&*exe))
+        .filter(|&pid| crate::process::exe_of(pid).as_deref() == Some(&*exe))
         .map(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
