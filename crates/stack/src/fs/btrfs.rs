@@ -1,8 +1,9 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
+use super::driver::{Built, Driver, KERNEL_KEYS};
+use super::shared::{first_missing, kernel_fs, mkfs, mount};
 use super::space::{parse_btrfs_df, parse_compsize, unreadable};
-use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::exec::Exec;

@@ -1,7 +1,8 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
-use super::{first_missing, mount, mount_options, no_devices, Built, Driver};
+use super::driver::{no_devices, Built, Driver};
+use super::shared::{first_missing, mount, mount_options};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;

@@ -20,7 +20,8 @@ pub mod spec;
 pub use self::model::{dataset, openzfs_loaded, pool_name};
 pub use self::read::{layout, read_back, redundancy};
 
-use super::{mount_options, Built, Driver};
+use super::driver::{Built, Driver};
+use super::shared::mount_options;
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
