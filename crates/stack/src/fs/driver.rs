@@ -6,12 +6,13 @@ use crate::backing::{Backing, Ctx};
 use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::Exec;
-use crate::spec::StackSpec;
+use crate::spec::{Parsed, StackSpec};
 use bakeoff_core::job::KeyDoc;
 use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What a driver built.
 #[derive(Clone, Debug, Default)]
@@ -43,11 +44,13 @@ pub struct Driver {
     pub needs_root: bool,
     /// Which of the common keys ([`COMMON_KEYS`](crate::spec::COMMON_KEYS)) it takes.
     pub common: &'static [&'static str],
-    /// Its own keys, documented; kept as written in [`StackSpec::options`].
+    /// Its own keys, documented; kept as written in [`StackSpec::options`] and, parsed by
+    /// `check`, in [`StackSpec::typed`].
     pub keys: &'static [KeyDoc],
     /// Checks its own keys' values and the rules between keys (`layout=mirror` needs two
-    /// devices): the reason if the spec cannot be built.
-    pub check: fn(&StackSpec) -> Result<(), String>,
+    /// devices) and parses them into the value its other hooks read ([`StackSpec::typed`]); the
+    /// reason if the spec cannot be built.
+    pub check: fn(&StackSpec) -> Result<Parsed, String>,
     /// The role of each backing device (`data`, `log`); none for types without devices.
     pub roles: fn(&StackSpec) -> Vec<&'static str>,
     /// The tool it lacks here and the Debian package that has it; `None` if it can be built.
@@ -116,8 +119,8 @@ pub(crate) fn nothing(_: &StackInfo, _: &mut Exec) -> Result<(), StackError> {
 }
 
 /// The check of types whose only keys are common ones (checked by the spec itself).
-pub(crate) fn no_rules(_: &StackSpec) -> Result<(), String> {
-    Ok(())
+pub(crate) fn no_rules(_: &StackSpec) -> Result<Parsed, String> {
+    Ok(Arc::new(()))
 }
 
 /// One data device per `devices=`.

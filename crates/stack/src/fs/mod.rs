@@ -3,7 +3,7 @@
 //! Adding a file system is a file here with its [`Driver`] and a line in [`DRIVERS`], the
 //! registry: a [`StackKind`] is a place in it, and what it is (name, keys, hooks) is asked here.
 
-mod btrfs;
+pub mod btrfs;
 pub mod capacity;
 mod driver;
 mod extfs;

@@ -7,6 +7,8 @@ use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use bakeoff_core::job::KeyDoc;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// tmpfs's hooks.
 pub const TMPFS: Driver = Driver {
@@ -24,7 +26,7 @@ pub const RAW: Driver = Driver {
     ..Driver::basic("raw", raw)
 };
 
-/// dir's hooks.
+/// dir's hooks; its key parsed is the directory's path, a `PathBuf`.
 pub const DIR: Driver = Driver {
     needs_root: false,
     keys: &[KeyDoc {
@@ -33,7 +35,7 @@ pub const DIR: Driver = Driver {
         help: "the existing directory to run in (also written dir=/srv/data)",
     }],
     check: |spec| match spec.options.get("path") {
-        Some(p) if !p.is_empty() => Ok(()),
+        Some(p) if !p.is_empty() => Ok(Arc::new(PathBuf::from(p))),
         _ => Err("dir needs a path: dir=/srv/data".into()),
     },
     roles: no_devices,
@@ -75,7 +77,7 @@ fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, Sta
 
 /// An existing directory; nothing is provisioned or torn down.
 fn dir(spec: &StackSpec, _: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
-    let path = std::path::PathBuf::from(spec.options.get("path").map_or("", String::as_str));
+    let path = spec.typed::<PathBuf>().clone();
     if !path.is_dir() {
         return Err(StackError::Environment(format!(
             "dir={} is not an existing directory",

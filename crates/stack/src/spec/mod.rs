@@ -11,10 +11,11 @@
 
 pub mod model;
 
-pub use self::model::{need_devices, StackKind, StackSpec, COMMON_KEYS};
+pub use self::model::{need_devices, OwnKeys, Parsed, StackKind, StackSpec, COMMON_KEYS};
 pub use crate::error::StackSpecError;
 use bakeoff_core::units::parse_size;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Splits `key=value` pieces, gluing pieces that are not keys of `kind` onto a preceding
 /// `mount=`/`mkfs=` value.
@@ -72,6 +73,7 @@ impl StackSpec {
             mount: None,
             offset: 0,
             options: BTreeMap::new(),
+            typed: Arc::new(()),
             roles: Vec::new(),
         };
         for (key, value) in pieces(kind, &body)
@@ -80,7 +82,7 @@ impl StackSpec {
         {
             spec.set(&key, &value).map_err(err)?;
         }
-        spec.check().map_err(err)?;
+        spec.typed = spec.check().map_err(err)?;
         spec.roles = (kind.driver().roles)(&spec);
         Ok(spec)
     }
@@ -113,8 +115,9 @@ impl StackSpec {
         Ok(())
     }
 
-    /// The common rules, then the type's own (values, device counts, required keys).
-    fn check(&self) -> Result<(), String> {
+    /// The common rules, then the type's own (values, device counts, required keys): its own
+    /// keys, parsed.
+    fn check(&self) -> Result<Parsed, String> {
         if self.offset % 512 != 0 {
             return Err(format!(
                 "offset {} must be a multiple of 512 (a sector)",

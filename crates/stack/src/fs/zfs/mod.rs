@@ -25,7 +25,7 @@ use super::shared::mount_options;
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::spec::{StackSpec, StackSpecError};
+use crate::spec::StackSpec;
 use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
 use spec::{PoolLayout, ZfsSpec};
@@ -56,16 +56,13 @@ pub const DRIVER: Driver = Driver {
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
 fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
-    let z = ZfsSpec::of(spec).map_err(|message| StackSpecError {
-        spec: spec.text.clone(),
-        message,
-    })?;
+    let z: &ZfsSpec = spec.typed();
     let openzfs = openzfs_loaded();
-    let (mount_props, fuse_opts) = split_mount_options(spec, &z, openzfs)?;
+    let (mount_props, fuse_opts) = split_mount_options(spec, z, openzfs)?;
     let setup = if openzfs {
-        openzfs::setup(&z, ctx)?
+        openzfs::setup(z, ctx)?
     } else {
-        fuse::start(&z, ctx, &fuse_opts)?
+        fuse::start(z, ctx, &fuse_opts)?
     };
     let mnt = ctx.dir.join("mnt");
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
