@@ -162,7 +162,7 @@ impl Stack {
         Stack {
             spec: spec.clone(),
             target: built.target,
-            is_device: built.is_device,
+            is_device: !spec.kind.holds_files(),
             devices,
             info,
             images: None,

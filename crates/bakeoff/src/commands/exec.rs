@@ -147,7 +147,7 @@ fn start(at: &Placement, plan: &RecipePlan) -> Result<Code, Failure> {
         (None, None) => return Err(failure(Code::Usage, "give --stack SPEC or --target DIR")),
     };
     let parsed = preflight::spec(&spec)?;
-    if parsed.kind.name() == "raw" {
+    if !parsed.kind.holds_files() {
         let m = "commands need a file system to run in: a raw stack holds no files";
         return Err(failure(Code::Usage, m));
     }

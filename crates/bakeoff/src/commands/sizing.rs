@@ -6,7 +6,7 @@ use super::preflight::free_bytes;
 use crate::cli::StackOpts;
 use crate::exit::{clip, failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
-use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits};
+use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits, Room};
 use bakeoff_stack::StackSpec;
 
 /// `--size` (or a study's `size`), parsed once: `auto` (sized to the dataset, see
@@ -104,8 +104,8 @@ pub fn db_stack_bytes(
     if spec.backing_devices() > 0 && opts.devices.is_empty() && fixed.is_none() {
         return (room, None);
     }
-    let holds = match (spec.kind.name(), fixed) {
-        ("tmpfs", _) => spec.size.unwrap_or(super::preflight::TMPFS_DEFAULT_SIZE),
+    let holds = match (bakeoff_stack::fs::room(spec), fixed) {
+        (Room::Memory(size), _) => size,
         (_, Some(per)) if opts.devices.is_empty() => bakeoff_stack::fs::capacity(spec, per),
         _ => return (load, None),
     };

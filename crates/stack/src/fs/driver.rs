@@ -19,8 +19,6 @@ use std::sync::Arc;
 pub struct Built {
     /// Where the workload runs: a mount point or a raw device.
     pub target: PathBuf,
-    /// The target is a block device.
-    pub is_device: bool,
     /// Implementation (`kernel`, `zfs-fuse 0.7.0`, `OpenZFS 2.2.0`).
     pub backend: String,
     /// Properties read back.
@@ -34,6 +32,18 @@ pub struct Built {
     pub redundancy: Option<f64>,
 }
 
+/// Where a stack keeps its data, known before it is built: what a dry run checks for room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Room {
+    /// Its backing devices (loop images or the user's), of which its file system keeps
+    /// [`Driver::capacity`] for data.
+    Devices,
+    /// Memory, this many bytes (tmpfs's size).
+    Memory(u64),
+    /// An existing directory: what its file system has free.
+    Directory(PathBuf),
+}
+
 /// A stack type, fio style: a table of what it is and its hooks: its keys, how it is built on
 /// its backing devices, made cold before a run and checked for health. The stack and the spec's
 /// parser call them and have no per-type branches.
@@ -42,6 +52,11 @@ pub struct Driver {
     pub name: &'static str,
     /// Building it needs root (loop devices, mkfs, mount).
     pub needs_root: bool,
+    /// The workload runs on the backing device itself (raw): no file system, so no files.
+    pub block_device: bool,
+    /// Where its data goes, known before it is built: backing devices (whose room its
+    /// `capacity` says), memory or an existing directory.
+    pub room: fn(&StackSpec) -> Room,
     /// Which of the common keys ([`COMMON_KEYS`](crate::spec::COMMON_KEYS)) it takes.
     pub common: &'static [&'static str],
     /// Its own keys, documented; kept as written in [`StackSpec::options`] and, parsed by
@@ -81,10 +96,10 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// The type `name` built by `build`, with what most types share: it needs root, takes none
-    /// of the common keys and no keys of its own, has a data device per `devices=`, needs no
-    /// tool, has nothing to do before a cold run or for its health, and reads its space back
-    /// with `df`. A driver changes what
+    /// The type `name` built by `build`, with what most types share: it needs root, holds a
+    /// file system on its backing devices, takes none of the common keys and no keys of its
+    /// own, has a data device per `devices=`, needs no tool, has nothing to do before a cold
+    /// run or for its health, and reads its space back with `df`. A driver changes what
     /// differs (`Driver { common: KERNEL_KEYS, ..Driver::basic("ext4", build) }`).
     pub const fn basic(
         name: &'static str,
@@ -93,6 +108,8 @@ impl Driver {
         Driver {
             name,
             needs_root: true,
+            block_device: false,
+            room: |_| Room::Devices,
             common: &[],
             keys: &[],
             check: no_rules,

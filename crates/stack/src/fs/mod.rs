@@ -14,7 +14,7 @@ pub(crate) mod space;
 mod xfs;
 pub mod zfs;
 
-pub use self::driver::{Built, Driver};
+pub use self::driver::{Built, Driver, Room};
 
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
@@ -60,6 +60,11 @@ impl StackKind {
         self.driver().needs_root
     }
 
+    /// It holds files (a file system, a directory): every kind but `raw`, a block device.
+    pub fn holds_files(self) -> bool {
+        !self.driver().block_device
+    }
+
     /// Every key it accepts, documented: the common ones it takes, then its own.
     pub fn keys(self) -> Vec<&'static KeyDoc> {
         let common = COMMON_KEYS
@@ -98,6 +103,11 @@ pub fn build(
 /// The tool `kind` lacks here and the Debian package that has it; `None` if it can be built.
 pub fn missing_tool(kind: StackKind) -> Option<(&'static str, &'static str)> {
     (kind.driver().missing_tool)()
+}
+
+/// Where `spec` keeps its data, known before it is built.
+pub fn room(spec: &StackSpec) -> Room {
+    (spec.kind.driver().room)(spec)
 }
 
 /// The device sizes `spec` can be built on.
@@ -153,5 +163,27 @@ pub fn check_mount(spec: &StackSpec) -> Result<Option<String>, String> {
     match (spec.kind.driver().mount_type, spec.mount.as_deref()) {
         (Some(fstype), Some(options)) => limits::check_mount_options(fstype, options),
         _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_type_is_comes_from_its_drivers_capabilities() {
+        let parse = |text: &str| StackSpec::parse(text).unwrap();
+        let devices: Vec<&str> = StackKind::all()
+            .filter(|k| !k.holds_files())
+            .map(StackKind::name)
+            .collect();
+        assert_eq!(devices, ["raw"]);
+        assert_eq!(room(&parse("tmpfs")), Room::Memory(1 << 30));
+        assert_eq!(room(&parse("tmpfs:size=64m")), Room::Memory(64 << 20));
+        let dir = room(&parse("dir=/srv/data"));
+        assert_eq!(dir, Room::Directory("/srv/data".into()));
+        for text in ["raw", "ext4", "xfs", "btrfs:devices=2", "zfs:log=1"] {
+            assert_eq!(room(&parse(text)), Room::Devices, "{text}");
+        }
     }
 }

@@ -77,7 +77,6 @@ pub(crate) fn kernel_fs(
         .collect();
     Built {
         target: mnt,
-        is_device: false,
         backend: "kernel".into(),
         properties,
         versions,

@@ -1,7 +1,7 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
-use super::driver::{no_devices, Built, Driver};
+use super::driver::{no_devices, Built, Driver, Room};
 use super::shared::{first_missing, mount, mount_options};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
@@ -10,10 +10,14 @@ use bakeoff_core::job::KeyDoc;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A tmpfs's size unless its spec says.
+const TMPFS_SIZE: u64 = 1 << 30;
+
 /// tmpfs's hooks.
 pub const TMPFS: Driver = Driver {
     common: &["size", "mount"],
     roles: no_devices,
+    room: |spec| Room::Memory(spec.size.unwrap_or(TMPFS_SIZE)),
     mount_type: Some("tmpfs"),
     ..Driver::basic("tmpfs", tmpfs)
 };
@@ -21,6 +25,7 @@ pub const TMPFS: Driver = Driver {
 /// raw's hooks.
 pub const RAW: Driver = Driver {
     common: &["size", "offset"],
+    block_device: true,
     space: super::space::none,
     missing_tool: || first_missing(&[("losetup", "util-linux")]),
     ..Driver::basic("raw", raw)
@@ -39,12 +44,13 @@ pub const DIR: Driver = Driver {
         _ => Err("dir needs a path: dir=/srv/data".into()),
     },
     roles: no_devices,
+    room: |spec| Room::Directory(spec.typed::<PathBuf>().clone()),
     ..Driver::basic("dir", dir)
 };
 
-/// A tmpfs of the spec's size (default 1 GiB).
+/// A tmpfs of the spec's size (default [`TMPFS_SIZE`]).
 fn tmpfs(spec: &StackSpec, _: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
-    let mut options = format!("size={}", spec.size.unwrap_or(1 << 30));
+    let mut options = format!("size={}", spec.size.unwrap_or(TMPFS_SIZE));
     if let Some(o) = &spec.mount {
         options = format!("{options},{o}");
     }
@@ -64,7 +70,6 @@ fn tmpfs(spec: &StackSpec, _: &mut [Backing], ctx: &mut Ctx) -> Result<Built, St
 fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
     let mut built = Built {
         target: backing[0].device().into(),
-        is_device: true,
         backend: "block device".into(),
         redundancy: Some(1.0),
         ..Built::default()

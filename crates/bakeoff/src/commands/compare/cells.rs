@@ -172,7 +172,7 @@ fn cell_plan(cell: &Cell, mem_limit: Option<u64>) -> Result<CellPlan, Failure> {
             .plan(&cell.settings())
             .map_err(|e| failure(Code::Usage, in_cell(&e)))?;
         phases::check(&plan).map_err(|f| failure(f.code, in_cell(&f.error)))?;
-        let raw = StackSpec::parse_arg(&cell.stack).is_ok_and(|s| s.kind.name() == "raw");
+        let raw = StackSpec::parse_arg(&cell.stack).is_ok_and(|s| !s.kind.holds_files());
         if cell.log_stack.is_some() || raw {
             let message = "a recipe runs its commands in one stack's file system \
                            (no log stack, no raw stack)";

@@ -96,7 +96,6 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
     properties.insert("backend".into(), backend.clone());
     Ok(Built {
         target: mnt,
-        is_device: false,
         backend,
         properties,
         versions: setup.versions,
