@@ -85,7 +85,7 @@ pub struct Driver {
     pub size_limits: fn(&StackSpec) -> SizeLimits,
     /// Bytes the built stack holds for data (`statvfs`'s available bytes, which the run
     /// checks once built) on backing devices of that many bytes each: what its file system
-    /// keeps, over the data devices its profile or layout gives (see [`super::capacity`]).
+    /// keeps, over the data devices its profile or layout gives (see [`capacity`](mod@super::capacity)).
     pub capacity: fn(&StackSpec, u64) -> u64,
     /// Bytes its mkfs allocates in a sparse image of a device of that size (inode tables,
     /// journal), besides the data.

@@ -1,6 +1,6 @@
 //! What each stack type can be built with, known before anything is built: the device sizes its
 //! mkfs accepts, what mkfs allocates in a sparse image, and the mount options the kernel takes
-//! (the room its file system keeps for itself is in [`super::capacity`]). The sizes were measured with the tools on
+//! (the room its file system keeps for itself is in [`capacity`](mod@super::capacity)). The sizes were measured with the tools on
 //! the development machine (docs/stacks.md has the table and how); mount options are asked of
 //! the kernel itself.
 

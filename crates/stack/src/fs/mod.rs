@@ -122,7 +122,7 @@ pub fn capacity(spec: &StackSpec, per: u64) -> u64 {
 }
 
 /// The smallest device size (whole MiB, at least `floor` and the type's smallest) on which
-/// `spec` holds `data` bytes by [`capacity`].
+/// `spec` holds `data` bytes by [`capacity()`].
 pub fn device_for(spec: &StackSpec, data: u64, floor: u64) -> u64 {
     const MIB: u64 = 1 << 20;
     let limits = size_limits(spec);
