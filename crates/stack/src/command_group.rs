@@ -33,7 +33,7 @@ pub fn own_v2_cgroup() -> Option<PathBuf> {
 
 impl CommandGroup {
     /// The cgroup at `path`, which the caller has recorded in a ledger
-    /// ([`crate::undo::Undo::KillCgroup`]) and which must not exist yet.
+    /// ([`crate::undo::entry::Undo::KillCgroup`]) and which must not exist yet.
     /// `None` where this process may not make cgroups (not root): the caller then measures
     /// with `getrusage`.
     pub(crate) fn create(path: PathBuf) -> Result<Option<CommandGroup>, StackError> {

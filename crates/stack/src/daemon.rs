@@ -1,34 +1,18 @@
 //! Daemons a stack owns: zfs-fuse, started by the ZFS driver, and (later) database servers,
-//! started by callers on a live stack ([`crate::Stack::start_daemon`]). Each is typed (name,
+//! started by callers on a live stack (`Stack::start_daemon`). Each is typed (name,
 //! pid, executable, command line), started through the ledger (its stop recorded before it
 //! starts), checked ([`Daemon::check`]: the stack's health and a run's failure cause cover it)
-//! and stopped at teardown by its undo ([`crate::undo`]).
+//! and stopped at teardown by its undo (`Undo::StopDaemon`).
 
 use crate::error::StackError;
-use crate::exec::{Cmd, Exec, RunAs};
+use crate::exec::{Cmd, Exec};
 use crate::ledger::Ledger;
+pub use crate::process::{alive, exe_of, pid_in, state};
+pub use crate::undo::StopBy;
 use crate::undo::Undo;
 pub use bakeoff_core::record::DaemonInfo;
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
-
-/// How a daemon is stopped at teardown.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "by", rename_all = "snake_case")]
-pub enum StopBy {
-    /// SIGTERM, then SIGKILL after a grace period.
-    #[default]
-    Signal,
-    /// This command first (`pg_ctl stop -D DIR -m fast`, as `user`); signals if the daemon
-    /// still runs after it.
-    Command {
-        /// Program and arguments.
-        argv: Vec<String>,
-        /// Who runs it.
-        user: Option<RunAs>,
-    },
-}
 
 /// A daemon a stack owns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,13 +103,6 @@ pub fn start(
     })
 }
 
-/// The pid in the first line of `pidfile`, once that line is complete.
-pub fn pid_in(pidfile: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(pidfile).ok()?;
-    let (first, _) = text.split_once('\n')?;
-    first.trim().parse().ok()
-}
-
 /// The daemon's pid once its pid file names a process that runs its executable (a pid file
 /// written before an `exec` names a shell for a moment).
 fn wait_for_pid(spec: &DaemonStart) -> Result<i32, StackError> {
@@ -149,34 +126,6 @@ fn wait_for_pid(spec: &DaemonStart) -> Result<i32, StackError> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// The executable of `pid`, if it runs.
-pub fn exe_of(pid: i32) -> Option<String> {
-    std::fs::read_link(format!("/proc/{pid}/exe"))
-        .ok()
-        .map(|p| {
-            p.to_string_lossy()
-                .trim_end_matches(" (deleted)")
-                .to_string()
-        })
-}
-
-/// The state letter of `pid` (`R`, `S`, `T` stopped, `Z` zombie...), if it exists.
-pub fn state(pid: i32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name in parentheses may hold spaces: the state follows the last ')'.
-    stat.rsplit(')')
-        .next()?
-        .split_whitespace()
-        .next()?
-        .chars()
-        .next()
-}
-
-/// True while `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    state(pid).is_some_and(|s| s != 'Z')
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum StackError {
     /// The spec is wrong.
     #[error(transparent)]
-    Spec(#[from] crate::spec::StackSpecError),
+    Spec(#[from] StackSpecError),
     /// The safety gate refused a device.
     #[error("refusing {device}: {reason}")]
     Refused { device: String, reason: String },
@@ -45,6 +45,16 @@ pub enum StackError {
     /// Ctrl-C or SIGTERM while waiting (`--wait`); nothing was built.
     #[error("{0}")]
     Interrupted(String),
+}
+
+/// A spec that cannot be built as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("stack '{spec}': {message}")]
+pub struct StackSpecError {
+    /// The spec as written.
+    pub spec: String,
+    /// What is wrong and what is allowed.
+    pub message: String,
 }
 
 impl StackError {

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod fs;
 pub mod gate;
 pub mod ledger;
+pub mod process;
 pub mod spec;
 pub mod stack;
 pub mod undo;

@@ -162,7 +162,7 @@ impl Stack {
         Stack {
             spec: spec.clone(),
             target: built.target,
-            is_device: built.is_device,
+            is_device: !spec.kind.holds_files(),
             devices,
             info,
             images: None,
@@ -185,7 +185,7 @@ impl Stack {
         self.teardown()
     }
 
-    /// Whether the teardown says "tearing down <name>…" on stderr when it starts.
+    /// Whether the teardown says `tearing down <name>…` on stderr when it starts.
     pub fn announce_teardown(&mut self, on: bool) {
         self.announce_teardown = on;
     }

@@ -2,6 +2,7 @@
 //! nothing left behind (root; in CI for real).
 
 mod common;
+use bakeoff_stack::fs::{room, Room};
 use bakeoff_stack::{Stack, StackSpec};
 use bakeoff_testkit::command::which;
 use bakeoff_testkit::{privileged, process_state_dir, walk};
@@ -50,7 +51,7 @@ fn build_and_check(spec: &str, images: &Path, expect: &[(&str, &str)], redundanc
         stack.info.backing.iter().all(|b| b.loop_dio == Some(true)),
         "{spec}: loop dio off"
     );
-    let memory = stack.spec.kind.name() == "tmpfs";
+    let memory = matches!(room(&stack.spec), Room::Memory(_));
     assert_eq!(
         stack.devices.is_empty(),
         memory,

@@ -37,7 +37,7 @@ fn zfs_turn() -> MutexGuard<'static, ()> {
 }
 
 fn foreign_daemons() -> Vec<(i32, String)> {
-    zfs::zfs_fuse::locate().map_or_else(Vec::new, |e| zfs::zfs_fuse::running(&e))
+    zfs::fuse::locate().map_or_else(Vec::new, |e| zfs::fuse::running(&e))
 }
 
 fn create(spec: &str, images: &Path, size: u64) -> Stack {
@@ -291,7 +291,7 @@ fn a_daemon_started_elsewhere_is_refused() {
     }
     let _turn = zfs_turn();
     let images = scratch();
-    let exe = zfs::zfs_fuse::locate().unwrap();
+    let exe = zfs::fuse::locate().unwrap();
     let pidfile = images.path().join("foreign.pid");
     let status = std::process::Command::new(&exe)
         .args(["--pidfile", &pidfile.to_string_lossy(), "--no-kstat-mount"])

@@ -5,6 +5,8 @@
 //! [`TOLERANCE`] of the data devices' bytes above 16 MiB, so a dry run that says a dataset fits
 //! is right, and one that says it does not is wrong only within that margin.
 
+use super::btrfs::spec::{BtrfsSpec, Profile};
+use super::zfs::spec::{PoolLayout, ZfsSpec};
 use crate::spec::StackSpec;
 
 const KIB: u64 = 1 << 10;
@@ -81,21 +83,18 @@ pub(crate) fn xfs(_: &StackSpec, per: u64) -> u64 {
 /// copies (two for dup, raid1 and raid10).
 pub(crate) fn btrfs(spec: &StackSpec, per: u64) -> u64 {
     let total = per.saturating_mul(data_devices(spec));
-    let profile = |key: &str| spec.options.get(key).map(String::as_str);
+    let profiles: &BtrfsSpec = spec.typed();
     let chunk = match total {
         t if t < 640 * MIB => 32 * MIB,
         t if t < 2560 * MIB => t / 20,
         t if t <= 50 * GIB => 256 * MIB,
         _ => GIB,
     };
-    let kept = match profile("metadata") {
-        Some("single") => 16 * MIB,
+    let kept = match profiles.metadata {
+        Some(Profile::Single) => 16 * MIB,
         _ => 2 * chunk + 20 * MIB,
     };
-    let copies = match profile("profile") {
-        Some("dup" | "raid1" | "raid10") => 2,
-        _ => 1,
-    };
+    let copies = profiles.data.map_or(1, Profile::copies);
     total.saturating_sub(kept) / copies
 }
 
@@ -105,12 +104,11 @@ pub(crate) fn btrfs(spec: &StackSpec, per: u64) -> u64 {
 /// at least 128 MiB (at most half the pool).
 pub(crate) fn zfs(spec: &StackSpec, per: u64) -> u64 {
     let n = data_devices(spec);
-    let layout = spec.options.get("layout").map(String::as_str);
-    let data = match layout {
-        Some("mirror") => 1,
-        Some("raidz") => n.saturating_sub(1),
-        Some("mirror-stripe" | "raid10") => n / 2,
-        _ => n,
+    let data = match spec.typed::<ZfsSpec>().layout {
+        PoolLayout::Mirror => 1,
+        PoolLayout::Raidz => n.saturating_sub(1),
+        PoolLayout::MirrorStripe => n / 2,
+        PoolLayout::Stripe => n,
     };
     let pool = per.saturating_mul(data);
     let kept = if super::zfs::openzfs_loaded() {

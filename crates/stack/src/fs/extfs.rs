@@ -1,7 +1,8 @@
 //! ext4: `mkfs.ext4` (lazy init off, so no background writes disturb measurements), mount,
 //! `tune2fs -l` read back.
 
-use super::{colon_pairs, first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
+use super::driver::{Built, Driver, KERNEL_KEYS};
+use super::shared::{colon_pairs, first_missing, kernel_fs, mkfs, mount};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;

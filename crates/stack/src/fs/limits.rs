@@ -1,9 +1,10 @@
 //! What each stack type can be built with, known before anything is built: the device sizes its
 //! mkfs accepts, what mkfs allocates in a sparse image, and the mount options the kernel takes
-//! (the room its file system keeps for itself is in [`super::capacity`]). The sizes were measured with the tools on
+//! (the room its file system keeps for itself is in [`capacity`](mod@super::capacity)). The sizes were measured with the tools on
 //! the development machine (docs/stacks.md has the table and how); mount options are asked of
 //! the kernel itself.
 
+use super::btrfs::spec::{BtrfsSpec, Profile};
 use crate::spec::StackSpec;
 use std::os::fd::{AsFd, BorrowedFd};
 
@@ -89,17 +90,17 @@ pub(crate) fn xfs_mkfs_bytes(size: u64) -> u64 {
 /// default over several devices), plus 120 MiB for dup data or 56 MiB for a raid data
 /// profile. Measured for every pair of profiles on one, two and four devices.
 pub(crate) fn btrfs(spec: &StackSpec) -> SizeLimits {
-    let profile = |key: &str| spec.options.get(key).map(String::as_str);
-    let metadata = match profile("metadata") {
-        Some("single") => 0,
-        Some("dup") => 64,
+    let profiles: &BtrfsSpec = spec.typed();
+    let metadata = match profiles.metadata {
+        Some(Profile::Single) => 0,
+        Some(Profile::Dup) => 64,
         Some(_) => 24,
         None if spec.devices > 1 => 24,
         None => 64,
     };
-    let data = match profile("profile") {
-        None | Some("single") => 0,
-        Some("dup") => 120,
+    let data = match profiles.data {
+        None | Some(Profile::Single) => 0,
+        Some(Profile::Dup) => 120,
         Some(_) => 56,
     };
     SizeLimits {

@@ -1,16 +1,23 @@
 //! Stacks with nothing to make: tmpfs (a mount), raw (the backing device itself), dir (an
 //! existing directory).
 
-use super::{first_missing, mount, mount_options, no_devices, Built, Driver};
+use super::driver::{no_devices, Built, Driver, Room};
+use super::shared::{first_missing, mount, mount_options};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;
 use bakeoff_core::job::KeyDoc;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A tmpfs's size unless its spec says.
+const TMPFS_SIZE: u64 = 1 << 30;
 
 /// tmpfs's hooks.
 pub const TMPFS: Driver = Driver {
     common: &["size", "mount"],
     roles: no_devices,
+    room: |spec| Room::Memory(spec.size.unwrap_or(TMPFS_SIZE)),
     mount_type: Some("tmpfs"),
     ..Driver::basic("tmpfs", tmpfs)
 };
@@ -18,12 +25,13 @@ pub const TMPFS: Driver = Driver {
 /// raw's hooks.
 pub const RAW: Driver = Driver {
     common: &["size", "offset"],
+    block_device: true,
     space: super::space::none,
     missing_tool: || first_missing(&[("losetup", "util-linux")]),
     ..Driver::basic("raw", raw)
 };
 
-/// dir's hooks.
+/// dir's hooks; its key parsed is the directory's path, a `PathBuf`.
 pub const DIR: Driver = Driver {
     needs_root: false,
     keys: &[KeyDoc {
@@ -32,16 +40,17 @@ pub const DIR: Driver = Driver {
         help: "the existing directory to run in (also written dir=/srv/data)",
     }],
     check: |spec| match spec.options.get("path") {
-        Some(p) if !p.is_empty() => Ok(()),
+        Some(p) if !p.is_empty() => Ok(Arc::new(PathBuf::from(p))),
         _ => Err("dir needs a path: dir=/srv/data".into()),
     },
     roles: no_devices,
+    room: |spec| Room::Directory(spec.typed::<PathBuf>().clone()),
     ..Driver::basic("dir", dir)
 };
 
-/// A tmpfs of the spec's size (default 1 GiB).
+/// A tmpfs of the spec's size (default [`TMPFS_SIZE`]).
 fn tmpfs(spec: &StackSpec, _: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
-    let mut options = format!("size={}", spec.size.unwrap_or(1 << 30));
+    let mut options = format!("size={}", spec.size.unwrap_or(TMPFS_SIZE));
     if let Some(o) = &spec.mount {
         options = format!("{options},{o}");
     }
@@ -61,7 +70,6 @@ fn tmpfs(spec: &StackSpec, _: &mut [Backing], ctx: &mut Ctx) -> Result<Built, St
 fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
     let mut built = Built {
         target: backing[0].device().into(),
-        is_device: true,
         backend: "block device".into(),
         redundancy: Some(1.0),
         ..Built::default()
@@ -74,7 +82,7 @@ fn raw(_: &StackSpec, backing: &mut [Backing], _: &mut Ctx) -> Result<Built, Sta
 
 /// An existing directory; nothing is provisioned or torn down.
 fn dir(spec: &StackSpec, _: &mut [Backing], _: &mut Ctx) -> Result<Built, StackError> {
-    let path = std::path::PathBuf::from(spec.options.get("path").map_or("", String::as_str));
+    let path = spec.typed::<PathBuf>().clone();
     if !path.is_dir() {
         return Err(StackError::Environment(format!(
             "dir={} is not an existing directory",

@@ -1,6 +1,7 @@
 //! xfs: `mkfs.xfs -f`, mount, `xfs_info` read back.
 
-use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
+use super::driver::{Built, Driver, KERNEL_KEYS};
+use super::shared::{first_missing, kernel_fs, mkfs, mount};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::spec::StackSpec;

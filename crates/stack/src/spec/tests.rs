@@ -113,3 +113,42 @@ fn every_type_documents_every_key_it_takes() {
         }
     }
 }
+
+#[test]
+fn a_types_own_keys_are_parsed_once_into_its_drivers_value() {
+    use crate::fs::btrfs::spec::{BtrfsSpec, Profile};
+    use crate::fs::zfs::spec::{PoolLayout, ZfsSpec};
+    let s = StackSpec::parse("zfs:devices=4,layout=raid10,log=on,arc=64m,recordsize=8k").unwrap();
+    let z: &ZfsSpec = s.typed();
+    assert_eq!(
+        (z.layout, z.log, z.arc),
+        (PoolLayout::MirrorStripe, true, Some(64 << 20))
+    );
+    assert_eq!(z.props["recordsize"], "8k");
+    assert_eq!(s.roles(), ["data", "data", "data", "data", "log"]);
+    let s = StackSpec::parse("btrfs:devices=2,profile=raid1,metadata=single").unwrap();
+    let want = BtrfsSpec {
+        data: Some(Profile::Raid1),
+        metadata: Some(Profile::Single),
+    };
+    assert_eq!(s.typed::<BtrfsSpec>(), &want);
+    let s = StackSpec::parse("dir=/srv/data").unwrap();
+    assert_eq!(
+        s.typed::<std::path::PathBuf>(),
+        std::path::Path::new("/srv/data")
+    );
+    let s = StackSpec::parse("ext4:mount=noatime").unwrap();
+    s.typed::<()>();
+    // The parsed value follows from the text: specs are compared, cloned and shown by it.
+    let again = StackSpec::parse("zfs:devices=4,layout=raid10,log=on,arc=64m,recordsize=8k");
+    let again = again.unwrap();
+    assert_eq!(again.clone(), again);
+    assert!(format!("{again:?}").contains("MirrorStripe"), "{again:?}");
+}
+
+#[test]
+#[should_panic(expected = "not a")]
+fn a_driver_asking_for_another_type_is_a_bug_that_names_both() {
+    let s = StackSpec::parse("ext4").unwrap();
+    s.typed::<crate::fs::zfs::spec::ZfsSpec>();
+}

@@ -110,7 +110,7 @@ impl Work {
                     );
                 }
                 if let Place::Stacks { data, .. } = place {
-                    if data.kind.name() == "raw" {
+                    if !data.kind.holds_files() {
                         return usage(
                             "commands need a file system to run in: a raw stack holds no files",
                         );

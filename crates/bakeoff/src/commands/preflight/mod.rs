@@ -9,15 +9,12 @@ use crate::exit::{clip, clip_in, failure, stack_failure, Code, Failure};
 use bakeoff_core::units::{format_bytes, parse_size};
 use bakeoff_core::Plan;
 use bakeoff_engine::{LayoutError, Target};
-use bakeoff_stack::fs::{capacity, check_mount, missing_tool, size_limits};
+use bakeoff_stack::fs::{capacity, check_mount, missing_tool, room, size_limits, Room};
 use bakeoff_stack::gate::{self, Claim};
 use bakeoff_stack::{StackError, StackSpec};
 pub use sizing::{db_stack_bytes, device_size, loop_size};
 use sizing::{images_room, within_limits};
 use std::path::{Path, PathBuf};
-
-/// A tmpfs stack without `size=` gets this much (the stack crate's default).
-pub const TMPFS_DEFAULT_SIZE: u64 = 1 << 30;
 
 /// A size given on the command line or in a study, in bytes.
 pub fn size(flag: &str, text: &str) -> Result<u64, Failure> {
@@ -157,7 +154,7 @@ pub fn file_system_for(plan: &Plan, spec: &StackSpec, log_stack: bool) -> Result
         ));
     }
     match needs_file_system(plan) {
-        Some(what) if spec.kind.name() == "raw" => Err(failure(
+        Some(what) if !spec.kind.holds_files() => Err(failure(
             Code::Usage,
             format!("{what} needs a file system, and a raw stack is a block device (use ext4, xfs, btrfs, zfs or tmpfs)"),
         )),
@@ -208,9 +205,8 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
     ledger_writable()?;
     // Every stack keeps its mount point (or its name, for dir=) under --images.
     creatable(&opts.images, "the images directory", "choose --images DIR")?;
-    let (room, how) = match spec.kind.name() {
-        "dir" => {
-            let dir = PathBuf::from(spec.options.get("path").cloned().unwrap_or_default());
+    let (room, how) = match room(spec) {
+        Room::Directory(dir) => {
             if !dir.is_dir() {
                 return Err(stack_failure(StackError::Environment(format!(
                     "dir={} is not an existing directory",
@@ -219,12 +215,9 @@ pub fn stack(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<(), Fai
             }
             return room_in_directory(&dir, dataset);
         }
-        "tmpfs" => {
-            let size = spec.size.unwrap_or(TMPFS_DEFAULT_SIZE);
-            (size, "tmpfs size".to_string())
-        }
-        _ if !opts.devices.is_empty() => devices(spec, opts)?,
-        _ => {
+        Room::Memory(size) => (size, "tmpfs size".to_string()),
+        Room::Devices if !opts.devices.is_empty() => devices(spec, opts)?,
+        Room::Devices => {
             within_limits(spec, per)?;
             images_room(spec, opts, dataset, per)?;
             (capacity(spec, per), devices_text(spec.devices, Some(per)))

@@ -6,7 +6,7 @@ use super::free_bytes;
 use crate::cli::{LoopSize, StackOpts};
 use crate::exit::{clip, failure, Code, Failure};
 use bakeoff_core::units::format_bytes;
-use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits};
+use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits, Room};
 use bakeoff_stack::StackSpec;
 
 /// A study's `size` (the text its file or the command line gave), parsed once for its runs;
@@ -40,8 +40,8 @@ pub fn db_stack_bytes(
     if spec.backing_devices() > 0 && opts.devices.is_empty() && fixed.is_none() {
         return (room, None);
     }
-    let holds = match (spec.kind.name(), fixed) {
-        ("tmpfs", _) => spec.size.unwrap_or(super::TMPFS_DEFAULT_SIZE),
+    let holds = match (bakeoff_stack::fs::room(spec), fixed) {
+        (Room::Memory(size), _) => size,
         (_, Some(per)) if opts.devices.is_empty() => bakeoff_stack::fs::capacity(spec, per),
         _ => return (load, None),
     };

@@ -1,13 +1,16 @@
 //! btrfs over one or more devices: `mkfs.btrfs -d PROFILE -m PROFILE`, mount, and the profiles
 //! read back from `btrfs filesystem df`.
 
+pub mod spec;
+
+use self::spec::BtrfsSpec;
+use super::driver::{Built, Driver, KERNEL_KEYS};
+use super::shared::{first_missing, kernel_fs, mkfs, mount};
 use super::space::{parse_btrfs_df, parse_compsize, unreadable};
-use super::{first_missing, kernel_fs, mkfs, mount, Built, Driver, KERNEL_KEYS};
 use crate::backing::{Backing, Ctx};
 use crate::error::StackError;
 use crate::exec::Exec;
-use crate::spec::{need_devices, StackSpec};
-use bakeoff_core::job::KeyDoc;
+use crate::spec::StackSpec;
 use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
 use std::collections::BTreeMap;
@@ -16,19 +19,8 @@ use std::path::Path;
 /// btrfs's hooks.
 pub const DRIVER: Driver = Driver {
     common: KERNEL_KEYS,
-    keys: &[
-        KeyDoc {
-            key: "profile",
-            default: "mkfs's",
-            help: "data profile: single, dup, raid0, raid1 (2 devices), raid10 (4 devices)",
-        },
-        KeyDoc {
-            key: "metadata",
-            default: "mkfs's",
-            help: "metadata profile: single, dup, raid0, raid1, raid10",
-        },
-    ],
-    check,
+    keys: spec::KEYS,
+    check: spec::check,
     space,
     missing_tool: || {
         first_missing(&[
@@ -57,22 +49,6 @@ fn space(_: &StackInfo, target: &Path, exec: &mut Exec) -> Result<Option<SpaceRe
         ("btrfs filesystem df", out.clone(), parse_btrfs_df(&out))
     };
     Ok(Some(read.ok_or_else(|| unreadable(tool, &t, &out))?))
-}
-
-/// Profiles are among those bakeoff knows, with the devices they need.
-fn check(spec: &StackSpec) -> Result<(), String> {
-    let profiles = ["single", "dup", "raid0", "raid1", "raid10"];
-    for (key, value) in &spec.options {
-        if !profiles.contains(&value.as_str()) {
-            let allowed = profiles.join(", ");
-            return Err(format!("{key}: '{value}' (allowed: {allowed})"));
-        }
-    }
-    match spec.options.get("profile").map(String::as_str) {
-        Some("raid1") => need_devices(spec, 2, "profile=raid1"),
-        Some("raid10") => need_devices(spec, 4, "profile=raid10"),
-        _ => Ok(()),
-    }
 }
 
 /// `Data, RAID10: total=...` → ("data", "raid10").
@@ -112,11 +88,12 @@ fn redundancy(profile: &str, devices: u32) -> Option<f64> {
 fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
     let devs: Vec<String> = backing.iter().map(|b| b.device().to_string()).collect();
     let mut args: Vec<&str> = vec!["-q", "-f"];
-    if let Some(p) = spec.options.get("profile") {
-        args.extend(["-d", p]);
+    let asked: &BtrfsSpec = spec.typed();
+    if let Some(p) = asked.data {
+        args.extend(["-d", p.name()]);
     }
-    if let Some(m) = spec.options.get("metadata") {
-        args.extend(["-m", m]);
+    if let Some(m) = asked.metadata {
+        args.extend(["-m", m.name()]);
     }
     args.extend(spec.mkfs.iter().map(String::as_str));
     args.extend(devs.iter().map(String::as_str));

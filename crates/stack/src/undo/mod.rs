@@ -1,59 +1,16 @@
-//! Every undo action in one place: how each side effect bakeoff records in the ledger is undone
-//! (image files, loop devices, mounts, pools, daemons, sysfs knobs, cgroups). Every undo is
-//! idempotent: undoing what is already gone succeeds, so a ledger can be replayed after a crash
-//! at any point, and again.
+//! Every undo action in one place: how each entry of the ledger ([`Undo`], in [`entry`]) is
+//! carried out (image files, loop devices, mounts, pools, daemons, sysfs knobs, cgroups). Every
+//! undo is idempotent: undoing what is already gone succeeds, so a ledger can be replayed after a
+//! crash at any point, and again.
 
-use crate::daemon::{alive, exe_of, pid_in, state, StopBy};
+pub mod entry;
+pub use self::entry::{StopBy, Undo};
+
 use crate::exec::{Cmd, Exec};
+use crate::process::{alive, exe_of, pid_in, state};
 use rustix::process::{kill_process, Pid, Signal};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// How to undo one side effect. Every undo is idempotent: undoing what is already gone succeeds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "undo", rename_all = "snake_case")]
-pub enum Undo {
-    /// Remove a file (an image).
-    RemoveFile { path: PathBuf },
-    /// Remove an empty directory (a mount point, the stack's directory).
-    RemoveDir { path: PathBuf },
-    /// Remove the files directly in this directory, then the directory (a database server's
-    /// socket directory, where a killed server leaves its socket and lock file). Never recurses:
-    /// a subdirectory makes the undo fail rather than delete a tree.
-    RemoveDirAndFiles { path: PathBuf },
-    /// Detach every loop device backed by this file, clearing its read-only flag first.
-    DetachLoop { backing: PathBuf },
-    /// Unmount this path (lazily if it is busy).
-    Unmount { path: PathBuf },
-    /// Destroy this ZFS pool.
-    DestroyPool { name: String },
-    /// Stop this daemon as `stop` says (signals by default: SIGTERM, then SIGKILL after 5 s);
-    /// only if its executable still matches.
-    StopDaemon {
-        pid: i32,
-        exe: String,
-        #[serde(default)]
-        stop: StopBy,
-    },
-    /// Stop the daemon whose pid is in this file (recorded before it starts, so a crash between
-    /// its start and the pid being known still stops it).
-    StopDaemonByPidfile {
-        pidfile: PathBuf,
-        exe: String,
-        #[serde(default)]
-        stop: StopBy,
-    },
-    /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
-    KillIfStopped { pid: i32, exe: String },
-    /// Write `value` back into a sysfs/procfs file.
-    RestoreFile { path: PathBuf, value: String },
-    /// Move our processes out of this cgroup and remove it.
-    RemoveCgroup { path: PathBuf },
-    /// Kill every process in this cgroup v2 (a command tree run on the stack: `bakeoff exec`,
-    /// a recipe's phase) and remove it.
-    KillCgroup { path: PathBuf },
-}
 
 /// Carries out one undo.
 pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
@@ -257,6 +214,7 @@ pub fn remove_cgroup(path: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn undoing_what_is_gone_succeeds() {

@@ -3,144 +3,19 @@
 //! `mount=` and `mkfs=` values may themselves contain commas: a following piece that is not a
 //! key of the stack type belongs to them (`mount=noatime,nodiratime`).
 //!
-//! The grammar and the keys common to many types ([`COMMON_KEYS`]: size, devices, offset, mount,
-//! mkfs) live here; each type's own keys are documented, parsed and checked by its driver
-//! ([`crate::fs::Driver`]), and kept here as written in [`StackSpec::options`].
+//! The grammar lives here, the spec it makes and the keys common to many types
+//! ([`COMMON_KEYS`]: size, devices, offset, mount, mkfs) in [`model`], which the drivers read;
+//! each type's own keys are documented, parsed and checked by its driver
+//! ([`crate::fs::Driver`]), found in the registry by the type's name, and kept as written in
+//! [`StackSpec::options`].
 
-use crate::fs::{Driver, DRIVERS};
-use bakeoff_core::job::KeyDoc;
+pub mod model;
+
+pub use self::model::{need_devices, OwnKeys, Parsed, StackKind, StackSpec, COMMON_KEYS};
+pub use crate::error::StackSpecError;
 use bakeoff_core::units::parse_size;
 use std::collections::BTreeMap;
-use std::fmt;
-
-/// Keys a type may take from this common set (its driver says which).
-pub const COMMON_KEYS: &[KeyDoc] = &[
-    KeyDoc {
-        key: "size",
-        default: "--size",
-        help: "bytes per backing device (tmpfs: its size); --size (1g) if not given",
-    },
-    KeyDoc {
-        key: "devices",
-        default: "1",
-        help: "number of backing devices, 1 to 16",
-    },
-    KeyDoc {
-        key: "offset",
-        default: "0",
-        help: "the file system starts this many bytes into each loop device (a misaligned \
-               partition); a multiple of 512",
-    },
-    KeyDoc {
-        key: "mount",
-        default: "-",
-        help: "mount options; may contain commas (mount=noatime,nodiratime)",
-    },
-    KeyDoc {
-        key: "mkfs",
-        default: "-",
-        help: "extra mkfs arguments; may contain commas and spaces (mkfs=-b size=4096)",
-    },
-];
-
-/// A kind of stack: a registered driver ([`DRIVERS`]), named in specs by its type name.
-#[derive(Clone, Copy)]
-pub struct StackKind(&'static Driver);
-
-impl StackKind {
-    /// Every kind, in the order `bakeoff stack list` shows them.
-    pub fn all() -> impl Iterator<Item = StackKind> {
-        DRIVERS.iter().map(|d| StackKind(d))
-    }
-
-    /// The kind named `name` in specs.
-    pub fn named(name: &str) -> Option<StackKind> {
-        StackKind::all().find(|k| k.name() == name)
-    }
-
-    /// The name in specs.
-    pub fn name(self) -> &'static str {
-        self.0.name
-    }
-
-    /// Its driver.
-    pub fn driver(self) -> &'static Driver {
-        self.0
-    }
-
-    /// Building it needs root (loop devices, mkfs, mount): every kind but `dir`.
-    pub fn needs_root(self) -> bool {
-        self.0.needs_root
-    }
-
-    /// Every key it accepts, documented: the common ones it takes, then its own.
-    pub fn keys(self) -> Vec<&'static KeyDoc> {
-        let common = COMMON_KEYS
-            .iter()
-            .filter(|k| self.0.common.contains(&k.key));
-        common.chain(self.0.keys).collect()
-    }
-
-    fn accepts(self, key: &str) -> bool {
-        self.0.common.contains(&key) || self.0.keys.iter().any(|k| k.key == key)
-    }
-
-    fn names() -> String {
-        let names: Vec<&str> = StackKind::all().map(StackKind::name).collect();
-        names.join(", ")
-    }
-}
-
-impl PartialEq for StackKind {
-    fn eq(&self, other: &StackKind) -> bool {
-        self.name() == other.name()
-    }
-}
-
-impl Eq for StackKind {}
-
-impl fmt::Debug for StackKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A validated stack spec.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StackSpec {
-    /// The spec as given.
-    pub text: String,
-    /// Kind.
-    pub kind: StackKind,
-    /// Bytes per backing device (`None`: the command's `--size` or the default).
-    pub size: Option<u64>,
-    /// Number of backing devices (data devices; a type may add others, such as a ZFS log).
-    pub devices: u32,
-    /// Extra mkfs arguments, split on white space.
-    pub mkfs: Vec<String>,
-    /// Mount options.
-    pub mount: Option<String>,
-    /// Byte offset of the file system inside each device (a misaligned partition).
-    pub offset: u64,
-    /// The type's own keys as written (`recordsize` = `8k`), checked by its driver.
-    pub options: BTreeMap<String, String>,
-}
-
-/// A spec that cannot be built as written.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("stack '{spec}': {message}")]
-pub struct StackSpecError {
-    /// The spec as written.
-    pub spec: String,
-    /// What is wrong and what is allowed.
-    pub message: String,
-}
-
-impl fmt::Display for StackSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
-    }
-}
+use std::sync::Arc;
 
 /// Splits `key=value` pieces, gluing pieces that are not keys of `kind` onto a preceding
 /// `mount=`/`mkfs=` value.
@@ -163,17 +38,6 @@ fn pieces(kind: StackKind, body: &str) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// An error unless `spec` has at least `n` devices; `what` is the key that needs them.
-pub fn need_devices(spec: &StackSpec, n: u32, what: &str) -> Result<(), String> {
-    if spec.devices < n {
-        return Err(format!(
-            "{what} needs devices={n} or more (have {})",
-            spec.devices
-        ));
-    }
-    Ok(())
 }
 
 impl StackSpec {
@@ -209,6 +73,8 @@ impl StackSpec {
             mount: None,
             offset: 0,
             options: BTreeMap::new(),
+            typed: Arc::new(()),
+            roles: Vec::new(),
         };
         for (key, value) in pieces(kind, &body)
             .into_iter()
@@ -216,7 +82,8 @@ impl StackSpec {
         {
             spec.set(&key, &value).map_err(err)?;
         }
-        spec.check().map_err(err)?;
+        spec.typed = spec.check().map_err(err)?;
+        spec.roles = (kind.driver().roles)(&spec);
         Ok(spec)
     }
 
@@ -248,8 +115,9 @@ impl StackSpec {
         Ok(())
     }
 
-    /// The common rules, then the type's own (values, device counts, required keys).
-    fn check(&self) -> Result<(), String> {
+    /// The common rules, then the type's own (values, device counts, required keys): its own
+    /// keys, parsed.
+    fn check(&self) -> Result<Parsed, String> {
         if self.offset % 512 != 0 {
             return Err(format!(
                 "offset {} must be a multiple of 512 (a sector)",
@@ -305,16 +173,6 @@ impl StackSpec {
             .and_then(|t| t.as_table())
             .ok_or_else(|| err("expected a [stack] table".into()))?;
         StackSpec::from_table(table)
-    }
-
-    /// The role of each backing device to provision (`data`, a ZFS `log`), in order.
-    pub fn roles(&self) -> Vec<&'static str> {
-        (self.kind.driver().roles)(self)
-    }
-
-    /// Number of backing devices to provision, including a ZFS log device.
-    pub fn backing_devices(&self) -> u32 {
-        self.roles().len() as u32
     }
 }
 

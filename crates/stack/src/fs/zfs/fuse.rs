@@ -9,7 +9,8 @@
 //! line: bakeoff reads them from zfsrc and records them, and refuses `prefetch=on` if zfsrc
 //! turns prefetch off.
 
-use super::zfs_spec::ZfsSpec;
+use super::model::Setup;
+use super::spec::ZfsSpec;
 use crate::backing::Ctx;
 use crate::daemon::{self, Daemon, DaemonStart, StopBy};
 use crate::error::StackError;
@@ -42,7 +43,7 @@ pub fn running(exe: &Path) -> Vec<(i32, String)> {
     let exe = exe.to_string_lossy();
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| crate::daemon::exe_of(pid).as_deref() == Some(&*exe))
+        .filter(|&pid| crate::process::exe_of(pid).as_deref() == Some(&*exe))
         .map(|pid| {
             let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
@@ -158,7 +159,7 @@ static STARTED: Mutex<Vec<(i32, Vec<String>)>> = Mutex::new(Vec::new());
 
 /// The setup of a stack that shares the daemon another stack of this process started, if one
 /// runs; an error if it runs with other settings than this stack asks for.
-fn share(exe: &Path, s: &Settings, exec: &mut Exec) -> Result<Option<super::Setup>, StackError> {
+fn share(exe: &Path, s: &Settings, exec: &mut Exec) -> Result<Option<Setup>, StackError> {
     let started = STARTED.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for (pid, _) in running(exe) {
         let Some((_, flags)) = started.iter().find(|(p, _)| *p == pid) else {
@@ -179,7 +180,7 @@ fn share(exe: &Path, s: &Settings, exec: &mut Exec) -> Result<Option<super::Setu
             format!("shared with another stack (pid {pid})"),
         );
         let version = package_version(exec);
-        return Ok(Some(super::Setup {
+        return Ok(Some(Setup {
             backend: backend_name(version.as_deref()),
             settings,
             versions: version
@@ -204,7 +205,7 @@ pub(super) fn start(
     spec: &ZfsSpec,
     ctx: &mut Ctx,
     fuse_opts: &[String],
-) -> Result<super::Setup, StackError> {
+) -> Result<Setup, StackError> {
     let exe = locate().ok_or(StackError::Missing {
         kind: "zfs",
         tool: "zfs-fuse",
@@ -217,8 +218,8 @@ pub(super) fn start(
     }
     // A daemon this process did not start is refused (or, with --wait, waited for): its ARC
     // and cache settings are unknown and its pools are not ours.
-    super::zfs_owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
-    super::zfs_owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
+    super::owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
+    super::owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
     let flags = s.args.clone();
     let pidfile = ctx.dir.join("zfs-fuse.pid");
     let mut args = vec![
@@ -246,7 +247,7 @@ pub(super) fn start(
     let version = package_version(ctx.exec);
     let backend = backend_name(version.as_deref());
     let versions = version.map(|v| ("zfs-fuse".to_string(), v));
-    Ok(super::Setup {
+    Ok(Setup {
         backend,
         settings: s.record,
         versions: versions.into_iter().collect(),

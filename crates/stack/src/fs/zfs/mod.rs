@@ -1,6 +1,6 @@
 //! ZFS: OpenZFS when its kernel module is loaded (`/sys/module/zfs`), else zfs-fuse, a daemon
 //! bakeoff starts for the stack with explicit cache settings and stops at teardown
-//! ([`zfs_fuse`]).
+//! ([`fuse`]).
 //!
 //! The pool `bk_<stack name>` is created with `cachefile=none`, so nothing (a daemon restarted
 //! after a crash, a reboot) imports it again on its own; the dataset `<pool>/data` carries the
@@ -11,102 +11,58 @@
 //! destroy`, stop the daemon, detach the loops. If the daemon was killed, the pool cannot be
 //! destroyed but needs not be: it is in no cache file and its devices go away.
 
-#[path = "zfs_fuse.rs"]
-pub mod zfs_fuse;
-#[path = "zfs_owner.rs"]
-pub mod zfs_owner;
-#[path = "zfs_read.rs"]
-pub mod zfs_read;
-#[path = "zfs_spec.rs"]
-pub mod zfs_spec;
-pub use zfs_read::{layout, read_back, redundancy};
+pub mod fuse;
+mod model;
+mod openzfs;
+pub mod owner;
+pub mod read;
+pub mod spec;
+pub use self::model::{dataset, openzfs_loaded, pool_name};
+pub use self::read::{layout, read_back, redundancy};
 
-use super::{mount_options, Built, Driver};
+use super::driver::{Built, Driver};
+use super::shared::mount_options;
 use crate::backing::{Backing, Ctx};
-use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
-use crate::spec::{StackSpec, StackSpecError};
+use crate::spec::StackSpec;
 use crate::undo::Undo;
 use bakeoff_core::record::StackInfo;
-use std::collections::BTreeMap;
+use spec::{PoolLayout, ZfsSpec};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use zfs_spec::{PoolLayout, ZfsSpec};
-
-/// OpenZFS module parameters.
-const PARAMS: &str = "/sys/module/zfs/parameters";
 
 /// Mount options that are dataset properties: `option=property:value`.
 const MOUNT_AS_PROPERTY: &str = "noatime=atime:off atime=atime:on strictatime=atime:on \
     ro=readonly:on rw=readonly:off noexec=exec:off exec=exec:on nosuid=setuid:off \
     suid=setuid:on nodev=devices:off dev=devices:on";
 
-/// What the ZFS implementation was set up with.
-pub(crate) struct Setup {
-    /// `zfs-fuse 0.7.0`, `OpenZFS 2.2.0`.
-    pub backend: String,
-    /// The cache settings in force.
-    pub settings: Props,
-    /// Tool versions.
-    pub versions: Props,
-    /// The zfs-fuse daemon started for the stack (none with OpenZFS).
-    pub daemon: Option<Daemon>,
-}
-
-/// String properties.
-type Props = BTreeMap<String, String>;
-
 /// ZFS's hooks.
 pub const DRIVER: Driver = Driver {
     common: &["size", "devices", "offset", "mount"],
-    keys: zfs_spec::KEYS,
-    check: zfs_spec::check,
-    roles: zfs_spec::roles,
+    keys: spec::KEYS,
+    check: spec::check,
+    roles: spec::roles,
     missing_tool,
     prepare_cold: make_cold,
     health,
-    space: zfs_read::space,
+    space: read::space,
     size_limits: super::limits::zfs,
     capacity: super::capacity::zfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     ..Driver::basic("zfs", build)
 };
 
-/// True if the OpenZFS kernel module is loaded (then it is used rather than zfs-fuse).
-pub fn openzfs_loaded() -> bool {
-    Path::new("/sys/module/zfs").exists()
-}
-
-/// The pool of a stack: `bk_` and the stack name, with characters ZFS refuses replaced by `_`.
-pub fn pool_name(stack: &str) -> String {
-    let ok = |c: char| c.is_ascii_alphanumeric() || "_-.".contains(c);
-    let clean: String = stack
-        .chars()
-        .map(|c| if ok(c) { c } else { '_' })
-        .take(200)
-        .collect();
-    format!("bk_{clean}")
-}
-
-/// The dataset the workload runs in.
-pub fn dataset(pool: &str) -> String {
-    format!("{pool}/data")
-}
-
 /// Builds a pool over the backing devices (data devices per the layout, a `log` device if the
 /// spec has one) and a dataset with the spec's properties, mounted at `<stack dir>/mnt`.
 fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Built, StackError> {
-    let z = ZfsSpec::of(spec).map_err(|message| StackSpecError {
-        spec: spec.text.clone(),
-        message,
-    })?;
+    let z: &ZfsSpec = spec.typed();
     let openzfs = openzfs_loaded();
-    let (mount_props, fuse_opts) = split_mount_options(spec, &z, openzfs)?;
+    let (mount_props, fuse_opts) = split_mount_options(spec, z, openzfs)?;
     let setup = if openzfs {
-        openzfs_setup(&z, ctx)?
+        openzfs::setup(z, ctx)?
     } else {
-        zfs_fuse::start(&z, ctx, &fuse_opts)?
+        fuse::start(z, ctx, &fuse_opts)?
     };
     let mnt = ctx.dir.join("mnt");
     ctx.ledger.record(Undo::RemoveDir { path: mnt.clone() })?;
@@ -140,7 +96,6 @@ fn build(spec: &StackSpec, backing: &mut [Backing], ctx: &mut Ctx) -> Result<Bui
     properties.insert("backend".into(), backend.clone());
     Ok(Built {
         target: mnt,
-        is_device: false,
         backend,
         properties,
         versions: setup.versions,
@@ -272,69 +227,6 @@ fn wait_mounted(mnt: &Path) -> Result<String, StackError> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// OpenZFS: applies `arc=` (`zfs_arc_max`), `prefetch=` (`zfs_prefetch_disable`) and
-/// `vdev_cache=` (`zfs_vdev_cache_size`, gone since OpenZFS 2.2) as module parameters, each
-/// restored at teardown. They are host-wide: other pools see them while the stack lives.
-fn openzfs_setup(spec: &ZfsSpec, ctx: &mut Ctx) -> Result<Setup, StackError> {
-    let param = |n: &str| std::fs::read_to_string(Path::new(PARAMS).join(n)).ok();
-    if let Some(arc) = spec.arc {
-        set_param(ctx, "zfs_arc_max", &arc.to_string())?;
-    }
-    if let Some(on) = spec.prefetch {
-        set_param(ctx, "zfs_prefetch_disable", if on { "0" } else { "1" })?;
-    }
-    match spec.vdev_cache {
-        Some(v) if param("zfs_vdev_cache_size").is_some() => {
-            set_param(ctx, "zfs_vdev_cache_size", &v.to_string())?
-        }
-        Some(v) if v > 0 => {
-            return Err(StackError::Environment(
-                "vdev_cache: this OpenZFS has no vdev cache (gone since 2.2): drop it".into(),
-            ))
-        }
-        _ => {}
-    }
-    let mut rec = Props::new();
-    for (key, name) in [
-        ("arc_max", "zfs_arc_max"),
-        ("prefetch", "zfs_prefetch_disable"),
-        ("vdev_cache", "zfs_vdev_cache_size"),
-    ] {
-        let v = param(name).map_or("absent".into(), |v| v.trim().to_string());
-        rec.insert(key.into(), format!("{name}={v}"));
-    }
-    let version = (ctx.exec)
-        .version_of("zfs", &["version"])
-        .or_else(|| param("../version").map(|v| v.trim().to_string()))
-        .unwrap_or_else(|| "(version unknown)".into());
-    Ok(Setup {
-        backend: format!("OpenZFS {}", version.trim_start_matches("zfs-")),
-        settings: rec,
-        versions: Props::from([("zfs".into(), version)]),
-        daemon: None,
-    })
-}
-
-/// Writes an OpenZFS module parameter, recording the old value first; checks it took.
-fn set_param(ctx: &mut Ctx, name: &str, value: &str) -> Result<(), StackError> {
-    let path = Path::new(PARAMS).join(name);
-    let read = |p: &Path| std::fs::read_to_string(p).map_err(StackError::io("reading", p));
-    let old = read(&path)?.trim().to_string();
-    ctx.ledger.record(Undo::RestoreFile {
-        path: path.clone(),
-        value: old,
-    })?;
-    std::fs::write(&path, value).map_err(StackError::io("writing", &path))?;
-    let now = read(&path)?;
-    if now.trim() != value {
-        return Err(StackError::Environment(format!(
-            "OpenZFS did not take {name}={value}: it reads back {}",
-            now.trim()
-        )));
-    }
-    Ok(())
 }
 
 /// Makes the next reads cold: `zpool export` (unmounting the dataset, which drops the ARC's

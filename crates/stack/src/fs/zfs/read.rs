@@ -1,7 +1,7 @@
 //! What a built ZFS stack is, read back: the dataset's properties, the pool's layout from
 //! `zpool status` and the redundancy of that layout.
 
-use super::{dataset, Props};
+use super::model::{dataset, Props};
 use crate::error::StackError;
 use crate::exec::Exec;
 use bakeoff_core::phaserecord::SpaceRecord;

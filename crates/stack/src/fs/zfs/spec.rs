@@ -1,10 +1,11 @@
 //! The keys of `zfs` specs: pool layout, log device, cache settings and the dataset properties
 //! passed to `zfs create -o`, documented ([`KEYS`]) and parsed into a [`ZfsSpec`].
 
-use crate::spec::StackSpec;
+use crate::spec::{Parsed, StackSpec};
 use bakeoff_core::job::KeyDoc;
 use bakeoff_core::units::{parse_bool, parse_size};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The keys of `zfs` specs besides the common ones.
 pub const KEYS: &[KeyDoc] = &[
@@ -201,19 +202,15 @@ fn layout_name(layout: PoolLayout) -> &'static str {
     }
 }
 
-/// The spec's check: its keys parse and its layout has the devices it needs.
-pub fn check(spec: &StackSpec) -> Result<(), String> {
-    ZfsSpec::of(spec).map(drop)
+/// The spec's check: its keys parse and its layout has the devices it needs; the keys parsed.
+pub fn check(spec: &StackSpec) -> Result<Parsed, String> {
+    Ok(Arc::new(ZfsSpec::of(spec)?))
 }
 
 /// The data devices, and a log device last when `log=` asks for one.
 pub fn roles(spec: &StackSpec) -> Vec<&'static str> {
-    let log = spec
-        .options
-        .get("log")
-        .is_some_and(|v| parse_bool(v) == Ok(true));
     let mut roles = vec!["data"; spec.devices as usize];
-    roles.extend(log.then_some("log"));
+    roles.extend(spec.typed::<ZfsSpec>().log.then_some("log"));
     roles
 }
 
@@ -272,7 +269,7 @@ fn check_compression(value: &str) -> Result<(), String> {
             .strip_prefix("zstd-fast-")
             .is_some_and(|l| level(l, 1000))
         || value.strip_prefix("zstd-").is_some_and(|l| level(l, 19));
-    if old || (new && super::openzfs_loaded()) {
+    if old || (new && super::model::openzfs_loaded()) {
         return Ok(());
     }
     if new {
