@@ -1,8 +1,8 @@
 //! TPC-C on a managed MariaDB server (root and MariaDB; in CI for real): a 1-warehouse load
 //! with the row counts of clause 4.3.3.1, short runs of all five transactions with 4 terminals
-//! sent statement by statement and as stored procedures, each consistent afterwards; each
-//! procedure leaves the database exactly as the client-side statements do; a procedure's
-//! rollback (the unused item, a lock-wait timeout) leaves nothing and a deadlock
+//! sent statement by statement, as stored procedures and open-loop at 40 tps, each consistent
+//! afterwards; each procedure leaves the database exactly as the client-side statements do; a
+//! procedure's rollback (the unused item, a lock-wait timeout) leaves nothing and a deadlock
 //! inside one is a retryable conflict.
 
 mod my_common;
@@ -129,6 +129,30 @@ fn tpcc_loads_runs_by_statements_and_by_procedures_and_stays_consistent() {
         o.map_or(0, |o| o.ops)
     };
     assert!(new_orders(&by_statements) > 0 && new_orders(&by_procedures) > 0);
+
+    // Open loop, as on PostgreSQL and SQLite: the terminals keep the offered rate, and each
+    // transaction's service time is kept beside its latency from its scheduled start.
+    let paced = run_and_check(
+        &server,
+        &TpccPlan {
+            rate_tps: Some(40.0),
+            ..plan(true)
+        },
+    );
+    let all: u64 = paced.output.ops.iter().map(|o| o.ops).sum();
+    let rate = all as f64 / paced.output.measured.as_secs_f64();
+    eprintln!(
+        "paced at 40 tps: {rate:.2} tps ({all} in {:?})",
+        paced.output.measured
+    );
+    assert!(
+        (rate / 40.0 - 1.0).abs() < 0.10,
+        "{rate:.1} tps for 40 asked"
+    );
+    assert!(
+        paced.output.ops.iter().all(|o| o.service.is_some()),
+        "open loop keeps service times"
+    );
     stack.destroy().unwrap();
 }
 
