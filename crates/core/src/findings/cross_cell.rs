@@ -20,9 +20,9 @@ fn median_tps(runs: &[RunRecord]) -> Option<f64> {
 
 /// `costs_at_different_rates`: over `cells` (label, runs), the database cells' median
 /// transactions per second differ by more than [`RATE_GAP_PCT`]. At one checkpoint interval a
-/// stack that completes more transactions spreads each cycle's full-page images (and the pages
-/// the checkpoints write) over more of them: its costs per transaction are lower because it is
-/// faster, not because it is cheaper.
+/// stack that completes more transactions spreads each cycle's writes (PostgreSQL's full-page
+/// images, the pages a checkpoint or InnoDB's flushing writes back) over more of them: its costs
+/// per transaction are lower because it is faster, not because it is cheaper.
 pub fn costs_at_different_rates(cells: &[(&str, &[RunRecord])]) -> Option<Finding> {
     let tps: Vec<(&str, f64)> = (cells.iter())
         .filter_map(|(label, runs)| median_tps(runs).map(|t| (*label, t)))
@@ -39,9 +39,10 @@ pub fn costs_at_different_rates(cells: &[(&str, &[RunRecord])]) -> Option<Findin
         100.0 * (hi / lo - 1.0)
     );
     let fix = format!(
-        "compare full-page images, WAL and device bytes per transaction at a common offered \
-         rate every stack carries (e.g. rate_tps={:.0}); at each stack's own maximum the faster \
-         one spreads each checkpoint cycle's full-page images over more transactions",
+        "compare the log and device bytes per transaction at a common offered rate every \
+         stack carries (e.g. rate_tps={:.0}); at each stack's own maximum the faster one spreads \
+         each checkpoint cycle's writes (PostgreSQL's full-page images, the pages InnoDB writes \
+         back) over more transactions",
         (0.8 * lo).floor().max(1.0)
     );
     let title = "the database cells ran at different throughputs: their costs per transaction \
