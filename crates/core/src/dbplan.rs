@@ -1,22 +1,29 @@
-//! Database workloads (`tpcc`, `pgbench`): their keys, checked like every other workload's
-//! (unknown keys, wrong types and impossible values refused with where they were written), and
-//! the validated [`DbPlan`] a run executes. `pg.KEY` settings pass through here as text: the
-//! server's own description of its settings validates them before `initdb`.
+//! Database workloads (`tpcc`, `pgbench`, `sysbench`, `tpch`): their keys, checked like every
+//! other workload's (unknown keys, wrong types and impossible values refused with where they were
+//! written), and the validated [`DbPlan`] a run executes. Each workload's own keys are read in
+//! `works.rs`, SQLite's options in `sqlite.rs`; a server's `pg.KEY` and `my.KEY` settings pass
+//! through as text (`server.rs`): the server's own list of its settings validates them before
+//! anything is built.
 
 use crate::keys::{check_known, default_of, KeyDoc, RUN_KEYS};
 use crate::planner::run_values;
 use crate::settings::{SettingError, Settings};
-use crate::values::{Lookup, Val};
+use crate::values::Lookup;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 mod keys;
 mod room;
+mod server;
 pub mod sqlite;
+mod works;
+
 pub use keys::{
     DB_WORKLOADS, PGBENCH_KEYS, SQLITE_KEYS, SYSBENCH_KEYS, SYSBENCH_TESTS, TPCC_KEYS, TPCH_KEYS,
 };
+use server::{split_server_settings, user_val, ServerSettings};
+use works::{pgbench, refuse_run_keys, sysbench, tpcc, tpch};
 
 /// Which database a workload runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -245,7 +252,7 @@ pub fn plan_db(name: &str, user: &Settings) -> Result<DbPlan, SettingError> {
              ramp_time=auto (the default) warms up with a {name} run of its own until steady"
         )));
     }
-    let sqlite = sqlite_options(&look, db)?;
+    let sqlite = sqlite::from_settings(&look, db)?;
     server.check_for(db, user)?;
     let ServerSettings { pg, my } = server;
     let mut settings: BTreeMap<String, String> = allowed
@@ -290,217 +297,6 @@ pub fn databases_of(name: &str) -> &'static [&'static str] {
         "tpcc" => &["postgres", "sqlite", "mariadb"],
         _ => &["postgres", "sqlite"],
     }
-}
-
-/// A server's own settings as the user gave them: `pg.KEY` and `my.KEY`, by key without the
-/// prefix (lower case).
-#[derive(Default)]
-struct ServerSettings {
-    pg: BTreeMap<String, String>,
-    my: BTreeMap<String, String>,
-}
-
-impl ServerSettings {
-    /// Refuses the settings of a database other than `db`, naming the first such key.
-    fn check_for(&self, db: Db, user: &Settings) -> Result<(), SettingError> {
-        for (prefix, of, map) in [
-            ("pg.", Db::Postgres, &self.pg),
-            ("my.", Db::Mariadb, &self.my),
-        ] {
-            if db == of || map.is_empty() {
-                continue;
-            }
-            let given = (user.iter().map(|(k, _)| k))
-                .find(|k| k.starts_with(prefix))
-                .expect("a key with the prefix");
-            return Err(user_val(user, given).invalid(format!(
-                "{prefix}* settings apply to db={} (this run's database is {})",
-                of.name(),
-                db.name()
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// The `pg.*` and `my.*` settings apart from the others (such a key must name a setting).
-fn split_server_settings(user: &Settings) -> Result<(Settings, ServerSettings), SettingError> {
-    let mut plain = Settings::default();
-    let mut server = ServerSettings::default();
-    for (k, s) in user.iter() {
-        let (prefix, map, example) = if k.starts_with("pg.") {
-            ("pg.", &mut server.pg, "pg.shared_buffers=1GB")
-        } else if k.starts_with("my.") {
-            ("my.", &mut server.my, "my.innodb_doublewrite=OFF")
-        } else {
-            plain.insert(k, &s.value, s.origin.clone());
-            continue;
-        };
-        let name = &k[prefix.len()..];
-        let setting_name = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
-        if name.is_empty() || !name.bytes().all(setting_name) {
-            return Err(SettingError::new(
-                s.origin.clone(),
-                k,
-                format!("{prefix} must be followed by a setting name, e.g. {example}"),
-            ));
-        }
-        // MariaDB takes `-` and `_` alike in a variable's name; its list and record use `_`.
-        let name = match prefix {
-            "my." => name.to_ascii_lowercase().replace('-', "_"),
-            _ => name.to_ascii_lowercase(),
-        };
-        map.insert(name, s.value.clone());
-    }
-    Ok((plain, server))
-}
-
-fn user_val(user: &Settings, key: &str) -> Val {
-    let s = user.get(key).expect("present");
-    Val {
-        key: key.to_string(),
-        text: s.value.clone(),
-        origin: s.origin.clone(),
-    }
-}
-
-fn tpcc(g: &dyn Fn(&str) -> Val, db: Db) -> Result<DbWork, SettingError> {
-    let rate = g("rate_tps");
-    Ok(DbWork::Tpcc {
-        warehouses: g("warehouses").int(1, 10_000)? as u32,
-        terminals: g("terminals").int(1, 1_000)? as u32,
-        rate_tps: optional(&rate)?,
-        load_threads: g("load_threads").int(1, 256)? as u32,
-        procedures: procedures(&g("procedures"), db)?,
-    })
-}
-
-/// Stored procedures: PostgreSQL's by default; SQLite has none, so there only `false` (or
-/// the default, which becomes `false`).
-fn procedures(v: &Val, db: Db) -> Result<bool, SettingError> {
-    let wanted = v.boolean()?;
-    match db {
-        Db::Postgres | Db::Mariadb => Ok(wanted),
-        Db::Sqlite if wanted && !v.is_default() => Err(v.invalid(
-            "SQLite has no stored procedures: procedures=true applies to db=postgres or db=mariadb",
-        )),
-        Db::Sqlite => Ok(false),
-    }
-}
-
-fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
-    let (clients, jobs) = (g("clients"), g("jobs"));
-    let (c, j) = (clients.int(1, 1_000)? as u32, jobs.int(1, 1_000)? as u32);
-    if j > c || c % j != 0 {
-        return Err(jobs.invalid(format!(
-            "pgbench needs the clients ({c}) to be a multiple of the jobs ({j})"
-        )));
-    }
-    let limit = g("latency_limit");
-    let latency_limit = if limit.text.trim() == "0" {
-        None
-    } else {
-        Some(limit.duration(Duration::from_micros(1), Duration::from_secs(3600))?)
-    };
-    let rate_tps = optional(&g("rate"))?;
-    if latency_limit.is_some() && rate_tps.is_none() {
-        return Err(
-            limit.invalid("latency_limit applies with a rate (pgbench --latency-limit needs -R)")
-        );
-    }
-    Ok(DbWork::Pgbench {
-        scale: g("scale").int(1, 100_000)? as u32,
-        clients: c,
-        jobs: j,
-        rate_tps,
-        latency_limit,
-    })
-}
-
-fn sysbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
-    let test = g("test").choice(&SYSBENCH_TESTS)?.to_string();
-    Ok(DbWork::Sysbench {
-        test,
-        tables: g("tables").int(1, 10_000)? as u32,
-        table_size: g("table_size").int(1, 1_000_000_000)?,
-        threads: g("threads").int(1, 1_000)? as u32,
-        rate_tps: optional(&g("rate"))?,
-    })
-}
-
-/// TPC-H runs its phases to their end: a time limit or warm-up has no meaning there.
-fn refuse_run_keys(user: &Settings) -> Result<(), SettingError> {
-    for key in RUN_KEYS.iter().map(|k| k.key) {
-        if user.get(key).is_some() {
-            return Err(user_val(user, key).invalid(
-                "tpch runs each phase to its end and the 22 queries once each: it takes no \
-                 run keys (set sf for a bigger run)",
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn tpch(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
-    let sf = g("sf");
-    let value: f64 = sf
-        .text
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| (0.01..=100.0).contains(v))
-        .ok_or_else(|| sf.invalid("a scale factor from 0.01 to 100 (1 is about 1 GB)"))?;
-    Ok(DbWork::Tpch {
-        sf: value,
-        load_threads: g("load_threads").int(1, 64)? as u32,
-    })
-}
-
-fn optional(rate: &Val) -> Result<Option<f64>, SettingError> {
-    if rate.text.trim() == "0" {
-        Ok(None)
-    } else {
-        rate.rate(1e9).map(Some)
-    }
-}
-
-/// The SQLite options in force, checked once here; SQLite's defaults unless `db=sqlite`, which
-/// is the only database that takes them.
-fn sqlite_options(look: &Lookup, db: Db) -> Result<sqlite::SqliteOptions, SettingError> {
-    use sqlite::{JournalMode, Synchronous};
-    let mut out = sqlite::SqliteOptions::default();
-    for k in SQLITE_KEYS {
-        let v = look.get(k.key, k.default);
-        if db != Db::Sqlite {
-            if !v.is_default() {
-                return Err(v.invalid("sqlite.* options apply to db=sqlite"));
-            }
-            continue;
-        }
-        match k.key.trim_start_matches("sqlite.") {
-            "journal_mode" => {
-                let names = JournalMode::ALL.map(JournalMode::name);
-                out.journal_mode = v.choice(&names)?.parse().ok();
-            }
-            "synchronous" => {
-                let names = Synchronous::ALL.map(Synchronous::name);
-                out.synchronous = v.choice(&names)?.parse().ok();
-            }
-            "page_size" => {
-                let n = v.size(512, 65536)?;
-                if !n.is_power_of_two() {
-                    return Err(v.invalid("a power of two from 512 to 65536"));
-                }
-                out.page_size = Some(n as u32);
-            }
-            _ => {
-                let pages = (v.text.trim().parse::<i64>())
-                    .map_err(|_| v.invalid("a whole number: pages, or negative KiB"))?;
-                out.cache_size = Some(pages);
-            }
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! [`super::plan_db`]): each one a PRAGMA the db crate applies on every connection and reads
 //! back.
 
+use super::{Db, SQLITE_KEYS};
+use crate::settings::SettingError;
+use crate::values::Lookup;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -153,6 +156,44 @@ impl Default for SqliteOptions {
             busy_timeout_ms: 5000,
         }
     }
+}
+
+/// The SQLite options in force, checked once here; SQLite's defaults unless `db=sqlite`, which
+/// is the only database that takes them.
+pub(super) fn from_settings(look: &Lookup, db: Db) -> Result<SqliteOptions, SettingError> {
+    let mut out = SqliteOptions::default();
+    for k in SQLITE_KEYS {
+        let v = look.get(k.key, k.default);
+        if db != Db::Sqlite {
+            if !v.is_default() {
+                return Err(v.invalid("sqlite.* options apply to db=sqlite"));
+            }
+            continue;
+        }
+        match k.key.trim_start_matches("sqlite.") {
+            "journal_mode" => {
+                let names = JournalMode::ALL.map(JournalMode::name);
+                out.journal_mode = v.choice(&names)?.parse().ok();
+            }
+            "synchronous" => {
+                let names = Synchronous::ALL.map(Synchronous::name);
+                out.synchronous = v.choice(&names)?.parse().ok();
+            }
+            "page_size" => {
+                let n = v.size(512, 65536)?;
+                if !n.is_power_of_two() {
+                    return Err(v.invalid("a power of two from 512 to 65536"));
+                }
+                out.page_size = Some(n as u32);
+            }
+            _ => {
+                let pages = (v.text.trim().parse::<i64>())
+                    .map_err(|_| v.invalid("a whole number: pages, or negative KiB"))?;
+                out.cache_size = Some(pages);
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
