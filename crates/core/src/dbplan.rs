@@ -63,6 +63,11 @@ impl Db {
     pub fn is_server(self) -> bool {
         !matches!(self, Db::Sqlite)
     }
+
+    /// It runs stored procedures (TPC-C's `procedures=true`).
+    pub fn has_procedures(self) -> bool {
+        self.is_server()
+    }
 }
 
 /// What runs against the database.

@@ -22,13 +22,21 @@ pub(super) fn tpcc(g: &dyn Fn(&str) -> Val, db: Db) -> Result<DbWork, SettingErr
 /// the default, which becomes `false`).
 fn procedures(v: &Val, db: Db) -> Result<bool, SettingError> {
     let wanted = v.boolean()?;
-    match db {
-        Db::Postgres | Db::Mariadb => Ok(wanted),
-        Db::Sqlite if wanted && !v.is_default() => Err(v.invalid(
-            "SQLite has no stored procedures: procedures=true applies to db=postgres or db=mariadb",
-        )),
-        Db::Sqlite => Ok(false),
+    if db.has_procedures() {
+        return Ok(wanted);
     }
+    if wanted && !v.is_default() {
+        let takers: Vec<&str> = (Db::ALL.iter())
+            .filter(|d| d.has_procedures())
+            .map(|d| d.name())
+            .collect();
+        return Err(v.invalid(format!(
+            "{} has no stored procedures: procedures=true applies to db={}",
+            db.name(),
+            takers.join(" or db=")
+        )));
+    }
+    Ok(false)
 }
 
 pub(super) fn pgbench(g: &dyn Fn(&str) -> Val) -> Result<DbWork, SettingError> {
