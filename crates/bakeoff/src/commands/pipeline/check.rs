@@ -46,7 +46,8 @@ impl Place {
         }
     }
 
-    fn has_log(&self) -> bool {
+    /// It names a log stack.
+    pub fn has_log(&self) -> bool {
         matches!(self, Place::Stacks { log: Some(_), .. })
     }
 }

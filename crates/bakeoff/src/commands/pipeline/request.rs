@@ -43,7 +43,7 @@ impl Work {
             .transpose()?;
         self.check_work(&req.place, req.opts, mem_limit)?;
         let exports = exports::open(req.export)?;
-        let has_log = matches!(&req.place, Place::Stacks { log: Some(_), .. });
+        let has_log = req.place.has_log();
         let ready = self.check_place(req.place, req.opts)?;
         let output = match self {
             Work::Recipe(_) => CommandOutput::for_run(req.output, req.export, req.dry_run)?,
