@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+pub mod capture;
 mod examples;
 mod exports;
 mod names;
@@ -64,6 +65,14 @@ pub enum Command {
     /// Undo whatever killed bakeoff runs left behind (mounts, pools, daemons, loop devices, images).
     #[command(after_help = CLEANUP_EXAMPLES)]
     Cleanup(CleanupArgs),
+    /// Record what a database does to its files: the file-system calls of a process tree
+    /// (running, a cgroup's, or a command it starts) on files under a directory, with eBPF,
+    /// into a trace to show, fit a personality to, or replay on any stack (docs/replay.md).
+    #[command(after_help = CAPTURE_EXAMPLES)]
+    Capture(capture::CaptureArgs),
+    /// What a captured trace holds, or a personality fitted to it.
+    #[command(after_help = TRACE_EXAMPLES)]
+    Trace(capture::TraceArgs),
     /// Print shell completions (bash, zsh, fish, elvish, powershell) to stdout.
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions {
@@ -204,8 +213,8 @@ pub struct CleanupArgs {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[arg(
-        required_unless_present_any = ["job", "recipe"],
-        conflicts_with_all = ["job", "recipe"],
+        required_unless_present_any = ["job", "recipe", "replay"],
+        conflicts_with_all = ["job", "recipe", "replay"],
         value_parser = WorkloadName,
         hide_possible_values = true,
         help = names::help("A built-in workload, database or recipe"),
@@ -218,6 +227,16 @@ pub struct RunArgs {
     /// by one on the stack (docs/phases.md).
     #[arg(long, value_name = "FILE")]
     pub recipe: Option<PathBuf>,
+    /// Replay a trace of `bakeoff capture`: the captured calls on files laid out at their
+    /// captured sizes, each captured thread by a thread of its own (--set timing=original|fast,
+    /// speed=2x, flags=no_direct, window=marked, syncs=merge; docs/replay.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["job", "recipe"])]
+    pub replay: Option<PathBuf>,
+    /// A database run: also trace the server's file-system calls on its files, from the
+    /// warm-up to the window's end, into FILE (marked window_start and window_end), to show,
+    /// fit or replay (docs/replay.md). Needs root.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "mpi"])]
+    pub capture: Option<PathBuf>,
     /// Where to run: a directory (data files are laid out inside it) or a loop device.
     #[arg(
         long,

@@ -12,6 +12,7 @@ use exit::Failure;
 use std::io::IsTerminal;
 
 fn main() -> std::process::ExitCode {
+    quiet_on_closed_stdout();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -25,6 +26,8 @@ fn main() -> std::process::ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Stack(args) => commands::stack::run(args),
         cli::Command::Cleanup(args) => commands::cleanup::run(args),
+        cli::Command::Capture(args) => commands::capture::run(args),
+        cli::Command::Trace(args) => commands::trace::run(args),
         cli::Command::Completions { shell } => commands::completions::completions(shell),
         cli::Command::Man { command, out_dir } => {
             commands::completions::man(&command, out_dir.as_deref())
@@ -38,6 +41,22 @@ fn main() -> std::process::ExitCode {
             code.into()
         }
     }
+}
+
+/// `bakeoff trace show t.trace | head`: when the reader of stdout goes away, end as a Unix
+/// tool does (quietly, status 141: killed by SIGPIPE) instead of printing a panic. Rust ignores
+/// SIGPIPE, so the write fails and `println!` panics; the hook sees that panic's message.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = (info.payload().downcast_ref::<String>().map(String::as_str))
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }
 
 /// `bakeoff __client`: one client process of a `clients=N` run. Ctrl-C reaches it as well as

@@ -30,15 +30,10 @@ fn each_kinds_histogram_decodes_to_its_count_percentiles_and_stdev() {
     for op in ops {
         let lat = &op["lat"];
         let h = decode(lat);
-        // The counters and the latencies see the window's edges apart: the operations in
-        // flight there (one per thread) may fall on either side.
-        let ops = op["ops"].as_u64().unwrap();
-        assert!(
-            h.len().abs_diff(ops) <= 4,
-            "{}: {} of {ops}",
-            op["kind"],
-            h.len()
-        );
+        // The count and the histogram hold the same operations: those that finished inside
+        // the window (CI once saw 6 more in the histogram, when the count was read from the
+        // counters as the harness woke at the window's start).
+        assert_eq!(h.len(), op["ops"].as_u64().unwrap(), "{}", op["kind"]);
         for p in lat["percentiles"].as_array().unwrap() {
             let q = p["p"].as_f64().unwrap() / 100.0;
             assert_eq!(h.value_at_quantile(q), p["lat_ns"].as_u64().unwrap());

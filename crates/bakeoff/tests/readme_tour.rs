@@ -158,9 +158,31 @@ const TOUR: &[Entry] = &[
         &["--set", "runtime=2s,ramp_time=0"],
     ),
     Entry {
-        starts: "bakeoff run pgbench",
+        starts: "bakeoff run pgbench --stack xfs",
         append: &["--set", "scale=1,clients=2,runtime=3s,ramp_time=0"],
         shows: &["pgbench on stack xfs", "scale 1", "skipped 0, failed 0"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff run pgbench --stack ext4",
+        append: &["--set", "scale=1,clients=2,runtime=3s,ramp_time=0"],
+        shows: &["pgbench on stack ext4", "skipped 0, failed 0"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff trace show",
+        shows: &["postgres pgbench on ext4", "B/call"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff trace personality",
+        shows: &["[[role]]", "[[fileset]]"],
+        ..LINE
+    },
+    Entry {
+        starts: "bakeoff compare --replay",
+        replace: &[("--repeat 3", "--repeat 1")],
+        shows: &["ext4 / ", "xfs / ", "zfs:recordsize=8k / "],
         ..LINE
     },
     Entry {

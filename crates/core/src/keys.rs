@@ -99,6 +99,65 @@ pub const RUN_KEYS: &[KeyDoc] = &[
     ),
 ];
 
+/// Keys of a replayed trace (`run --replay`); `runtime`, `seed` and `ramp_time` mean what they
+/// mean in [`RUN_KEYS`], with a replay's own defaults.
+pub const REPLAY_KEYS: &[KeyDoc] = &[
+    doc(
+        "timing",
+        "fast",
+        "original: each call at its captured time (divided by speed), latency from that time; \
+         fast: each call as soon as the calls it depends on are done",
+    ),
+    doc(
+        "speed",
+        "1x",
+        "with timing=original, how much faster than captured the schedule runs (2x, 0.5x)",
+    ),
+    doc(
+        "think",
+        "none",
+        "none, or cpu: burn the CPU time each thread used between its calls (needs a trace \
+         with cpu_ns) before issuing the next",
+    ),
+    doc(
+        "window",
+        "all",
+        "all: measure the whole trace; marked: only between its window_start and window_end \
+         marks",
+    ),
+    doc(
+        "flags",
+        "captured",
+        "captured: open with the captured flags (O_DIRECT, O_DSYNC, O_SYNC); no_direct: \
+         drop O_DIRECT",
+    ),
+    doc(
+        "syncs",
+        "each",
+        "each: make every captured fsync and fdatasync; merge: group commit, a thread's sync of a \
+         file waits for one under way and is not made if a sync begun after the file's writes \
+         so far has made them durable (a database on a stack with dearer syncs makes fewer)",
+    ),
+    doc(
+        "balloon",
+        "0",
+        "anonymous memory held during the replay, as the database's own memory was: auto (the \
+         captured processes' memory), a size, or 0",
+    ),
+    doc(
+        "runtime",
+        "auto",
+        "safety cap: the replay ends when the trace does, or after this long (auto = 10 x the \
+         trace's duration / speed)",
+    ),
+    doc(
+        "ramp_time",
+        "0",
+        "no warm-up: a replay measures from its first call (only 0)",
+    ),
+    doc("seed", "1", "seed of the written data"),
+];
+
 /// Keys of a plain job (fio's meaning unless noted). A plain job is a personality with one
 /// fileset and one role; the keys they share are the same [`KeyDoc`]s.
 pub const JOB_KEYS: &[KeyDoc] = &[

@@ -14,6 +14,7 @@
 //!   the flat summary); [`summary`] computes the summary, [`findings`] the findings and
 //!   [`steady`] decides the warm-up.
 //! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
+//! * [`trace`]: a captured trace of a database's file-system calls, as replayed.
 
 mod doc;
 pub mod fileop;
@@ -30,6 +31,7 @@ pub mod settings;
 pub mod steady;
 pub mod study;
 pub mod summary;
+pub mod trace;
 pub mod units;
 pub mod verdict;
 pub mod workload;

@@ -50,8 +50,12 @@ pub enum OpKind {
     ReadFile,
     /// Write a whole file.
     WriteFile,
-    /// Change a file's attributes (its times: NFS `SETATTR`).
+    /// Change a file's attributes (its times: NFS `SETATTR`; a replay's `ftruncate`).
     Setattr,
+    /// Start or wait for write-back of a range (a replay's `sync_file_range`).
+    Writeback,
+    /// Allocate or punch a range (a replay's `fallocate`).
+    Allocate,
 }
 
 /// What an operation kind counts as.
@@ -67,7 +71,7 @@ pub enum OpClass {
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 22] = [
+    pub const ALL: [OpKind; 24] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::LogWrite,
@@ -90,6 +94,8 @@ impl OpKind {
         OpKind::ReadFile,
         OpKind::WriteFile,
         OpKind::Setattr,
+        OpKind::Writeback,
+        OpKind::Allocate,
     ];
 
     /// Index into per-kind arrays.
@@ -122,6 +128,8 @@ impl OpKind {
             OpKind::ReadFile => "read_file",
             OpKind::WriteFile => "write_file",
             OpKind::Setattr => "setattr",
+            OpKind::Writeback => "writeback",
+            OpKind::Allocate => "allocate",
         }
     }
 

@@ -3,7 +3,9 @@
 //! system.
 
 use crate::steady::rules::{AutoRamp, StopRule, CLIENTS_RAMP};
+mod replay;
 use crate::units::duration_ns;
+pub use replay::{FlagRule, ReplayPlan, ReplayTiming, ReplayWindow, SyncRule, Think};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -270,6 +272,10 @@ pub struct Plan {
     /// 0 runs the threads in bakeoff itself.
     #[serde(default)]
     pub clients: u32,
+    /// A captured trace to replay in place of roles (`run --replay`): the engine runs one
+    /// thread per captured thread on the trace's own files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayPlan>,
 }
 
 fn first_repetition() -> u32 {
@@ -281,11 +287,13 @@ impl Plan {
     /// smaller). A tree counts every entry at its mean size: what it holds when every file
     /// exists.
     pub fn dataset_bytes(&self) -> u64 {
+        let replay = self.replay.as_ref().map_or(0, |r| r.peak_bytes);
         self.filesets
             .iter()
             .map(|f| f.file_size.saturating_mul(u64::from(f.nrfiles)))
             .fold(0, u64::saturating_add)
             .saturating_mul(u64::from(self.clients.max(1)))
+            .saturating_add(replay)
     }
 
     /// The plan client `index` of a `clients=N` run executes: every role on its own files, with
@@ -350,8 +358,11 @@ impl Plan {
         changed
     }
 
-    /// Total worker threads.
+    /// Total worker threads (a replay's: one per captured thread).
     pub fn threads(&self) -> u32 {
+        if let Some(replay) = &self.replay {
+            return replay.threads;
+        }
         self.roles
             .iter()
             .fold(0, |n, r| n.saturating_add(r.threads))

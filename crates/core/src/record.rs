@@ -16,7 +16,9 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// `#[serde(default)]`, which read as `null`).
 pub const READABLE_SCHEMA_VERSIONS: &[u32] = &[1, 2];
 
+pub mod capture;
 mod machine;
+pub mod replay;
 pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
@@ -160,6 +162,12 @@ pub struct RunRecord {
     /// steady; the stop rule's outcome (see `docs/methodology.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadyRecord>,
+    /// `run --capture FILE`: the trace written of the database's file-system calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<capture::CaptureRecord>,
+    /// `run --replay FILE`: what the replay counted beside its operations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplayRecord>,
 }
 
 impl RunRecord {

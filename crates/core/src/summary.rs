@@ -83,6 +83,7 @@ impl Summary {
             cpu_steal_pct: cpu.map(|c| c.steal_pct),
             arc_hit_pct: arc,
             page_cache_hit_pct: page_cache_hit_pct(record, r_ops, r_bytes),
+            replay_s: record.replay.is_some().then_some(secs),
             ..Summary::default()
         };
         let log = record.devices.iter().filter(|d| d.role == "log");

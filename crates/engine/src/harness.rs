@@ -66,6 +66,8 @@ pub struct RunOutput {
     pub clients: Vec<ClientResult>,
     /// How the warm-up was decided and how long it took; the stop rule's outcome.
     pub steady: Option<bakeoff_core::steady::SteadyRecord>,
+    /// A replay's counts beside its operations.
+    pub replay: Option<bakeoff_core::record::replay::ReplayRecord>,
 }
 
 /// The thread's signal that its setup is done; dropping it says so too, so a thread that fails
@@ -134,9 +136,9 @@ fn spawn(spec: ThreadSpec, shared: &Arc<Shared>) -> std::io::Result<Spawned> {
     })
 }
 
-fn totals(spawned: &[Spawned], role: Option<usize>) -> Totals {
+fn totals(spawned: &[Spawned]) -> Totals {
     let mut t = Totals::default();
-    for s in spawned.iter().filter(|s| role.is_none_or(|r| r == s.role)) {
+    for s in spawned {
         t.add(&s.counters.totals());
     }
     t
@@ -147,12 +149,8 @@ fn live(spawned: &[Spawned]) -> impl Iterator<Item = &[Option<LiveCounts>; KINDS
     spawned.iter().map(|s| &s.counters.live)
 }
 
-fn per_role(roles: usize, spawned: &[Spawned]) -> Vec<Totals> {
-    (0..roles).map(|r| totals(spawned, Some(r))).collect()
-}
-
-/// The window's start (time and per-role totals), if it started.
-type Window = Option<(Duration, Vec<Totals>)>;
+/// The window's start, if it started.
+type Window = Option<Duration>;
 
 /// Runs `threads` under `shared` (whose couplings the threads use) and returns the merged
 /// results. `specs` is an iterator so that setting up a thread (opening files) may fail: the
@@ -221,12 +219,11 @@ pub fn run_gated(
         let latency = reader.read(live(&spawned), true);
         let t = tick(TickKind::MeasureStart, Totals::default(), latency);
         on_tick(&t);
-        (t.elapsed, vec![Totals::default(); roles.len()])
+        t.elapsed
     });
     shared.start.open();
     let edges = (window, timing.runtime);
     let (window, interrupted) = drive(
-        roles.len(),
         shared,
         (&spawned, &mut reader),
         interrupt,
@@ -235,30 +232,32 @@ pub fn run_gated(
         &mut warmup,
     );
     // A fixed warm-up cut short (Ctrl-C, an error) lasted until the end.
-    let opened = window.as_ref().map(|(t, _)| *t);
-    let steady = warmup.finish(opened.unwrap_or_else(|| shared.clock.elapsed()));
+    let steady = warmup.finish(window.unwrap_or_else(|| shared.clock.elapsed()));
     let latency = reader.read(live(&spawned), false);
-    let end_tick = tick(TickKind::End, totals(&spawned, None), latency);
-    let end_roles = per_role(roles.len(), &spawned);
+    let end_tick = tick(TickKind::End, totals(&spawned), latency);
     on_tick(&end_tick);
-    let measured = window
-        .as_ref()
-        .map_or(Duration::ZERO, |(t, _)| end_tick.elapsed.saturating_sub(*t));
     let ended = Ended {
-        window,
-        roles: end_roles,
-        measured,
+        measured: window_length(shared, window, end_tick.elapsed),
         interrupted,
         steady,
     };
     Ok(gather(shared, roles, spawned, ended))
 }
 
-/// How a run's window ended: its start (and each role's totals then), if it opened; each
-/// role's totals at its end; its length; and whether Ctrl-C ended it.
+/// The window's length: from its start to its end as the threads saw them (an operation is
+/// in the window if it finished between the two), not as the harness woke to notice them.
+fn window_length(shared: &Shared, window: Window, end_tick: Duration) -> Duration {
+    if window.is_none() {
+        return Duration::ZERO;
+    }
+    let start = shared.ramp_ns.load(Ordering::Relaxed);
+    let end = shared.end_ns.load(Ordering::Relaxed);
+    let end = end.min(end_tick.as_nanos() as u64);
+    Duration::from_nanos(end.saturating_sub(start))
+}
+
+/// How a run's window ended: its length; and whether Ctrl-C ended it.
 struct Ended {
-    window: Option<(Duration, Vec<Totals>)>,
-    roles: Vec<Totals>,
     measured: Duration,
     interrupted: bool,
     steady: Option<bakeoff_core::steady::SteadyRecord>,
@@ -268,8 +267,6 @@ struct Ended {
 /// measured window, and the first error a thread met.
 fn gather(shared: &Shared, roles: &[RoleDesc], spawned: Vec<Spawned>, ended: Ended) -> RunOutput {
     let Ended {
-        window,
-        roles: end_roles,
         measured,
         interrupted,
         steady,
@@ -282,14 +279,7 @@ fn gather(shared: &Shared, roles: &[RoleDesc], spawned: Vec<Spawned>, ended: End
             .unwrap_or_else(|_| ThreadStats::new(Arc::new(Counters::default()), &[], false));
         merged[s.role].push(stats);
     }
-    let counts: Vec<RoleCounts> = (0..roles.len())
-        .map(|ri| {
-            let delta = window.as_ref().map_or(Totals::default(), |(_, start)| {
-                end_roles[ri].since(&start[ri])
-            });
-            RoleCounts::of_threads(&merged[ri], delta)
-        })
-        .collect();
+    let counts: Vec<RoleCounts> = merged.iter().map(|t| RoleCounts::of_threads(t)).collect();
     let (results, ops) = summarize(roles, &counts, measured);
     let error = shared
         .error
@@ -305,6 +295,7 @@ fn gather(shared: &Shared, roles: &[RoleDesc], spawned: Vec<Spawned>, ended: End
         counts,
         clients: Vec::new(),
         steady,
+        replay: None,
     }
 }
 
@@ -342,7 +333,6 @@ fn spawn_all(
 /// window's start if it already started. Once a second `warmup` decides whether the window
 /// starts (automatic warm-up) or ends (stop rule).
 fn drive(
-    roles: usize,
     shared: &Shared,
     (spawned, reader): (&[Spawned], &mut LiveReader),
     interrupt: &AtomicBool,
@@ -353,7 +343,7 @@ fn drive(
     let mut tick = |kind| Tick {
         elapsed: shared.clock.elapsed(),
         kind,
-        totals: totals(spawned, None),
+        totals: totals(spawned),
         latency: reader.read(live(spawned), kind == TickKind::MeasureStart),
     };
     let mut interrupted = false;
@@ -367,11 +357,9 @@ fn drive(
         let end = shared.end_ns.load(Ordering::Relaxed);
         let ramp_ns = shared.ramp_ns.load(Ordering::Relaxed);
         if window.is_none() && now >= ramp_ns && now < end {
-            // The roles' counts first: reading the latency buckets takes a while, and the
-            // operations finished meanwhile are in the window's histograms.
-            let start = per_role(roles, spawned);
             let t = tick(TickKind::MeasureStart);
-            window = Some((t.elapsed, start));
+            window = Some(t.elapsed);
+            shared.measuring.store(true, Ordering::Release);
             on_tick(&t);
         }
         if now >= end {

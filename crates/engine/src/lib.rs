@@ -1,7 +1,8 @@
 //! bakeoff's engine: the per-I/O hot path. Engines (`psync`, `io_uring`, `null`), the dataset
 //! layout, worker threads running a role's steps, rate pacing, the couplings between roles
 //! (semaphores, group commit, dirty-block queue), and the per-thread counters and latency
-//! histograms a run is measured with; file operations on directory trees; client processes.
+//! histograms a run is measured with; file operations on directory trees; client processes;
+//! the replay of a captured trace.
 
 pub mod buffers;
 pub mod clients;
@@ -15,6 +16,7 @@ pub mod interval;
 pub mod kinds;
 pub mod layout;
 pub mod placement;
+pub mod replay;
 pub mod results;
 pub mod run;
 pub mod shared;
@@ -35,13 +37,17 @@ use std::sync::atomic::AtomicBool;
 
 /// Runs `plan` on `dataset`. `interrupt` is polled every 10 ms; `on_tick` is called at the start,
 /// at the start of the measured window, every second and at the end. With `clients=N` the
-/// roles run in N client processes (see [`clients`]), each on its copy of the dataset.
+/// roles run in N client processes (see [`clients`]), each on its copy of the dataset; a
+/// plan with a replay replays its trace (see [`replay`]).
 pub fn execute(
     plan: &Plan,
     dataset: &Dataset,
     interrupt: &AtomicBool,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<RunOutput, RunError> {
+    if plan.replay.is_some() {
+        return replay::run(plan, dataset, interrupt, on_tick);
+    }
     if plan.clients > 0 {
         return clients::run_clients(plan, dataset, interrupt, on_tick);
     }

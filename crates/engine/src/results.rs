@@ -67,14 +67,14 @@ fn add_counts(acc: &mut Option<LatencyCounts>, other: Option<&LatencyCounts>) {
 }
 
 impl RoleCounts {
-    /// The union of `threads`' statistics, with the role's window `delta`.
-    pub fn of_threads(threads: &[ThreadStats], delta: Totals) -> RoleCounts {
+    /// The union of `threads`' statistics.
+    pub fn of_threads(threads: &[ThreadStats]) -> RoleCounts {
         let mut c = RoleCounts {
-            delta,
             commits: threads.iter().map(|t| t.commits).sum(),
             ..RoleCounts::default()
         };
         for t in threads {
+            c.delta.add(&t.window);
             for i in 0..KINDS {
                 add_counts(&mut c.lat[i], t.lat[i].as_ref());
                 add_counts(&mut c.service[i], t.service[i].as_ref());
@@ -194,10 +194,8 @@ mod tests {
             a.record(OpKind::Read, 8192, ns * 1000, ns * 1000, true);
             b.record(OpKind::Create, 0, ns * 7, ns * 7, ns % 2 == 0);
         }
-        let mut delta = Totals::default();
-        delta.ops[OpKind::Read.index()] = 1000;
-        let one = RoleCounts::of_threads(&[a], delta);
-        let two = RoleCounts::of_threads(&[b], Totals::default());
+        let one = RoleCounts::of_threads(&[a]);
+        let two = RoleCounts::of_threads(&[b]);
         let text = serde_json::to_string(&two).unwrap();
         let back: RoleCounts = serde_json::from_str(&text).unwrap();
         let mut sum = one.clone();
@@ -227,5 +225,6 @@ mod tests {
         assert_eq!(per_role[0].ops.len(), 2);
         assert_eq!(ops[0].kind, OpKind::Read);
         assert_eq!((ops[0].ops, ops[0].iops), (1000, 500.0));
+        assert_eq!((ops[1].kind, ops[1].ops), (OpKind::Create, 500));
     }
 }

@@ -5,7 +5,7 @@ use crate::layout::Region;
 use crate::stats::ThreadStats;
 use bakeoff_core::plan::RolePlan;
 use std::fs::File;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 /// Why a run failed.
@@ -79,6 +79,9 @@ pub struct Shared {
     pub clock: crate::clock::RunClock,
     /// Start of the measured window; set once every worker is started.
     pub ramp_ns: AtomicU64,
+    /// The harness has taken the window's starting counts (a worker that opens the window
+    /// itself waits for this, so that none of its calls is counted as warm-up).
+    pub measuring: AtomicBool,
     /// End of the run; lowered to "now" to stop early.
     pub end_ns: AtomicU64,
     /// Semaphores per role, one per thread (filebench semblock/sempost).
@@ -136,6 +139,7 @@ impl Shared {
         Shared {
             clock: crate::clock::RunClock::start(),
             ramp_ns: AtomicU64::new(u64::MAX),
+            measuring: AtomicBool::new(false),
             end_ns: AtomicU64::new(u64::MAX),
             semaphores: Vec::new(),
             logs: Vec::new(),

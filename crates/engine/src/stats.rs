@@ -110,6 +110,10 @@ pub fn encode(h: &Histogram<u64>) -> Option<String> {
 pub struct ThreadStats {
     counters: std::sync::Arc<Counters>,
     local: Totals,
+    /// Operations and bytes that finished inside the window: the same operations as the
+    /// latency counts, so a kind's count and its histogram's agree exactly (counters read by
+    /// the harness at the window's edges would count the operations finished while it woke).
+    pub window: Totals,
     /// Latency per kind (from scheduled start under a rate, else from submission).
     pub lat: [Option<LatencyCounts>; KINDS],
     /// Service time per kind, kept only under a rate.
@@ -128,6 +132,7 @@ impl ThreadStats {
         let mut s = ThreadStats {
             counters,
             local: Totals::default(),
+            window: Totals::default(),
             lat: Default::default(),
             service: Default::default(),
             commits: 0,
@@ -160,6 +165,8 @@ impl ThreadStats {
             live.record(lat_ns);
         }
         if measured {
+            self.window.ops[i] += 1;
+            self.window.bytes[i] += bytes;
             if let Some(h) = &mut self.lat[i] {
                 h.record(lat_ns);
             }

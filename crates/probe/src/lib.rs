@@ -16,6 +16,7 @@
 
 mod attribution;
 mod btrfs;
+pub mod capture;
 mod delta;
 mod devices;
 mod env;

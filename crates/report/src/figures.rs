@@ -5,7 +5,7 @@ use bakeoff_core::record::Summary;
 use bakeoff_core::verdict::Better;
 
 mod layout;
-pub use layout::{group_of, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, GROUPS};
+pub use layout::{group_of, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, GROUPS, REPLAY_DEFAULT_COLUMNS};
 
 /// How a figure is compared with the baseline's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,6 +285,14 @@ pub const FIGURES: &[Figure] = &[
     pct("page_cache_hit_pct", "page-cache hit %", |s| {
         s.page_cache_hit_pct
     }),
+    fig(
+        "replay_s",
+        "replay s",
+        Verdict(Lower),
+        |s| s.replay_s,
+        2,
+        0.0,
+    ),
     fig("tps", "txn/s", Verdict(Higher), |s| s.tps, 0, 0.0),
     fig("tpm", "txn/min", Verdict(Higher), |s| s.tpm, 0, 0.0),
     fig("nopm", "NOPM", Verdict(Higher), |s| s.nopm, 0, 0.0),
@@ -339,6 +347,14 @@ pub const FIGURES: &[Figure] = &[
         |s| s.wal_bytes_per_txn,
         0,
         1.0,
+    ),
+    fig(
+        "wal_syncs_per_txn",
+        "WAL syncs/txn",
+        Verdict(Lower),
+        |s| s.wal_syncs_per_txn,
+        3,
+        0.001,
     ),
     fig(
         "innodb_dblwr_pages_per_txn",
@@ -418,6 +434,7 @@ mod tests {
         );
         assert!(DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
         assert!(DB_DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
+        assert!(REPLAY_DEFAULT_COLUMNS.iter().all(|k| figure(k).is_some()));
         let grouped: Vec<&str> = GROUPS.iter().flat_map(|(_, k)| k.iter().copied()).collect();
         for f in FIGURES {
             let n = grouped.iter().filter(|k| **k == f.key).count();

@@ -201,6 +201,8 @@ pub fn record() -> RunRecord {
         ramp: None,
         steady: None,
         mpi: None,
+        capture: None,
+        replay: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

@@ -14,6 +14,7 @@ pub mod json;
 pub mod plan_text;
 pub mod ramp;
 pub mod terminal;
+pub mod trace;
 
 mod fmt;
 

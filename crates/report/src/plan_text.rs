@@ -65,6 +65,18 @@ pub fn render(plan: &Plan) -> String {
             String::new()
         },
     );
+    if let Some(r) = &plan.replay {
+        let _ = writeln!(
+            s,
+            "replay   trace {}: {} calls by {} threads over {:.1} s; files {} at the start, up to {}",
+            r.capture_id,
+            bakeoff_core::units::format_count(r.ops),
+            r.threads,
+            r.duration.as_secs_f64(),
+            size(r.layout_bytes),
+            size(r.peak_bytes),
+        );
+    }
     let files: Vec<String> = (plan.filesets.iter())
         .map(|f| {
             let what = if f.tree.is_some() { "tree of" } else { "" };

@@ -55,3 +55,26 @@ Examples:
   bakeoff cleanup          # after a killed run: undo what it left
   bakeoff cleanup --all    # also destroy stacks kept with `stack create --keep`
   bakeoff cleanup && losetup -a    # no loop device of bakeoff's left";
+
+pub const CAPTURE_EXAMPLES: &str = "\
+Examples:
+  bakeoff capture --pid 4711 --under /var/lib/postgresql --duration 10m --out prod.trace
+  bakeoff capture --under /srv/db --out t.trace -- ./nightly-batch.sh   # a program that does its own I/O
+  bakeoff capture --cgroup /sys/fs/cgroup/db --under data=/srv/db --under log=/srv/wal --out t.trace
+  bakeoff run tpcc --stack ext4 --set db=postgres --capture tpcc.trace   # a run of bakeoff's own";
+
+pub const TRACE_EXAMPLES: &str = "\
+Examples:
+  bakeoff trace show prod.trace              # files, op mix, sizes, syncs, threads, losses
+  bakeoff trace show prod.trace --json > prod.json
+  bakeoff trace personality prod.trace > mydb.toml && bakeoff run --job mydb.toml --stack xfs";
+
+pub const TRACE_SHOW_EXAMPLES: &str = "\
+Examples:
+  bakeoff trace show prod.trace              # files, op mix, sizes, syncs, threads, losses
+  bakeoff trace show prod.trace --json > prod.json";
+
+pub const TRACE_PERSONALITY_EXAMPLES: &str = "\
+Examples:
+  bakeoff trace personality prod.trace > mydb.toml
+  bakeoff trace personality prod.trace --name mydb > mydb.toml && bakeoff run --job mydb.toml --stack xfs";

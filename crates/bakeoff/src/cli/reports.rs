@@ -87,12 +87,16 @@ pub struct CompareArgs {
     #[arg(
         long = "workload",
         value_name = "NAME",
-        required_unless_present = "study",
+        required_unless_present_any = ["study", "replays"],
         value_parser = super::WorkloadName,
         hide_possible_values = true,
         help = super::names::help("A workload to run on every stack (repeatable), or a workload file")
     )]
     pub workloads: Vec<String>,
+    /// A trace of `bakeoff capture` to replay on every stack (repeatable; the same as
+    /// --workload FILE): the replay's keys (timing=fast, ...) go in --set (docs/replay.md).
+    #[arg(long = "replay", value_name = "FILE", conflicts_with = "study")]
+    pub replays: Vec<String>,
     /// Workload keys for every workload: --set readers=32,writers=8.
     #[arg(long = "set", value_name = "KEY=VALUE,...")]
     pub set: Vec<String>,

@@ -41,6 +41,10 @@ pub const DOCS: &[(&str, &[(&str, &str)])] = &[
             ("postgres.md", "the managed PostgreSQL server"),
             ("mpi.md", "load from many hosts (--mpi)"),
             ("findings.md", "the findings a run reports"),
+            (
+                "replay.md",
+                "replaying a captured trace (--replay), capturing a run (--capture)",
+            ),
         ],
     ),
     (
@@ -75,6 +79,10 @@ pub const DOCS: &[(&str, &[(&str, &str)])] = &[
             ("studies/README.md", "study files (--study)"),
             ("methodology.md", "how a run measures"),
             ("schema.md", "the comparison JSON and CSV"),
+            (
+                "replay.md",
+                "replaying a captured trace on every stack (--replay)",
+            ),
         ],
     ),
     (
@@ -86,6 +94,26 @@ pub const DOCS: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     ("stack", &[("stacks.md", "stack specs, types and keys")]),
+    (
+        "capture",
+        &[
+            (
+                "replay.md",
+                "what is captured, what is lost, and the replay",
+            ),
+            ("trace.md", "the trace file's format"),
+        ],
+    ),
+    (
+        "trace",
+        &[
+            (
+                "trace-analysis.md",
+                "what trace show prints and the fitted personality",
+            ),
+            ("trace.md", "the trace file's format"),
+        ],
+    ),
     (
         "cleanup",
         &[("stacks.md", "what a stack leaves and how it is undone")],

@@ -21,6 +21,7 @@ use bakeoff_stack::{Stack, StackSpec};
 use std::sync::atomic::AtomicBool;
 
 mod body;
+pub mod capture;
 mod external;
 mod load;
 mod tpch;
@@ -46,6 +47,7 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
         roles: Vec::new(),
         settings: plan.settings.clone(),
         clients: 0,
+        replay: None,
     }
 }
 
@@ -188,8 +190,29 @@ fn run_on(
     let mut extras = body::Extras::default();
     let mut work: Box<Body> =
         body::body(plan, opened.as_ref(), &mut counters, &mut extras, interrupt);
-    let mut record = window.run(&mut work)?;
+    let traced = match run.capture {
+        Some(path) => Some(start_capture(
+            path,
+            opened.as_ref(),
+            stack,
+            log_stack,
+            plan,
+            run,
+        )?),
+        None => None,
+    };
+    let mut record = match &traced {
+        Some(traced) => window.run(&mut capture::marked(&mut work, traced)),
+        None => window.run(&mut work),
+    };
     drop(work);
+    if let Some(traced) = traced {
+        let captured = traced.finish();
+        if let Ok(record) = &mut record {
+            record.capture = Some(captured?);
+        }
+    }
+    let mut record = record?;
     let mut database = describe(opened.as_ref(), plan);
     database.load = Some(load);
     database.window = counters.window();
@@ -208,6 +231,23 @@ fn run_on(
     }
     opened.stop(stack).map_err(setup_failure)?;
     Ok(record)
+}
+
+/// Starts `run --capture`: the server's processes on the data stack's files and the log
+/// stack's.
+fn start_capture(
+    path: &std::path::Path,
+    opened: &dyn ManagedDb,
+    stack: &Stack,
+    log_stack: Option<&Stack>,
+    plan: &DbPlan,
+    run: &StackRun,
+) -> Result<capture::RunCapture, Failure> {
+    let mut roots = vec![("data".to_string(), data_dir(stack)?)];
+    if let Some(Target::Directory(log)) = log_stack.map(target_of) {
+        roots.push(("log".to_string(), log));
+    }
+    capture::start(path, opened.processes(), roots, plan, &run.spec.text)
 }
 
 /// The directory a database lives in: the stack's mount (a raw stack has none).

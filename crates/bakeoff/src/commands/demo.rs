@@ -44,6 +44,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
             warm: false,
             mem_limit: None,
             quiet: false,
+            capture: None,
         };
         let record = run_on_stack(&run, &plan, &interrupt)?;
         println!("{}", bakeoff_report::terminal::render(&record));

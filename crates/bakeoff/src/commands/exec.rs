@@ -24,6 +24,7 @@ pub fn exec(args: ExecArgs) -> Result<Code, Failure> {
         warm: args.run_opts.warm,
         quiet: args.quiet,
         remove_data: false,
+        capture: None,
     })
 }
 

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod capture;
 pub mod cleanup;
 pub mod compare;
 pub mod completions;
@@ -17,4 +18,5 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod stack;
+pub mod trace;
 pub mod workloads;

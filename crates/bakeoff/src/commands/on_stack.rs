@@ -11,6 +11,7 @@ use bakeoff_engine::placement::log_filesets;
 use bakeoff_engine::{Placement, Target};
 use bakeoff_probe::{ROLE_LOG, ROLE_STACK};
 use bakeoff_stack::{Stack, StackSpec};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// How to run on a stack.
@@ -27,6 +28,8 @@ pub struct StackRun<'a> {
     pub mem_limit: Option<u64>,
     /// No progress output.
     pub quiet: bool,
+    /// `run --capture FILE` of a database: trace its file-system calls into FILE.
+    pub capture: Option<&'a Path>,
 }
 
 /// Builds the stack (and the log stack), checks they hold the dataset, runs `plan` cold

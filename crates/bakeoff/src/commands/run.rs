@@ -13,6 +13,13 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
     }
     let work = work_of(&args)?;
     check_output_flag(&args, &work)?;
+    if let Some(path) = &args.capture {
+        let db = match &work {
+            Work::Db(plan) => Some(&**plan),
+            _ => None,
+        };
+        super::dbrun::capture::check(path, db)?;
+    }
     let place = Place::of(
         args.stack.as_deref(),
         args.log_stack.as_deref(),
@@ -28,6 +35,7 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         warm: args.run_opts.warm,
         quiet: args.quiet,
         remove_data: args.remove_data,
+        capture: args.capture.as_deref(),
     })
 }
 

@@ -241,6 +241,7 @@ pub(crate) fn build(
         roles: planned,
         settings,
         clients: run.clients,
+        replay: None,
     };
     files::size_trees(&mut plan, inputs)?;
     Ok(plan)

@@ -86,6 +86,9 @@ pub struct DbCounters {
     /// each thread's own CPU clock: the database's share of the client process.
     #[serde(default)]
     pub engine_cpu_us: Option<u64>,
+    /// Syncs of the write-ahead log (PostgreSQL `pg_stat_wal.wal_sync`).
+    #[serde(default)]
+    pub wal_syncs: Option<u64>,
     /// InnoDB's own counters (MariaDB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub innodb: Option<InnodbCounters>,
@@ -143,6 +146,7 @@ impl DbCounters {
             commits: counted(self.commits, earlier.commits),
             rollbacks: counted(self.rollbacks, earlier.rollbacks),
             engine_cpu_us: counted(self.engine_cpu_us, earlier.engine_cpu_us),
+            wal_syncs: counted(self.wal_syncs, earlier.wal_syncs),
             innodb,
         }
     }

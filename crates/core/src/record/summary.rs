@@ -104,6 +104,10 @@ pub struct Summary {
     /// device, no tracefs) or where a role uses direct I/O.
     #[serde(default)]
     pub page_cache_hit_pct: Option<f64>,
+    /// A replay (`run --replay`): how long the trace's calls took, s (with `timing=fast`, how
+    /// long the same work takes on this stack).
+    #[serde(default)]
+    pub replay_s: Option<f64>,
     /// Database transactions per second (every kind).
     #[serde(default)]
     pub tps: Option<f64>,
@@ -149,6 +153,10 @@ pub struct Summary {
     /// Write-ahead-log bytes per transaction (PostgreSQL).
     #[serde(default)]
     pub wal_bytes_per_txn: Option<f64>,
+    /// Syncs of the write-ahead log per transaction (PostgreSQL): below 1 when group commit
+    /// makes one sync for several transactions.
+    #[serde(default)]
+    pub wal_syncs_per_txn: Option<f64>,
     /// The database's buffer-cache hit ratio over the window, %.
     #[serde(default)]
     pub db_cache_hit_pct: Option<f64>,

@@ -50,6 +50,7 @@ impl Summary {
         self.device_flushes_per_txn = flushes.map(|f| f as f64 / n);
         if let Some(w) = window {
             self.wal_bytes_per_txn = w.wal_bytes.map(|b| b as f64 / n);
+            self.wal_syncs_per_txn = w.wal_syncs.map(|s| s as f64 / n);
             self.db_cache_hit_pct = w
                 .cache_hits
                 .zip(w.cache_misses)

@@ -123,6 +123,8 @@ impl InnodbStats {
             commits: self.com_commit,
             rollbacks: self.com_rollback,
             engine_cpu_us: None,
+            // Its redo log's syncs are `innodb.log_fsyncs`.
+            wal_syncs: None,
             innodb: Some(InnodbCounters {
                 dblwr_pages: self.dblwr_pages_written,
                 dblwr_writes: self.dblwr_writes,

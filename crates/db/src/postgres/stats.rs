@@ -38,13 +38,16 @@ pub struct PgStats {
     pub buffers_checkpoint: u64,
     /// The database's size on disk (`pg_database_size`); in a difference, the later size.
     pub db_size_bytes: u64,
+    /// Times the WAL was synced to disk (`pg_stat_wal.wal_sync`): with group commit, fewer
+    /// than the transactions where a sync is slow.
+    pub wal_syncs: u64,
 }
 
 const SNAPSHOT: &str = "\
 SELECT w.wal_bytes::bigint, w.wal_records, w.wal_fpi, \
        d.blks_hit, d.blks_read, d.xact_commit, d.xact_rollback, \
        b.checkpoints_timed, b.checkpoints_req, b.buffers_checkpoint, \
-       pg_database_size(d.datid) \
+       pg_database_size(d.datid), w.wal_sync \
 FROM pg_stat_wal w, pg_stat_bgwriter b, pg_stat_database d \
 WHERE d.datname = $1";
 
@@ -77,6 +80,7 @@ impl PgStats {
             checkpoints_req: n(8)?,
             buffers_checkpoint: n(9)?,
             db_size_bytes: n(10)?,
+            wal_syncs: n(11)?,
         })
     }
 
@@ -95,6 +99,7 @@ impl PgStats {
             checkpoints_req: d(self.checkpoints_req, earlier.checkpoints_req),
             buffers_checkpoint: d(self.buffers_checkpoint, earlier.buffers_checkpoint),
             db_size_bytes: self.db_size_bytes,
+            wal_syncs: d(self.wal_syncs, earlier.wal_syncs),
         }
     }
 
@@ -110,6 +115,7 @@ impl PgStats {
             commits: Some(self.xact_commit),
             rollbacks: Some(self.xact_rollback),
             engine_cpu_us: None,
+            wal_syncs: Some(self.wal_syncs),
             innodb: None,
         }
     }
@@ -133,6 +139,7 @@ mod tests {
             blks_hit: 90,
             blks_read: 10,
             db_size_bytes: 8 << 20,
+            wal_syncs: 7,
             ..PgStats::default()
         };
         let after = PgStats {
@@ -142,6 +149,7 @@ mod tests {
             blks_read: 10,
             checkpoints_req: 1,
             db_size_bytes: 9 << 20,
+            wal_syncs: 67,
             ..PgStats::default()
         };
         let run = after.since(&before);
@@ -152,6 +160,7 @@ mod tests {
         assert_eq!(run.hit_ratio(), Some(1.0));
         let counters = run.counters();
         assert_eq!(counters.wal_bytes, Some(4000));
+        assert_eq!(counters.wal_syncs, Some(60));
         assert_eq!(
             (counters.cache_hits, counters.cache_misses),
             (Some(300), Some(0))

@@ -344,6 +344,7 @@ fn merge(plan: &Plan, fleet: &Fleet, error: Option<RunError>, interrupted: bool)
             checks: Vec::new(),
             stop: None,
         }),
+        replay: None,
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod clients;
 mod flat;
+mod replay;
 mod tree;
 
 pub use clients::client_dir;
@@ -214,6 +215,9 @@ pub fn lay_out(
     target: &Target,
     progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<Dataset, LayoutError> {
+    if plan.replay.is_some() {
+        return replay::lay_out_replay(plan, target, progress);
+    }
     if plan.clients > 0 {
         return clients::lay_out_clients(plan, target, progress);
     }
@@ -329,9 +333,10 @@ pub fn existing(plan: &Plan, target: &Target) -> Dataset {
 }
 
 /// Removes the data files, trees and manifest bakeoff laid out in `dir` (those the manifest
-/// lists), and every client's copy.
+/// lists), every client's copy and a replay's files.
 pub fn remove_dataset(dir: &Path) {
     remove_old(dir);
+    replay::remove_replay(dir);
     clients::remove_client_dirs(dir, 0);
 }
 

@@ -260,6 +260,29 @@ fn sync_name(kind: SyncKind) -> &'static str {
     }
 }
 
+/// Burns `ns` of the calling thread's CPU time: [`hog`] rounds of at most 100 µs (sized by
+/// `per_ns`, hog iterations per nanosecond) until the thread's own CPU clock has advanced `ns`.
+/// The clock, not the calibration, ends the burn: a calibration taken while other threads
+/// held the CPU undercounts the iterations a nanosecond buys (a 200 ms burn once took 172 ms).
+pub fn burn_cpu(ns: u64, per_ns: f64) {
+    if ns == 0 {
+        return;
+    }
+    let cpu_ns = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    };
+    let end = cpu_ns() + ns;
+    loop {
+        let now = cpu_ns();
+        if now >= end {
+            return;
+        }
+        let round = (end - now).min(100_000);
+        hog(((round as f64 * per_ns) as u64).max(1));
+    }
+}
+
 /// Burns CPU like filebench's `hog`: `n` iterations of a loop the compiler cannot remove.
 pub fn hog(n: u64) {
     let mut acc = 0u64;

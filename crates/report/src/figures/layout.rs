@@ -25,12 +25,25 @@ pub const DB_DEFAULT_COLUMNS: &[&str] = &[
     "device_flushes_per_txn",
 ];
 
+/// The default columns of a comparison of replays (`--replay`): the time the same calls took,
+/// then what they cost.
+pub const REPLAY_DEFAULT_COLUMNS: &[&str] = &[
+    "replay_s",
+    "cpu_us_per_op",
+    "read_lat_p99_us",
+    "write_lat_p99_us",
+    "device_read_bytes_per_op",
+    "device_write_bytes_per_op",
+    "reads_not_from_device_pct",
+];
+
 /// The groups a comparison table shows its figures in, in order (when it has one row per
 /// figure); every figure is in exactly one (a test).
 pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "throughput",
         &[
+            "replay_s",
             "read_iops",
             "write_iops",
             "commits_per_s",
@@ -92,6 +105,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "log_device_write_bytes_per_txn",
             "device_flushes_per_txn",
             "wal_bytes_per_txn",
+            "wal_syncs_per_txn",
             "innodb_dblwr_pages_per_txn",
             "innodb_pages_written_per_txn",
             "innodb_data_fsyncs_per_txn",

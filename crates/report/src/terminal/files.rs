@@ -1,6 +1,6 @@
-//! The terminal summary's lines for file serving and client processes: how many clients ran
-//! how many threads, whether the dataset was reused, the operations per second over every kind,
-//! and what each client did with how much CPU.
+//! The terminal summary's lines for file serving, client processes and replays: how many
+//! clients ran how many threads, whether the dataset was reused, the operations per second over
+//! every kind, what each client did with how much CPU, and what a replay made of its trace.
 
 use crate::fmt::{count, group, rate};
 use bakeoff_core::record::RunRecord;
@@ -35,6 +35,39 @@ pub fn lines(r: &RunRecord) -> String {
     let mut s = String::new();
     if let Some(ops) = r.summary.file_ops_per_s {
         let _ = writeln!(s, "file ops {}/s, every kind", rate(ops));
+    }
+    if let Some(p) = &r.replay {
+        let _ = writeln!(
+            s,
+            "replay   {} of the trace's {} calls in {}, {} of them waiting for another thread ({} in all; {} edges)",
+            group(p.calls),
+            group(p.trace_calls),
+            crate::fmt::duration(r.measured_ns as f64),
+            group(p.dependency_waits),
+            crate::fmt::duration(p.wait_ns as f64),
+            group(p.edges),
+        );
+        if p.syncs_merged > 0 {
+            let _ = writeln!(
+                s,
+                "         {} syncs not made: another thread's sync had made their writes durable (syncs=merge)",
+                group(p.syncs_merged),
+            );
+        }
+        if p.end_sizes_differ > 0 {
+            let _ = writeln!(
+                s,
+                "         {} of {} files ended at another size than the capture saw (calls the trace does not hold, such as writes through a mapping)",
+                group(p.end_sizes_differ),
+                group(p.end_sizes_checked),
+            );
+        } else if p.end_sizes_checked > 0 {
+            let _ = writeln!(
+                s,
+                "         every file ({}) ended at the size the capture saw",
+                group(p.end_sizes_checked),
+            );
+        }
     }
     for (i, c) in r.clients.iter().enumerate() {
         let label = if i == 0 { "clients" } else { "" };

@@ -42,9 +42,8 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
     Ok(Study {
         stacks: args.stacks.clone(),
         stack_defs: Default::default(),
-        workloads: args
-            .workloads
-            .iter()
+        workloads: (args.workloads.iter())
+            .chain(&args.replays)
             .map(|w| {
                 let mut w = StudyWorkload::from_flags(w, set.clone());
                 if let Some(text) = &args.ramp {

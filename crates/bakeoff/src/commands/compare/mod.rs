@@ -262,6 +262,7 @@ fn run_study(
                 dir: std::path::absolute(path.with_extension("output")).ok(),
                 ..CommandOutput::default()
             },
+            capture: None,
         };
         if bar.is_hidden() {
             let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);

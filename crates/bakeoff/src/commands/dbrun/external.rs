@@ -188,6 +188,7 @@ fn output(
         counts: Vec::new(),
         clients: Vec::new(),
         steady,
+        replay: None,
     }
 }
 
@@ -201,6 +202,7 @@ fn interrupted(elapsed: Duration, steady: Option<SteadyRecord>) -> RunOutput {
         counts: Vec::new(),
         clients: Vec::new(),
         steady,
+        replay: None,
     }
 }
 

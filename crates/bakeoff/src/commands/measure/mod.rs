@@ -207,6 +207,7 @@ impl Prepared<'_> {
                 counts: Vec::new(),
                 clients: Vec::new(),
                 steady: None,
+                replay: None,
             });
             counts.clone_from(&output.counts);
             Ok(output)
@@ -361,6 +362,8 @@ fn record(
         clients,
         ramp: None,
         mpi: None,
+        capture: None,
+        replay: output.replay,
         steady: output.steady,
     };
     record.drop_short_window();

@@ -62,6 +62,7 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         roles: Vec::new(),
         settings: plan.params.clone(),
         clients: 0,
+        replay: None,
     }
 }
 
@@ -257,6 +258,7 @@ pub fn run_phases(
         counts: Vec::new(),
         clients: Vec::new(),
         steady: None,
+        replay: None,
     }
 }
 

@@ -8,6 +8,7 @@ use crate::cli::StackOpts;
 use crate::commands::on_stack::loop_only;
 use crate::commands::{dbrun, phases, preflight};
 use crate::exit::{failure, Code, Failure};
+use bakeoff_core::Plan;
 use bakeoff_engine::placement::log_filesets;
 use bakeoff_engine::Target;
 use bakeoff_stack::gate::Claim;
@@ -92,6 +93,7 @@ impl Work {
             }
             (Work::Io(p) | Work::Ramp(p, _), Place::Stacks { data, log }) => {
                 preflight::file_system_for(p, data, log.is_some())?;
+                check_balloon(p, mem_limit)?;
                 if log.is_some() && log_filesets(p).is_empty() {
                     return usage(
                         "a log stack holds a database's WAL or a log writer's redo; this \
@@ -187,4 +189,31 @@ impl Work {
         }
         preflight::spec(&format!("dir={}", dir.display()))
     }
+}
+
+/// Room the run's own threads and the page cache need beside a replay's balloon.
+const BESIDE_BALLOON: u64 = 128 << 20;
+
+/// A replay's balloon is held inside the run's memory cgroup: one that leaves no room under
+/// `--mem-limit` would have the run's own memory reclaimed or the run killed.
+fn check_balloon(plan: &Plan, mem_limit: Option<u64>) -> Result<(), Failure> {
+    let (Some(replay), Some(limit)) = (&plan.replay, mem_limit) else {
+        return Ok(());
+    };
+    if replay.balloon_bytes.saturating_add(BESIDE_BALLOON) <= limit {
+        return Ok(());
+    }
+    let mib = |b: u64| b >> 20;
+    Err(failure(
+        Code::Usage,
+        format!(
+            "balloon={} MiB leaves less than {} MiB of --mem-limit {} MiB for the replay and \
+             the page cache (the balloon is held inside the run's memory limit): give balloon \
+             at most {} MiB, or a larger --mem-limit",
+            mib(replay.balloon_bytes),
+            mib(BESIDE_BALLOON),
+            mib(limit),
+            mib(limit.saturating_sub(BESIDE_BALLOON)),
+        ),
+    ))
 }

@@ -14,6 +14,7 @@ use bakeoff_core::study::for_repetition;
 use bakeoff_core::Plan;
 use bakeoff_engine::Target;
 use bakeoff_report::plan_text;
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// How a run runs, besides where: the flags every command shares, checked.
@@ -30,6 +31,8 @@ pub struct RunFlags<'a> {
     pub remove_data: bool,
     /// Where a recipe's commands write.
     pub output: CommandOutput,
+    /// `run --capture FILE`: trace the database's file-system calls into FILE.
+    pub capture: Option<&'a Path>,
 }
 
 impl Work {
@@ -87,6 +90,7 @@ impl Work {
             warm: flags.warm,
             mem_limit: flags.mem_limit,
             quiet: flags.quiet,
+            capture: flags.capture,
         };
         match self {
             Work::Io(p) => run_on_stack_ramped(&run, &io_plan(p), None, interrupt),

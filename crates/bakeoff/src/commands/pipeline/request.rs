@@ -32,6 +32,8 @@ pub struct Request<'a> {
     pub quiet: bool,
     /// Remove a target directory's dataset after the run.
     pub remove_data: bool,
+    /// `--capture FILE`: trace the database's file-system calls into FILE.
+    pub capture: Option<&'a Path>,
 }
 
 impl Work {
@@ -61,6 +63,7 @@ impl Work {
             quiet: req.quiet,
             remove_data: req.remove_data,
             output,
+            capture: req.capture,
         };
         let record = self.execute(&ready, &flags, None, &interrupt)?;
         // A device's claim is held until the run has ended.

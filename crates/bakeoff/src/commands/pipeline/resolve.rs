@@ -10,6 +10,7 @@ use bakeoff_core::ramp::point::check_rampable;
 use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::recipe::{is_recipe_text, Recipe};
 use bakeoff_core::settings::Settings;
+use bakeoff_core::trace::plan::plan_replay;
 use bakeoff_core::workload::{builtin, Workload};
 use std::path::Path;
 
@@ -23,12 +24,18 @@ pub enum Source<'a> {
     Job(&'a Path),
     /// `--recipe FILE`: a recipe file.
     Recipe(&'a Path),
+    /// `--replay FILE`: a trace of `bakeoff capture`, replayed.
+    Replay(&'a Path),
 }
 
 /// What `source` names, planned with `settings`.
 pub fn resolve(source: Source, settings: &Settings) -> Result<Work, Failure> {
     let usage = |e: &dyn std::fmt::Display| failure(Code::Usage, e.to_string());
     let recipe = match source {
+        Source::Replay(path) => return replay(path, settings),
+        Source::Name(name) if is_trace_file(Path::new(name)) => {
+            return replay(Path::new(name), settings)
+        }
         Source::Name(name) if is_db_workload(name) => {
             let plan = plan_db(name, settings).map_err(|e| usage(&e))?;
             return Ok(Work::Db(Box::new(plan)));
@@ -51,7 +58,7 @@ pub fn resolve(source: Source, settings: &Settings) -> Result<Work, Failure> {
                 return Err(failure(Code::Usage, bakeoff_core::catalog::unknown(name)));
             }
         },
-        Source::Recipe(_) => unreachable!("a recipe file was read above"),
+        Source::Recipe(_) | Source::Replay(_) => unreachable!("resolved above"),
     };
     let plan = workload.plan(settings).map_err(|e| usage(&e))?;
     Ok(Work::Io(plan))
@@ -79,6 +86,27 @@ impl Work {
             Work::Ramp(..) => refuse(format!("{flag}: the work is a ramp already")),
         }
     }
+}
+
+/// A trace of `bakeoff capture` (its first bytes say so), whatever its name.
+fn is_trace_file(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    let read =
+        std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic));
+    read.is_ok() && magic == bakeoff_core::trace::model::MAGIC
+}
+
+/// A trace as a workload: read (exit 2 naming what is wrong with the file), planned with the
+/// replay's keys, and decoded once into the engine's cache before anything is built, so its
+/// memory is not charged to the run's memory limit.
+fn replay(path: &Path, settings: &Settings) -> Result<Work, Failure> {
+    let trace = crate::commands::trace::read(path)?;
+    let name = (path.file_stem()).map_or("replay".into(), |s| s.to_string_lossy().into_owned());
+    let plan = plan_replay(&trace, &name, settings).map_err(|e| failure(Code::Usage, e))?;
+    if let Some(replay_plan) = &plan.replay {
+        bakeoff_engine::replay::load(trace, replay_plan);
+    }
+    Ok(Work::Io(plan))
 }
 
 /// The recipe `name` names: a built-in recipe, or a file with `[[phase]]` tables.
@@ -140,10 +168,11 @@ pub fn parse_sets(sets: &[String]) -> Result<Settings, Failure> {
 
 /// What the command line names, planned with its `--set`s, as a ramp if `--ramp` asks.
 pub fn work_of(args: &RunArgs) -> Result<Work, Failure> {
-    let source = match (&args.recipe, &args.job, &args.workload) {
-        (Some(path), _, _) => Source::Recipe(path),
-        (None, Some(path), _) => Source::Job(path),
-        (None, None, name) => Source::Name(name.as_deref().unwrap_or_default()),
+    let source = match (&args.replay, &args.recipe, &args.job, &args.workload) {
+        (Some(path), ..) => Source::Replay(path),
+        (None, Some(path), _, _) => Source::Recipe(path),
+        (None, None, Some(path), _) => Source::Job(path),
+        (None, None, None, name) => Source::Name(name.as_deref().unwrap_or_default()),
     };
     let work = resolve(source, &parse_sets(&args.set)?)?;
     work.ramped(ramp_of(args.ramp.as_deref())?, "--ramp")

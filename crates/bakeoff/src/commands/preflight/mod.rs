@@ -126,6 +126,12 @@ pub fn target(path: &Path, plan: &Plan) -> Result<(Target, Option<Claim>), Failu
 /// What in `plan` needs a file system rather than a block device: tree filesets (file steps
 /// create and delete files) and client processes (each has a directory of its own).
 pub fn needs_file_system(plan: &Plan) -> Option<String> {
+    if plan.replay.is_some() {
+        return Some(format!(
+            "replaying trace {} (its files and directories)",
+            plan.workload
+        ));
+    }
     if let Some(f) = plan.filesets.iter().find(|f| f.tree.is_some()) {
         return Some(format!(
             "fileset '{}' (a directory tree for file steps)",

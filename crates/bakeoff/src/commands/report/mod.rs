@@ -11,7 +11,9 @@ use bakeoff_core::record::RunRecord;
 use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
 use bakeoff_report::comparison::{build, CellRuns, StudyReport};
-use bakeoff_report::figures::{figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS};
+use bakeoff_report::figures::{
+    figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, REPLAY_DEFAULT_COLUMNS,
+};
 use std::path::PathBuf;
 
 /// What kinds of runs a comparison holds, for its default columns.
@@ -21,6 +23,8 @@ pub struct Holds {
     pub io: bool,
     /// Runs of real databases.
     pub databases: bool,
+    /// Replays of captured traces.
+    pub replays: bool,
 }
 
 /// The figures `--columns` names (default: the headline figures of what the runs hold: the
@@ -30,8 +34,9 @@ pub fn columns(opts: &ReportOpts, holds: Holds) -> Result<Vec<&'static Figure>, 
         Some(c) => c.split(',').map(|k| k.trim().to_string()).collect(),
         None => {
             let db = holds.databases.then_some(DB_DEFAULT_COLUMNS);
-            let io = (holds.io || !holds.databases).then_some(DEFAULT_COLUMNS);
-            (db.into_iter().chain(io).flatten())
+            let replay = holds.replays.then_some(REPLAY_DEFAULT_COLUMNS);
+            let io = (holds.io || !(holds.databases || holds.replays)).then_some(DEFAULT_COLUMNS);
+            (db.into_iter().chain(replay).chain(io).flatten())
                 .map(|k| k.to_string())
                 .collect()
         }
@@ -143,8 +148,9 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     let first = first.ok_or_else(|| failure(Code::Usage, "name at least one results directory"))?;
     let runs_all = || cells.iter().flat_map(|m| &m.runs);
     let holds = Holds {
-        io: runs_all().any(|r| r.database.is_none()),
+        io: runs_all().any(|r| r.database.is_none() && r.replay.is_none()),
         databases: runs_all().any(|r| r.database.is_some()),
+        replays: runs_all().any(|r| r.replay.is_some()),
     };
     let columns = columns(opts, holds)?;
     let known: Vec<String> = cells.iter().map(|m| m.cell.base_stack.clone()).collect();
