@@ -29,6 +29,7 @@ fn tpcc_loads_runs_and_stays_consistent_on_a_managed_server() {
         seed: 5,
         load_threads: 2,
         procedures: false,
+        journal: false,
     };
     let db = Arc::new(server.database());
     let report = tpcc::load(db.as_ref(), &plan).unwrap();

@@ -22,6 +22,7 @@ fn plan() -> TpccPlan {
         seed: 11,
         load_threads: 2,
         procedures: false,
+        journal: false,
     }
 }
 
@@ -282,4 +283,58 @@ fn a_delivery_counts_the_districts_it_had_nothing_to_deliver_in() {
     assert_eq!(second, Outcome::Delivered { skipped: 2 });
     assert_eq!(second.skipped_districts(), 2);
     assert_eq!(Outcome::Committed.skipped_districts(), 0);
+}
+
+/// The journal holds every New-Order the terminals saw committed, each found in the database;
+/// orders removed afterwards (as a crash that lost them would) are counted as lost, and only
+/// those acknowledged before the crash point are looked for.
+#[test]
+fn the_journal_finds_every_acknowledged_new_order_and_counts_the_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = loaded(dir.path());
+    let journaled = TpccPlan {
+        journal: true,
+        runtime: Duration::from_secs(2),
+        ..plan()
+    };
+    let run = tpcc::run(db.clone(), &journaled, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    assert!(run.output.error.is_none(), "{:?}", run.output.error);
+    let acks = &run.acknowledged;
+    let in_window = run
+        .output
+        .ops
+        .iter()
+        .find(|o| o.kind == OpKind::NewOrder)
+        .unwrap()
+        .ops;
+    // Every committed New-Order of the window is in the journal (and those of the ramp).
+    assert!(
+        acks.len() as u64 >= in_window - run.rollbacks,
+        "{} < {in_window}",
+        acks.len()
+    );
+    assert!(acks.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
+    let mut conn = db.connect().unwrap();
+    let all = tpcc::lost_commits(conn.as_mut(), acks, u64::MAX).unwrap();
+    assert_eq!(
+        (all.checked, all.lost, all.first_lost),
+        (acks.len() as u64, 0, None)
+    );
+
+    // Lose the last three acknowledged orders.
+    let lost = &acks[acks.len() - 3..];
+    for a in lost {
+        let gone = conn
+            .execute(
+                "DELETE FROM orders WHERE o_w_id = $1 AND o_d_id = $2 AND o_id = $3",
+                &[Value::Int(a.w_id), Value::Int(a.d_id), Value::Int(a.o_id)],
+            )
+            .unwrap();
+        assert_eq!(gone, 1, "{a:?}");
+    }
+    let found = tpcc::lost_commits(conn.as_mut(), acks, u64::MAX).unwrap();
+    assert_eq!((found.lost, found.first_lost), (3, Some(lost[0])));
+    // A crash before they were acknowledged did not lose them: they were never promised.
+    let before = tpcc::lost_commits(conn.as_mut(), acks, lost[0].at_ns - 1).unwrap();
+    assert_eq!((before.checked, before.lost), (acks.len() as u64 - 3, 0));
 }

@@ -4,6 +4,7 @@
 //! conditions checked after a run ([`consistency`]). See `docs/tpcc.md` for what differs from
 //! the specification.
 
+pub mod acknowledged;
 pub mod consistency;
 pub mod inputs;
 pub mod load;
@@ -15,6 +16,7 @@ mod run;
 pub mod schema;
 pub mod transactions;
 
+pub use acknowledged::{lost_commits, Ack, LostCommits};
 pub use consistency::{check_consistency, ConditionResult};
 pub use load::{check_row_counts, load, load_until, load_with_keys, LoadReport};
 pub use populate::Population;
@@ -48,6 +50,9 @@ pub struct TpccPlan {
     /// function, MariaDB procedure) created at load time ([`procedures`]), as HammerDB runs
     /// TPC-C; `false`: the client sends each statement ([`transactions`]).
     pub procedures: bool,
+    /// Keep a journal of the New-Orders the terminals saw committed
+    /// ([`TpccRun::acknowledged`]), for a durability check after a crash.
+    pub journal: bool,
 }
 
 impl TpccPlan {

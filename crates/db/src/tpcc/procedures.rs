@@ -40,6 +40,10 @@ pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Out
                 let skipped = (DISTRICTS - delivered).clamp(0, DISTRICTS) as u32;
                 Ok(Outcome::Delivered { skipped })
             }
+            // `new_order` returns the order's number.
+            Some(Value::Int(o_id)) if matches!(tx, Transaction::NewOrder { .. }) => {
+                Ok(Outcome::Ordered { o_id: *o_id })
+            }
             Some(Value::Int(_)) => Ok(Outcome::Committed),
             other => Err(DbError::other(format!(
                 "TPC-C {sql}: expected a number, found {other:?}"

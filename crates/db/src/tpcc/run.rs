@@ -2,6 +2,7 @@
 //! transactions from its deck back to back (closed loop) or on a fixed schedule (open loop
 //! under `rate_tps`), retrying conflicts and counting retries and rollbacks.
 
+use super::acknowledged::{monotonic_ns, Ack};
 use super::inputs::{Terminal, Transaction, KINDS};
 use super::procedures;
 use super::transactions::{self, Outcome};
@@ -13,7 +14,7 @@ use bakeoff_engine::harness::{self, Body, Costs, RoleDesc, RunOutput, ThreadSpec
 use bakeoff_engine::shared::{RunError, Shared};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// What a TPC-C run produced.
@@ -29,6 +30,9 @@ pub struct TpccRun {
     /// Districts the window's Deliveries skipped: no undelivered order left, or another
     /// terminal took the oldest first (of 10 per Delivery).
     pub delivery_skipped_districts: u64,
+    /// Under `TpccPlan::journal`: every New-Order whose commit returned, in or out of the
+    /// window, in the order they were acknowledged; empty otherwise.
+    pub acknowledged: Vec<Ack>,
 }
 
 /// Retries, rollbacks and skipped Delivery districts over all terminals.
@@ -52,6 +56,8 @@ struct Setup {
     plan: TpccPlan,
     counts: Arc<Counts>,
     execute: Execute,
+    /// The terminals' journals, each added when its terminal ends.
+    acknowledged: Mutex<Vec<Ack>>,
 }
 
 /// Runs `plan` against `db` (loaded with the plan's warehouses and seed). A database error
@@ -91,6 +97,7 @@ pub fn run_warming(
         } else {
             transactions::execute
         },
+        acknowledged: Mutex::new(Vec::new()),
     });
     let shared = Arc::new(Shared::new());
     let roles = [RoleDesc {
@@ -117,12 +124,22 @@ pub fn run_warming(
         .iter()
         .map(|k| (*k, counts.retries[kind_slot(*k)].load(Ordering::Relaxed)))
         .collect();
+    let mut acknowledged = std::mem::take(&mut *lock(&setup.acknowledged));
+    acknowledged.sort_by_key(|a| a.at_ns);
     Ok(TpccRun {
         output,
+        acknowledged,
         retries,
         rollbacks: counts.rollbacks.load(Ordering::Relaxed),
         delivery_skipped_districts: counts.skipped_districts.load(Ordering::Relaxed),
     })
+}
+
+/// The journal, also when a terminal panicked holding it (its entries are still true).
+fn lock(journal: &Mutex<Vec<Ack>>) -> std::sync::MutexGuard<'_, Vec<Ack>> {
+    journal
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn now_us() -> i64 {
@@ -163,6 +180,7 @@ fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
             .rate_tps
             .map_or(0, |r| (f64::from(plan.terminals) * 1e9 / r) as u64);
         let mut next_ns = shared.now_ns();
+        let mut journal = Vec::new();
         while !shared.stopped() {
             let scheduled = if interval_ns > 0 {
                 sleep_until(shared, next_ns);
@@ -179,6 +197,20 @@ fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
             match attempt(conn.as_mut(), &tx, shared, &setup) {
                 Ok(Some(outcome)) => {
                     let end = shared.now_ns();
+                    if let (
+                        true,
+                        Outcome::Ordered { o_id },
+                        Transaction::NewOrder { w_id, d_id, .. },
+                    ) = (plan.journal, outcome, &tx)
+                    {
+                        let at_ns = monotonic_ns();
+                        journal.push(Ack {
+                            w_id: *w_id,
+                            d_id: *d_id,
+                            o_id,
+                            at_ns,
+                        });
+                    }
                     let measured = shared.in_window(end);
                     stats.record(tx.kind(), 0, end - scheduled, end - start, measured);
                     if measured && outcome == Outcome::RolledBack {
@@ -196,6 +228,7 @@ fn terminal_body(index: u32, setup: Arc<Setup>) -> Body {
                 }
             }
         }
+        lock(&setup.acknowledged).append(&mut journal);
         stats
     })
 }

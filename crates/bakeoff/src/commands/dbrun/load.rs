@@ -35,6 +35,7 @@ pub fn tpcc_plan(plan: &DbPlan) -> Option<TpccPlan> {
             seed: plan.seed,
             load_threads,
             procedures,
+            journal: false,
         }),
         _ => None,
     }

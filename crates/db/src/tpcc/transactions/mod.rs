@@ -17,6 +17,12 @@ use crate::dialect::dialect;
 pub enum Outcome {
     /// Committed.
     Committed,
+    /// A New-Order committed with this order number (in its warehouse and district): the
+    /// natural key a durability check looks for after a crash.
+    Ordered {
+        /// The order's `o_id`.
+        o_id: i64,
+    },
     /// Rolled back on purpose (a New-Order with an unused item number).
     RolledBack,
     /// A Delivery committed; `skipped` of the warehouse's 10 districts had no order to
@@ -61,7 +67,9 @@ pub fn execute(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<Out
     };
     let finished = done.and_then(|outcome| {
         match outcome {
-            Outcome::Committed | Outcome::Delivered { .. } => conn.commit()?,
+            Outcome::Committed | Outcome::Ordered { .. } | Outcome::Delivered { .. } => {
+                conn.commit()?
+            }
             Outcome::RolledBack => conn.rollback()?,
         }
         Ok(outcome)

@@ -81,7 +81,7 @@ pub(super) fn run(conn: &mut dyn Conn, tx: &Transaction, now_us: i64) -> Result<
             return Ok(Outcome::RolledBack);
         }
     }
-    Ok(Outcome::Committed)
+    Ok(Outcome::Ordered { o_id })
 }
 
 /// The order lines belong to.
