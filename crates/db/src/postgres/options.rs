@@ -24,6 +24,9 @@ pub struct PgOptions {
     pub clients: u32,
     /// The benchmark database, created at the first start.
     pub dbname: String,
+    /// Pages carry checksums (`initdb --data-checksums`): what a check after a crash state
+    /// reads to find torn or corrupt pages. Off by default, as initdb has it.
+    pub data_checksums: bool,
 }
 
 impl PgOptions {
@@ -37,6 +40,7 @@ impl PgOptions {
             name: None,
             clients: 10,
             dbname: "bakeoff".into(),
+            data_checksums: false,
         }
     }
 

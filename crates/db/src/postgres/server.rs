@@ -59,6 +59,17 @@ impl PgServer {
 
     /// Validates the settings, creates the cluster on `stack` and starts it; see the module.
     pub fn start(stack: &mut Stack, opts: PgOptions) -> Result<PgServer, PgError> {
+        check_places(stack, &opts)?;
+        let checksums = opts.data_checksums;
+        let mut server = PgServer::unstarted(stack, opts)?;
+        server.create_cluster(stack, checksums)?;
+        server.make_socket_dir(stack)?;
+        server.launch(stack)?;
+        Ok(server)
+    }
+
+    /// The server `opts` describe, its settings checked, nothing created or started.
+    pub(super) fn unstarted(stack: &Stack, opts: PgOptions) -> Result<PgServer, PgError> {
         let binaries = Binaries::find(opts.bindir.as_deref())?;
         let user = postgres_user()?;
         let name = opts
@@ -72,8 +83,7 @@ impl PgServer {
         settings::check_user_settings(&catalog, &opts.settings)?;
         let all = settings::merge(settings::defaults(&sizing, &socket_dir), &opts.settings);
         settings::server_check(&binaries, &all, &sizing, &mut exec)?;
-        check_places(stack, &opts)?;
-        let mut server = PgServer {
+        Ok(PgServer {
             binaries,
             user,
             log_file: log_file_of(&opts.data_dir)?,
@@ -85,11 +95,7 @@ impl PgServer {
             pid: 0,
             version: String::new(),
             show_all: BTreeMap::new(),
-        };
-        server.create_cluster(stack)?;
-        server.make_socket_dir(stack)?;
-        server.launch(stack)?;
-        Ok(server)
+        })
     }
 
     /// Stops the server, lets `while_stopped` make the run cold (drop caches, re-import a
@@ -242,13 +248,14 @@ impl PgServer {
         self.user
     }
 
-    fn as_postgres(&self, program: &str, args: &[&str]) -> Cmd {
+    pub(super) fn as_postgres(&self, program: &str, args: &[&str]) -> Cmd {
         Cmd::new(&self.binaries.tool(program), args).user(Some(self.user))
     }
 
     /// Directories owned by postgres, `initdb`, then the settings into `postgresql.auto.conf`
-    /// (read last, so they win over initdb's postgresql.conf).
-    fn create_cluster(&self, stack: &mut Stack) -> Result<(), PgError> {
+    /// (read last, so they win over initdb's postgresql.conf). `checksums`: pages carry
+    /// checksums (`--data-checksums`), which a check after a crash reads.
+    fn create_cluster(&self, stack: &mut Stack, checksums: bool) -> Result<(), PgError> {
         for dir in std::iter::once(&self.data_dir).chain(&self.wal_dir) {
             make_owned(dir, self.user, true)?;
             check_reachable(dir, self.user, "the postgres user")?;
@@ -273,6 +280,9 @@ impl PgServer {
         if let Some(wal) = &wal {
             args.extend(["--waldir", wal]);
         }
+        if checksums {
+            args.push("--data-checksums");
+        }
         stack.run_command(&self.as_postgres("initdb", &args).timeout(INITDB_TIMEOUT))?;
         let auto = self.data_dir.join("postgresql.auto.conf");
         let mut text = std::fs::read_to_string(&auto).map_err(PgError::io("reading", &auto))?;
@@ -281,7 +291,7 @@ impl PgServer {
     }
 
     /// The socket directory, 0700 and postgres's, its removal recorded first.
-    fn make_socket_dir(&self, stack: &mut Stack) -> Result<(), PgError> {
+    pub(super) fn make_socket_dir(&self, stack: &mut Stack) -> Result<(), PgError> {
         if self.socket_dir.exists() {
             return Err(PgError::Environment(format!(
                 "{} exists: a server of the same name runs, or a killed run left it \
@@ -296,7 +306,7 @@ impl PgServer {
     }
 
     /// Starts the postmaster as a daemon of the stack and reads back what it runs with.
-    fn launch(&mut self, stack: &mut Stack) -> Result<(), PgError> {
+    pub(super) fn launch(&mut self, stack: &mut Stack) -> Result<(), PgError> {
         let data = self.data_dir.to_string_lossy().into_owned();
         let log = self.log_file.to_string_lossy().into_owned();
         let limit = START_TIMEOUT.as_secs().to_string();
