@@ -5,6 +5,7 @@
 
 pub mod btrfs;
 pub mod capacity;
+pub mod check;
 mod driver;
 mod extfs;
 pub mod limits;
