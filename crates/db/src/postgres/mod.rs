@@ -21,7 +21,7 @@ pub use binaries::Binaries;
 pub use client::{PgConn, PgDatabase};
 pub use options::PgOptions;
 pub use places::postgres_user;
-pub use recover::{check_checksums, PageCheck};
+pub use recover::check_checksums;
 pub use server::PgServer;
 pub use settings::Settings;
 pub use stats::PgStats;

@@ -7,6 +7,7 @@ use super::client::ROLE;
 use super::options::PgOptions;
 use super::settings::{self, PORT};
 use super::{Binaries, PgError, PgServer};
+use crate::integrity::PageCheck;
 use bakeoff_stack::exec::{Cmd, Exec, RunAs};
 use bakeoff_stack::Stack;
 use std::path::Path;
@@ -14,24 +15,6 @@ use std::time::Duration;
 
 /// How long one integrity check may take.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// What one of PostgreSQL's integrity checks found.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PageCheck {
-    /// The tool: `pg_amcheck` or `pg_checksums`.
-    pub tool: &'static str,
-    /// Problems it reported (corrupt pages, index entries without their row, bad checksums).
-    pub problems: u64,
-    /// The first problem in its words.
-    pub first: Option<String>,
-}
-
-impl PageCheck {
-    /// True if it found nothing wrong.
-    pub fn clean(&self) -> bool {
-        self.problems == 0
-    }
-}
 
 impl PgServer {
     /// Starts the cluster already in `opts.data_dir` (a crash state's copy, mounted on
