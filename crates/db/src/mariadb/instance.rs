@@ -46,10 +46,7 @@ impl MyServer {
             check_reachable(dir, self.user, &who)?;
         }
         make_owned(&self.log_file, self.user, false)?;
-        std::fs::write(&self.cnf, render(&self.variables))
-            .map_err(MyError::io("writing", &self.cnf))?;
-        std::fs::set_permissions(&self.cnf, std::fs::Permissions::from_mode(0o644))
-            .map_err(MyError::io("chmod", &self.cnf))?;
+        self.write_cnf()?;
         let defaults = format!("--defaults-file={}", self.cnf.display());
         let args = [
             defaults.as_str(),
@@ -68,6 +65,15 @@ impl MyServer {
             ))
         })?;
         Ok(())
+    }
+
+    /// The option file the server reads, root's, mode 0644 (mariadbd ignores a world-writable
+    /// one).
+    pub(super) fn write_cnf(&self) -> Result<(), MyError> {
+        std::fs::write(&self.cnf, render(&self.variables))
+            .map_err(MyError::io("writing", &self.cnf))?;
+        std::fs::set_permissions(&self.cnf, std::fs::Permissions::from_mode(0o644))
+            .map_err(MyError::io("chmod", &self.cnf))
     }
 
     /// The socket directory, 0700 and mysql's, its removal recorded first.

@@ -76,16 +76,25 @@ impl MyServer {
 
     /// Validates the variables, creates the instance on `stack` and starts it; see the module.
     pub fn start(stack: &mut Stack, opts: MyOptions) -> Result<MyServer, MyError> {
+        check_places(stack, &opts)?;
+        let mut server = MyServer::unstarted(stack, opts)?;
+        server.create_instance(stack)?;
+        server.make_socket_dir(stack)?;
+        server.launch(stack)?;
+        Ok(server)
+    }
+
+    /// The server `opts` describe, its variables checked, nothing created or started.
+    pub(super) fn unstarted(stack: &Stack, opts: MyOptions) -> Result<MyServer, MyError> {
         let name = opts
             .name
             .clone()
             .unwrap_or_else(|| stack.name().to_string());
         let socket_dir = socket_dir_for(&name)?;
         let (binaries, user, all) = validate(&opts, stack.info.mem_limit_bytes, &socket_dir)?;
-        check_places(stack, &opts)?;
         let log_file = log_file_of(&opts.data_dir)?;
         let cnf = log_file.with_extension("cnf");
-        let mut server = MyServer {
+        Ok(MyServer {
             binaries,
             user,
             log_file,
@@ -98,11 +107,7 @@ impl MyServer {
             pid: 0,
             version: String::new(),
             show_variables: BTreeMap::new(),
-        };
-        server.create_instance(stack)?;
-        server.make_socket_dir(stack)?;
-        server.launch(stack)?;
-        Ok(server)
+        })
     }
 
     /// Stops the server, lets `while_stopped` make the run cold (drop caches, re-import a
