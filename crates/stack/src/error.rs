@@ -39,6 +39,9 @@ pub enum StackError {
         available: u64,
         needed: u64,
     },
+    /// A write log (`--crash-states`) could not be read.
+    #[error(transparent)]
+    WriteLog(#[from] crate::writelog::LogError),
     /// Something else about the environment (cgroups, daemons, locks).
     #[error("{0}")]
     Environment(String),

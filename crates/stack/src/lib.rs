@@ -5,6 +5,7 @@
 pub mod backing;
 pub mod cgroup;
 pub mod command_group;
+pub mod crash;
 pub mod daemon;
 pub mod error;
 pub mod exec;
@@ -16,6 +17,7 @@ pub mod process;
 pub mod spec;
 pub mod stack;
 pub mod undo;
+pub mod writelog;
 
 pub use error::StackError;
 pub use spec::{StackKind, StackSpec};

@@ -1,0 +1,177 @@
+//! Drawing crash states from a log's index, reproducibly from a seed.
+//!
+//! State 0 is everything the run issued (the images it left), state 1 only what it flushed by
+//! its end; the others draw a crash point uniformly among the records and keep, of the writes
+//! pending at it, none (`flushed`), all (`issued`) or a random half-chance subset with torn
+//! writes (`subset`, twice as often as each of the others). A state equal to one already made
+//! is drawn again, up to 20 tries per state asked for: a short log may hold fewer distinct
+//! states than asked for, and then fewer are returned.
+
+use super::{CrashOptions, CrashState, ImageState, LogIndex, Part, Persisted, StateKind};
+use crate::writelog::Op;
+use rand_core::{Rng, SeedableRng};
+use rand_xorshift::XorShiftRng;
+use std::collections::HashSet;
+
+/// The kinds drawn in turn after the two fixed states.
+const TURNS: [StateKind; 4] = [
+    StateKind::Subset,
+    StateKind::Flushed,
+    StateKind::Subset,
+    StateKind::Issued,
+];
+
+/// Up to `opts.states` distinct crash states of the log behind `index`.
+pub fn generate(index: &LogIndex, opts: &CrashOptions) -> Result<Vec<CrashState>, String> {
+    opts.check()?;
+    let plan = Plan::new(index);
+    let total = index.entries.len() as u64;
+    let mut rng = XorShiftRng::seed_from_u64(opts.seed);
+    let mut seen = HashSet::new();
+    let mut states = Vec::new();
+    let tries = opts.states.saturating_mul(20).saturating_add(2);
+    for attempt in 0..tries {
+        if states.len() == opts.states {
+            break;
+        }
+        let (crash_point, kind) = match attempt {
+            0 => (total, StateKind::Issued),
+            1 => (total, StateKind::Flushed),
+            _ if total == 0 => (0, StateKind::Flushed),
+            _ => (1 + rng.next_u64() % total, TURNS[attempt % TURNS.len()]),
+        };
+        let images = plan.at(crash_point, kind, opts, &mut rng);
+        if seen.insert(images.clone()) {
+            states.push(CrashState {
+                number: states.len(),
+                crash_point,
+                kind,
+                images,
+            });
+        }
+    }
+    Ok(states)
+}
+
+/// Each image's flushes and changes (writes, zeroed ranges), as record numbers in order.
+struct Plan<'a> {
+    index: &'a LogIndex,
+    flushes: Vec<Vec<u64>>,
+    changes: Vec<Vec<u64>>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(index: &'a LogIndex) -> Plan<'a> {
+        let n = index.images.len();
+        let (mut flushes, mut changes) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        for e in &index.entries {
+            match e.op {
+                Op::Flush => flushes[e.image as usize].push(e.seq),
+                Op::Write { .. } | Op::Zero { .. } => changes[e.image as usize].push(e.seq),
+            }
+        }
+        Plan {
+            index,
+            flushes,
+            changes,
+        }
+    }
+
+    /// Every image at crash point `point`, keeping what `kind` says of its pending writes.
+    fn at(
+        &self,
+        point: u64,
+        kind: StateKind,
+        opts: &CrashOptions,
+        rng: &mut XorShiftRng,
+    ) -> Vec<ImageState> {
+        (0..self.index.images.len())
+            .map(|image| {
+                let flushes = &self.flushes[image];
+                let before = flushes.partition_point(|&s| s < point);
+                let durable_through = before.checked_sub(1).map(|i| flushes[i]);
+                let changes = &self.changes[image];
+                let from = durable_through.map_or(0, |d| changes.partition_point(|&s| s <= d));
+                let to = changes.partition_point(|&s| s < point);
+                let pending = &changes[from..to];
+                let persisted = match kind {
+                    StateKind::Flushed => Vec::new(),
+                    StateKind::Issued => pending.iter().map(|&seq| whole(seq)).collect(),
+                    StateKind::Subset => self.subset(pending, opts, rng),
+                };
+                ImageState {
+                    durable_through,
+                    pending: pending.len() as u64,
+                    persisted,
+                }
+            })
+            .collect()
+    }
+
+    /// Each pending write persisted at even odds; one that did, torn at even odds when it
+    /// spans a sector boundary and tearing is on.
+    fn subset(
+        &self,
+        pending: &[u64],
+        opts: &CrashOptions,
+        rng: &mut XorShiftRng,
+    ) -> Vec<Persisted> {
+        let mut kept = Vec::new();
+        for &seq in pending {
+            if rng.next_u32() % 2 == 0 {
+                continue;
+            }
+            let entry = &self.index.entries[seq as usize];
+            let torn = match (opts.torn, LogIndex::range(entry)) {
+                (true, Some((offset, len))) if rng.next_u32() % 2 == 0 => {
+                    tear(offset, len, u64::from(opts.sector_bytes), rng)
+                }
+                _ => None,
+            };
+            kept.push(Persisted { seq, torn });
+        }
+        kept
+    }
+}
+
+fn whole(seq: u64) -> Persisted {
+    Persisted { seq, torn: None }
+}
+
+/// The parts of a write of `len` bytes at `offset` that persist when it tears: cut at one to
+/// three sector boundaries inside it, each piece kept at even odds, at least one kept and one
+/// lost. `None` when it lies within one sector (a sector is atomic).
+pub(super) fn tear(offset: u64, len: u64, sector: u64, rng: &mut XorShiftRng) -> Option<Vec<Part>> {
+    let end = offset.checked_add(len)?;
+    // Boundaries k * sector with offset < k * sector < end.
+    let (lo, hi) = (offset / sector + 1, end.checked_sub(1)? / sector);
+    if len == 0 || lo > hi {
+        return None;
+    }
+    let n = hi - lo + 1;
+    let cuts = 1 + rng.next_u64() % n.min(3);
+    let mut at: Vec<u64> = (0..cuts)
+        .map(|_| (lo + rng.next_u64() % n) * sector)
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let bounds: Vec<u64> = std::iter::once(offset).chain(at).chain([end]).collect();
+    let mut keep: Vec<bool> = (1..bounds.len()).map(|_| rng.next_u32() % 2 == 1).collect();
+    if keep.iter().all(|&k| k == keep[0]) {
+        let flip = (rng.next_u64() % keep.len() as u64) as usize;
+        keep[flip] = !keep[flip];
+    }
+    let mut parts: Vec<Part> = Vec::new();
+    for (piece, kept) in bounds.windows(2).zip(keep) {
+        let (start, stop) = (piece[0], piece[1]);
+        match parts.last_mut() {
+            _ if !kept => {}
+            Some(last) if offset + last.at + last.len == start => last.len += stop - start,
+            _ => parts.push(Part {
+                at: start - offset,
+                len: stop - start,
+            }),
+        }
+    }
+    Some(parts)
+}
