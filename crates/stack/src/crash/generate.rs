@@ -1,7 +1,8 @@
 //! Drawing crash states from a log's index, reproducibly from a seed.
 //!
 //! State 0 is everything the run issued (the images it left), state 1 only what it flushed by
-//! its end; the others draw a crash point uniformly among the records and keep, of the writes
+//! its end; the others draw a crash point uniformly among the records (after
+//! [`CrashOptions::from_record`]) and keep, of the writes
 //! pending at it, none (`flushed`), all (`issued`) or a random half-chance subset with torn
 //! writes (`subset`, twice as often as each of the others). A state equal to one already made
 //! is drawn again, up to 20 tries per state asked for: a short log may hold fewer distinct
@@ -37,8 +38,12 @@ pub fn generate(index: &LogIndex, opts: &CrashOptions) -> Result<Vec<CrashState>
         let (crash_point, kind) = match attempt {
             0 => (total, StateKind::Issued),
             1 => (total, StateKind::Flushed),
-            _ if total == 0 => (0, StateKind::Flushed),
-            _ => (1 + rng.next_u64() % total, TURNS[attempt % TURNS.len()]),
+            _ if opts.from_record >= total => (total, TURNS[attempt % TURNS.len()]),
+            _ => {
+                let window = total - opts.from_record;
+                let point = opts.from_record + 1 + rng.next_u64() % window;
+                (point, TURNS[attempt % TURNS.len()])
+            }
         };
         let images = plan.at(crash_point, kind, opts, &mut rng);
         if seen.insert(images.clone()) {
@@ -51,6 +56,35 @@ pub fn generate(index: &LogIndex, opts: &CrashOptions) -> Result<Vec<CrashState>
         }
     }
     Ok(states)
+}
+
+/// The state at `crash_point` (records `0..crash_point` issued) keeping none (`Flushed`) or
+/// all (`Issued`) of the writes pending there: for a chosen moment, as "just after the sync
+/// that acknowledged this commit". `Subset` is drawn at random: [`generate`] makes those.
+pub fn state_at(index: &LogIndex, crash_point: u64, kind: StateKind) -> Result<CrashState, String> {
+    let total = index.entries.len() as u64;
+    if crash_point > total {
+        return Err(format!(
+            "crash point {crash_point}: the log has {total} records"
+        ));
+    }
+    if kind == StateKind::Subset {
+        return Err("a subset is drawn at random: generate it from a seed".into());
+    }
+    let unused = CrashOptions {
+        states: 1,
+        seed: 0,
+        sector_bytes: 512,
+        torn: false,
+        from_record: 0,
+    };
+    let mut rng = XorShiftRng::seed_from_u64(0);
+    Ok(CrashState {
+        number: 0,
+        crash_point,
+        kind,
+        images: Plan::new(index).at(crash_point, kind, &unused, &mut rng),
+    })
 }
 
 /// Each image's flushes and changes (writes, zeroed ranges), as record numbers in order.

@@ -13,7 +13,7 @@
 mod generate;
 mod materialise;
 
-pub use generate::generate;
+pub use generate::{generate, state_at};
 pub use materialise::{Base, Materialiser};
 
 use crate::writelog::{Entry, ImageInfo, LogError, LogReader, Op};
@@ -69,6 +69,9 @@ pub struct CrashOptions {
     pub sector_bytes: u32,
     /// Whether a write of several sectors may persist in part.
     pub torn: bool,
+    /// Crash points are drawn after this many records (the window that matters: a run after
+    /// its mkfs and load); 0 draws them anywhere in the log.
+    pub from_record: u64,
 }
 
 impl CrashOptions {

@@ -46,6 +46,7 @@ fn opts(states: usize, seed: u64, sector_bytes: u32) -> CrashOptions {
         seed,
         sector_bytes,
         torn: true,
+        from_record: 0,
     }
 }
 
@@ -281,6 +282,31 @@ fn a_base_directory_is_where_the_states_start() {
         std::fs::read(&files[1]).unwrap(),
         vec![0xEEu8; IMAGE as usize]
     );
+}
+
+#[test]
+fn crash_points_fall_in_the_window_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = synthetic(dir.path(), 300, 12);
+    let opts = CrashOptions {
+        from_record: 250,
+        ..opts(40, 13, 512)
+    };
+    let states = generate(&index, &opts).unwrap();
+    assert!(states.len() > 10);
+    assert!(
+        states.iter().all(|s| s.crash_point > 250),
+        "{:?}",
+        states.iter().map(|s| s.crash_point).collect::<Vec<_>>()
+    );
+    let past = CrashOptions {
+        from_record: 10_000,
+        ..opts
+    };
+    let states = generate(&index, &past).unwrap();
+    assert!(states
+        .iter()
+        .all(|s| s.crash_point == index.entries.len() as u64));
 }
 
 #[test]
