@@ -9,6 +9,9 @@ packages+=(mariadb-server sysbench)
 # The kernel-work tracer (crates/probe/src/kwork) is compiled by clang and linked with libelf
 # and zlib.
 packages+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev)
+# The write log under --crash-states (crates/stack/src/writelog) needs no package: fuser mounts
+# with mount(2) as root (no libfuse to link, no fusermount), and the kernel's fuse module gives
+# /dev/fuse.
 # `run --mpi` (cargo feature mpi): OpenMPI, and libclang for the bindings rsmpi generates.
 packages+=(openmpi-bin libopenmpi-dev libclang-dev clang)
 # Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where

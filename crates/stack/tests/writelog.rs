@@ -353,3 +353,84 @@ fn a_recorder_dropped_midway_leaves_nothing_mounted_or_attached() {
         .to_string();
     assert!(err.contains("without its end record"), "{err}");
 }
+
+/// Tells the child test where to record.
+const CHILD: &str = "BAKEOFF_WRITELOG_TEST_CHILD";
+
+#[test]
+fn kill_9_then_cleanup_detaches_and_unmounts_the_dead_mount() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    let dir = scratch_dir();
+    let state = dir.path().join("state");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_that_records", "--ignored", "--nocapture"])
+        .env(CHILD, dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let ready = dir.path().join("ready");
+    let start = Instant::now();
+    while !ready.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the child ended before it recorded: {status}");
+        }
+        assert!(start.elapsed().as_secs() < 60, "the child never got ready");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no Drop runs, the FUSE daemon dies with it
+    child.wait().unwrap();
+    let mnt = dir.path().join("fuse");
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        mounts.contains(&*mnt.to_string_lossy()),
+        "the dead mount stays"
+    );
+    assert!(!bakeoff_stack::undo::loops_backed_by(&mnt.join(NAME)).is_empty());
+    let ledgers = bakeoff_stack::ledger::stale_ledgers(&state);
+    assert_eq!(ledgers.len(), 1, "{ledgers:?}");
+    let failures = bakeoff_stack::ledger::replay_file(&ledgers[0], &mut Exec::default()).unwrap();
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_unmounted(&mnt);
+    assert!(!mnt.exists(), "the mount point removed");
+}
+
+/// The child of the test above: starts a recorder and a loop device over it, writes, says it
+/// is ready and waits to be killed. Run on its own (without the variable) it does nothing.
+#[test]
+#[ignore = "a child process of kill_9_then_cleanup_detaches_and_unmounts_the_dead_mount"]
+fn child_that_records() {
+    let Some(dir) = std::env::var_os(CHILD).map(PathBuf::from) else {
+        return;
+    };
+    let mut ledger = Ledger::create(&dir.join("state"), "child").unwrap();
+    let backing = dir.join("backing");
+    std::fs::create_dir(&backing).unwrap();
+    let image = std::fs::File::create(backing.join(NAME)).unwrap();
+    image.set_len(64 << 20).unwrap();
+    let opts = RecorderOptions {
+        backing_dir: backing,
+        images: vec![NAME.into()],
+        mountpoint: dir.join("fuse"),
+        log: dir.join("w.log"),
+    };
+    let mut recorder = Recorder::start(&opts, &mut ledger).unwrap();
+    let device = recorder
+        .attach_loop(NAME, &mut Exec::default(), &mut ledger)
+        .unwrap();
+    let of = format!("of={}", device.device);
+    sh(
+        "dd",
+        &[
+            "if=/dev/zero",
+            &of,
+            "bs=64k",
+            "count=4",
+            "oflag=direct",
+            "status=none",
+        ],
+    );
+    std::fs::write(dir.join("ready"), b"").unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(120));
+}

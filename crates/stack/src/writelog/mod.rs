@@ -14,10 +14,12 @@
 
 pub mod copy;
 pub mod format;
+mod read;
 mod serve;
 
 pub use copy::{copy_image, CopyKind};
-pub use format::{Entry, ImageInfo, LogError, LogReader, LogWriter, Op};
+pub use format::{Entry, ImageInfo, LogError, LogWriter, Op};
+pub use read::LogReader;
 
 use crate::error::StackError;
 use crate::exec::Exec;
@@ -297,19 +299,12 @@ impl Drop for Recorder {
     }
 }
 
-/// Mount options: the file system's name and type show what it is in `findmnt`
-/// (`fuse.bakeoff-writelog`); only root may use it (no `allow_other`); no devices, set-uid
-/// files or programs on it.
+/// Mount options: the source shows what it is in `findmnt` (`bakeoff-writelog`, type `fuse`);
+/// only root may use it (no `allow_other`); no devices, set-uid files or programs on it.
 fn mount_config() -> fuser::Config {
-    use fuser::MountOption::{FSName, NoDev, NoExec, NoSuid, Subtype};
+    use fuser::MountOption::{FSName, NoDev, NoExec, NoSuid};
     let mut config = fuser::Config::default();
-    config.mount_options = vec![
-        FSName("bakeoff-writelog".into()),
-        Subtype("bakeoff-writelog".into()),
-        NoDev,
-        NoSuid,
-        NoExec,
-    ];
+    config.mount_options = vec![FSName("bakeoff-writelog".into()), NoDev, NoSuid, NoExec];
     // One session thread (the default): requests are handled, logged and answered in the
     // order they arrive.
     config.n_threads = Some(1);

@@ -1,7 +1,8 @@
 //! The write log's format: what is written reads back record for record, and a cut, a flipped
 //! byte or a missing end is an error naming the offset, never a different history.
 
-use super::format::{ImageInfo, LogReader, LogWriter, Op, MAGIC};
+use super::format::{ImageInfo, LogWriter, Op, MAGIC};
+use super::LogReader;
 use std::io::Cursor;
 use std::path::Path;
 
