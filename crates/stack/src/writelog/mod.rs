@@ -195,6 +195,13 @@ impl Recorder {
         })
     }
 
+    /// Records logged so far. Read right after a commit was acknowledged (its fsync
+    /// returned), it is a crash point from which on the commit must survive: its flush is
+    /// among the records before it.
+    pub fn records(&self) -> u64 {
+        self.shared.journal().overhead.records
+    }
+
     /// What recording has cost so far.
     pub fn overhead(&self) -> Overhead {
         self.shared.journal().overhead.clone()
@@ -299,12 +306,21 @@ impl Drop for Recorder {
     }
 }
 
-/// Mount options: the source shows what it is in `findmnt` (`bakeoff-writelog`, type `fuse`);
-/// only root may use it (no `allow_other`); no devices, set-uid files or programs on it.
+/// Mount options: source and type say what it is in `findmnt` (`bakeoff-writelog`, type
+/// `fuse.bakeoff-writelog`, which the leftover checks look for); only root may use it (no
+/// `allow_other`); no devices, set-uid files or programs on it.
 fn mount_config() -> fuser::Config {
-    use fuser::MountOption::{FSName, NoDev, NoExec, NoSuid};
+    use fuser::MountOption::{FSName, NoDev, NoExec, NoSuid, CUSTOM};
     let mut config = fuser::Config::default();
-    config.mount_options = vec![FSName("bakeoff-writelog".into()), NoDev, NoSuid, NoExec];
+    config.mount_options = vec![
+        FSName("bakeoff-writelog".into()),
+        // fuser hands `Subtype` only to fusermount; mounting directly, the kernel takes it as
+        // a mount option.
+        CUSTOM("subtype=bakeoff-writelog".into()),
+        NoDev,
+        NoSuid,
+        NoExec,
+    ];
     // One session thread (the default): requests are handled, logged and answered in the
     // order they arrive.
     config.n_threads = Some(1);
