@@ -10,7 +10,7 @@ use bakeoff_stack::crash::{
 };
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
-use bakeoff_stack::writelog::{Op, Recorder, RecorderOptions, Recording};
+use bakeoff_stack::writelog::{monotonic_ns, Op, Recorder, RecorderOptions, Recording};
 use bakeoff_testkit::command::{sh, succeeds};
 use bakeoff_testkit::loop_device::{mkfs, LoopDevice, Mount};
 use bakeoff_testkit::{privileged_turn, require, scratch_dir};
@@ -54,8 +54,10 @@ fn files(round: &str, count: u8) -> Vec<(String, Vec<u8>)> {
 /// What a recorded run left.
 struct Run {
     recording: Recording,
-    /// Records in the log when the sync after round A returned.
+    /// Records in the log when the sync after round A returned, and the time it returned
+    /// (`CLOCK_MONOTONIC`, as a database client notes its acknowledged commits).
     after_sync: u64,
+    synced_ns: u64,
     /// Records in the log once the file system was made.
     after_mkfs: u64,
     /// The base the log starts from.
@@ -92,15 +94,17 @@ fn record(fs: &Fs, dir: &Path, ledger: &mut Ledger, exec: &mut Exec) -> Run {
         base = Base::Dir(dir_base);
     }
     let after_mkfs = recorder.records();
-    let mut after_sync = 0;
+    let (mut after_sync, mut synced_ns) = (0, 0);
     write_rounds(Path::new(&device.device), || {
-        after_sync = recorder.records()
+        synced_ns = monotonic_ns();
+        after_sync = recorder.records();
     });
     let elapsed = start.elapsed();
     let recording = recorder.finish(exec).unwrap();
     Run {
         recording,
         after_sync,
+        synced_ns,
         after_mkfs,
         base,
         elapsed,
@@ -227,6 +231,10 @@ fn round_trip(fs: &Fs) {
 
     // When the sync returned: every file synced by then is there, whole.
     let synced = state_at(&index, run.after_sync, StateKind::Flushed).unwrap();
+    assert!(
+        synced.crash_ns >= run.synced_ns,
+        "the sync returned before the crash"
+    );
     let files_synced = m.materialise(&synced, &out("synced")).unwrap();
     recovers(fs, &files_synced[0], "at the sync", |mnt| {
         for (name, bytes) in files("a", 8) {

@@ -50,6 +50,7 @@ pub fn generate(index: &LogIndex, opts: &CrashOptions) -> Result<Vec<CrashState>
             states.push(CrashState {
                 number: states.len(),
                 crash_point,
+                crash_ns: index.crash_ns(crash_point),
                 kind,
                 images,
             });
@@ -82,6 +83,7 @@ pub fn state_at(index: &LogIndex, crash_point: u64, kind: StateKind) -> Result<C
     Ok(CrashState {
         number: 0,
         crash_point,
+        crash_ns: index.crash_ns(crash_point),
         kind,
         images: Plan::new(index).at(crash_point, kind, &unused, &mut rng),
     })

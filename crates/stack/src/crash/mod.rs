@@ -29,6 +29,8 @@ pub struct LogIndex {
     pub images: Vec<ImageInfo>,
     /// Its records in order (`entries[i].seq == i`).
     pub entries: Vec<Entry>,
+    /// When the recorder finished (the end record's time, `CLOCK_MONOTONIC`).
+    pub end_ns: u64,
 }
 
 impl LogIndex {
@@ -44,8 +46,20 @@ impl LogIndex {
         Ok(LogIndex {
             path: path.to_path_buf(),
             images: reader.images().to_vec(),
+            end_ns: reader.end_ns().unwrap_or(0),
             entries,
         })
+    }
+
+    /// The moment of a power cut at `crash_point`, on `CLOCK_MONOTONIC`: just before the first
+    /// record not issued was handled (or when the recorder finished, for the whole log). A
+    /// commit acknowledged at or before it must survive: its flush was handled before that
+    /// record, so it is in every state at this crash point.
+    pub fn crash_ns(&self, crash_point: u64) -> u64 {
+        match self.entries.get(crash_point as usize) {
+            Some(first_lost) => first_lost.time_ns.saturating_sub(1),
+            None => self.end_ns,
+        }
     }
 
     /// The bytes a record changes, as `(offset, len)`; `None` for a flush.
@@ -139,6 +153,9 @@ pub struct CrashState {
     pub number: usize,
     /// Records `0..crash_point` were issued before the power went.
     pub crash_point: u64,
+    /// When the power went ([`LogIndex::crash_ns`]): every commit acknowledged at or before
+    /// this `CLOCK_MONOTONIC` time must be in the state.
+    pub crash_ns: u64,
     /// How it was drawn.
     pub kind: StateKind,
     /// Each image, in the log's order.

@@ -133,6 +133,16 @@ fn no_state_drops_a_write_before_the_last_flush_nor_keeps_one_not_issued() {
                 "only pending writes persist"
             );
             assert!(kept.windows(2).all(|w| w[0] < w[1]), "in the order issued");
+            let c = state.crash_point as usize;
+            if let Some(first_lost) = index.entries.get(c) {
+                assert!(
+                    state.crash_ns < first_lost.time_ns,
+                    "before the first record lost"
+                );
+                assert!(c == 0 || state.crash_ns >= index.entries[c - 1].time_ns.saturating_sub(1));
+            } else {
+                assert_eq!(state.crash_ns, index.end_ns);
+            }
             match state.kind {
                 StateKind::Flushed => assert!(kept.is_empty()),
                 StateKind::Issued => assert_eq!(kept, pending),
@@ -262,6 +272,7 @@ fn a_base_directory_is_where_the_states_start() {
     let state = CrashState {
         number: 0,
         crash_point: 0,
+        crash_ns: index.crash_ns(0),
         kind: StateKind::Flushed,
         images: vec![
             ImageState {

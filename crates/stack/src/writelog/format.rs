@@ -18,8 +18,8 @@ pub(super) const KIND_WRITE: u8 = 1;
 pub(super) const KIND_FLUSH: u8 = 2;
 pub(super) const KIND_ZERO: u8 = 3;
 pub(super) const KIND_END: u8 = 4;
-/// kind (u8), image (u32), seq (u64): the part every record starts with.
-pub(super) const COMMON: usize = 13;
+/// kind (u8), image (u32), seq (u64), time (u64): the part every record starts with.
+pub(super) const COMMON: usize = 21;
 /// The largest write a record may hold: FUSE hands over at most 16 MiB at once, so a larger
 /// length is a damaged record, refused before its data is read.
 pub const MAX_WRITE_BYTES: u32 = 64 << 20;
@@ -46,12 +46,15 @@ pub enum Op {
     Flush,
 }
 
-/// One record: its number in the log (0, 1, 2, ...), the image (an index into the header's
-/// images) and what it did.
+/// One record: its number in the log (0, 1, 2, ...), when the recorder handled it, the image
+/// (an index into the header's images) and what it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// Its place in the log, counted from 0 without gaps.
     pub seq: u64,
+    /// When the recorder handled it, on `CLOCK_MONOTONIC` ([`monotonic_ns`]): never earlier
+    /// than the record before it.
+    pub time_ns: u64,
     /// Index of its image in the header.
     pub image: u32,
     /// What it did.
@@ -83,6 +86,7 @@ pub struct LogWriter<W: Write> {
     out: W,
     next_seq: u64,
     bytes: u64,
+    last_ns: u64,
 }
 
 impl<W: Write> LogWriter<W> {
@@ -94,6 +98,7 @@ impl<W: Write> LogWriter<W> {
             out,
             next_seq: 0,
             bytes: header.len() as u64,
+            last_ns: 0,
         })
     }
 
@@ -142,11 +147,14 @@ impl<W: Write> LogWriter<W> {
         self.next_seq
     }
 
-    fn common(&self, kind: u8, image: u32) -> Vec<u8> {
-        let mut head = Vec::with_capacity(COMMON + 12);
+    fn common(&mut self, kind: u8, image: u32) -> Vec<u8> {
+        // The clock of every thread of the process; never behind the record before.
+        self.last_ns = monotonic_ns().max(self.last_ns);
+        let mut head = Vec::with_capacity(COMMON + 16);
         head.push(kind);
         head.extend_from_slice(&image.to_le_bytes());
         head.extend_from_slice(&self.next_seq.to_le_bytes());
+        head.extend_from_slice(&self.last_ns.to_le_bytes());
         head
     }
 
@@ -179,4 +187,12 @@ fn encode_header(images: &[ImageInfo]) -> io::Result<Vec<u8>> {
     let crc = crc32fast::hash(&h);
     h.extend_from_slice(&crc.to_le_bytes());
     Ok(h)
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds, the clock a database client notes its acknowledged commits
+/// on (`bakeoff_db`'s `monotonic_ns`), so a record's time says which commits were acknowledged
+/// before it.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
 }

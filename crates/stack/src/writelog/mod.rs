@@ -18,7 +18,7 @@ mod read;
 mod serve;
 
 pub use copy::{copy_image, CopyKind};
-pub use format::{Entry, ImageInfo, LogError, LogWriter, Op};
+pub use format::{monotonic_ns, Entry, ImageInfo, LogError, LogWriter, Op};
 pub use read::LogReader;
 
 use crate::error::StackError;

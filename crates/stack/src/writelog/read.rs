@@ -15,6 +15,7 @@ pub struct LogReader<R: Read> {
     images: Vec<ImageInfo>,
     at: u64,
     next_seq: u64,
+    last_ns: u64,
     ended: bool,
 }
 
@@ -39,6 +40,7 @@ impl<R: Read> LogReader<R> {
             images: Vec::new(),
             at: 0,
             next_seq: 0,
+            last_ns: 0,
             ended: false,
         };
         reader.images = reader.header()?;
@@ -48,6 +50,11 @@ impl<R: Read> LogReader<R> {
     /// The images the log covers.
     pub fn images(&self) -> &[ImageInfo] {
         &self.images
+    }
+
+    /// When the recorder finished (the end record's time), once it was read.
+    pub fn end_ns(&self) -> Option<u64> {
+        self.ended.then_some(self.last_ns)
     }
 
     /// The next record, with a write's data in `data` (cleared otherwise); `None` after the
@@ -66,6 +73,7 @@ impl<R: Read> LogReader<R> {
         }
         self.need(got, COMMON, start)?;
         let (kind, image, seq) = (common[0], le32(&common[1..5]), le64(&common[5..13]));
+        let time_ns = le64(&common[13..21]);
         let mut crc = crc32fast::Hasher::new();
         crc.update(&common);
         if seq != self.next_seq {
@@ -79,11 +87,23 @@ impl<R: Read> LogReader<R> {
         if le32(&sum) != crc.finalize() {
             return Err(self.error(start, format!("record {seq} fails its checksum")));
         }
+        if time_ns < self.last_ns {
+            return Err(self.error(
+                start,
+                format!("record {seq} is earlier than the one before"),
+            ));
+        }
         self.next_seq += 1;
+        self.last_ns = time_ns;
         let Some(op) = op else {
             return self.end(start).map(|()| None);
         };
-        Ok(Some(Entry { seq, image, op }))
+        Ok(Some(Entry {
+            seq,
+            time_ns,
+            image,
+            op,
+        }))
     }
 
     /// Reads what follows a record's common part; `None` for the end record.

@@ -54,11 +54,16 @@ fn records_read_back_as_written() {
     let (bytes, starts) = sample();
     assert_eq!(bytes[..8], MAGIC);
     let records = read_all(&bytes).unwrap();
+    let times: Vec<u64> = records.iter().map(|(e, _)| e.time_ns).collect();
+    assert!(
+        times[0] > 0 && times.windows(2).all(|w| w[0] <= w[1]),
+        "{times:?}"
+    );
     let ops: Vec<(u64, u32, Op)> = records
         .iter()
         .map(|(e, _)| (e.seq, e.image, e.op))
         .collect();
-    let data_at = |i: usize, fixed: usize| (starts[i] + 13 + fixed) as u64;
+    let data_at = |i: usize, fixed: usize| (starts[i] + 21 + fixed) as u64;
     assert_eq!(
         ops,
         vec![
@@ -116,7 +121,7 @@ fn a_cut_log_is_an_error_naming_the_record_and_its_offset() {
     );
     assert!(text.contains(&format!("at byte {}", starts[2])), "{text}");
     // Cut inside a write's data.
-    let err = read_all(&bytes[..starts[0] + 13 + 12 + 100]).unwrap_err();
+    let err = read_all(&bytes[..starts[0] + 21 + 12 + 100]).unwrap_err();
     assert_eq!(err.offset, starts[0] as u64);
     assert!(err.to_string().contains("record 0 is cut short"), "{err}");
 }
@@ -163,8 +168,8 @@ fn trailing_bytes_and_foreign_files_are_refused() {
 #[test]
 fn an_oversized_write_is_refused_before_its_data_is_read() {
     let (mut bytes, starts) = sample();
-    // The first record's length field: after kind, image, seq and offset.
-    let len_at = starts[0] + 13 + 8;
+    // The first record's length field: after kind, image, seq, time and offset.
+    let len_at = starts[0] + 21 + 8;
     bytes[len_at..len_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     let err = read_all(&bytes).unwrap_err();
     assert!(err.to_string().contains("claims a write of"), "{err}");
