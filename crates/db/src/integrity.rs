@@ -36,9 +36,13 @@ pub fn sqlite_integrity_check(conn: &mut dyn Conn) -> PageCheck {
             }
         }
     };
+    // A row may hold several problems, one a line, under a `*** in database main ***` heading.
     let lines: Vec<String> = (rows.iter())
-        .filter_map(|r| r.first().and_then(Value::text).map(str::to_string))
-        .filter(|l| l != "ok")
+        .filter_map(|r| r.first().and_then(Value::text))
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "ok" && !l.starts_with("*** in database"))
+        .map(str::to_string)
         .collect();
     PageCheck {
         tool,

@@ -20,6 +20,7 @@
 //!   memory and clients their defaults are sized from).
 
 pub mod backend;
+pub mod durability;
 pub mod integrity;
 pub mod managed;
 pub mod mariadb;

@@ -1,0 +1,207 @@
+//! What a power cut left: one crash state's images (made by `bakeoff_stack::crash`) checked as
+//! a DBA would after the outage. Fresh loop devices over the images, a mount and unmount (the
+//! file system's journal recovery), the file system's own read-only check, a mount again, the
+//! database opened or started (its own recovery), then the commits the client saw acknowledged
+//! before the crash looked for ([`crate::tpcc::lost_commits`]), the TPC-C consistency
+//! conditions and the database's integrity checks. The state's outcome is the worst of what was
+//! found: file system damaged, database fails to start, corruption found, acknowledged commits
+//! lost, clean.
+
+pub mod mounted;
+
+use crate::backend::Database;
+use crate::integrity::{sqlite_integrity_check, PageCheck};
+use crate::sqlite::{Sqlite, SqliteOptions};
+use crate::tpcc::{check_consistency, lost_commits, Ack, LostCommits};
+use bakeoff_stack::exec::Exec;
+use bakeoff_stack::fs::check::FsCheck;
+use bakeoff_stack::ledger::Ledger;
+use bakeoff_stack::{StackError, StackKind};
+use mounted::MountedState;
+use std::path::{Path, PathBuf};
+
+/// A state's outcome, from the worst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The file system did not mount, or its check found damage.
+    FsDamaged,
+    /// The database did not open or start from the state.
+    DbFailedToStart,
+    /// The database's checks found corruption, or TPC-C's conditions do not hold.
+    Corrupt,
+    /// Commits the client saw acknowledged before the crash are missing.
+    LostCommits,
+    /// Nothing wrong found.
+    Clean,
+}
+
+impl Outcome {
+    /// Its name in records and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::FsDamaged => "fs_damaged",
+            Outcome::DbFailedToStart => "db_failed_to_start",
+            Outcome::Corrupt => "corrupt",
+            Outcome::LostCommits => "lost_commits",
+            Outcome::Clean => "clean",
+        }
+    }
+}
+
+/// What checking one state found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateCheck {
+    /// The worst of what follows.
+    pub outcome: Outcome,
+    /// The kernel's refusal to mount it, if it refused.
+    pub mount_error: Option<String>,
+    /// The file system's own check (after the journal's recovery), where the type has one.
+    pub fs_check: Option<FsCheck>,
+    /// Why the database did not open or start, if it did not.
+    pub start_error: Option<String>,
+    /// The acknowledged commits looked for, and those missing.
+    pub lost: Option<LostCommits>,
+    /// The database's integrity checks.
+    pub integrity: Vec<PageCheck>,
+    /// TPC-C's consistency conditions that do not hold, each with where.
+    pub inconsistent: Vec<String>,
+}
+
+impl StateCheck {
+    fn new() -> StateCheck {
+        StateCheck {
+            outcome: Outcome::Clean,
+            mount_error: None,
+            fs_check: None,
+            start_error: None,
+            lost: None,
+            integrity: Vec::new(),
+            inconsistent: Vec::new(),
+        }
+    }
+
+    /// The outcome from what was found.
+    fn conclude(mut self) -> StateCheck {
+        let fs_damaged =
+            self.mount_error.is_some() || self.fs_check.as_ref().is_some_and(|c| !c.clean);
+        let corrupt = !self.inconsistent.is_empty() || self.integrity.iter().any(|c| !c.clean());
+        self.outcome = if fs_damaged {
+            Outcome::FsDamaged
+        } else if self.start_error.is_some() {
+            Outcome::DbFailedToStart
+        } else if corrupt {
+            Outcome::Corrupt
+        } else if self.lost.as_ref().is_some_and(|l| l.lost > 0) {
+            Outcome::LostCommits
+        } else {
+            Outcome::Clean
+        };
+        self
+    }
+}
+
+/// The database a state holds, where on its file system.
+#[derive(Clone, Debug)]
+pub enum StateDb {
+    /// A SQLite file, its path relative to the file system's root, opened with these options
+    /// (a hot journal is rolled back, a WAL replayed, on open).
+    Sqlite {
+        /// The file, relative to the mount.
+        file: PathBuf,
+        /// Its options, as the run had them.
+        options: SqliteOptions,
+    },
+}
+
+/// How the states of one run are checked: the file system they hold, the database on it,
+/// and a directory to mount them on (created if missing).
+#[derive(Clone, Debug)]
+pub struct Checker {
+    /// The stack's type: how to mount it and its own check.
+    pub kind: StackKind,
+    /// The database and where it is.
+    pub db: StateDb,
+    /// Where each state is mounted while it is checked.
+    pub mountpoint: PathBuf,
+}
+
+impl Checker {
+    /// Checks the state whose images are `images`: see the module. The acknowledged commits
+    /// `acks` at or before `crash_ns` must be there. Every loop device and mount is in
+    /// `ledger` before it exists and is gone when this returns.
+    pub fn check(
+        &self,
+        images: &[PathBuf],
+        acks: &[Ack],
+        crash_ns: u64,
+        ledger: &mut Ledger,
+        exec: &mut Exec,
+    ) -> Result<StateCheck, StackError> {
+        let kind = self.kind;
+        let fs_type = kind.driver().mount_type.ok_or_else(|| {
+            StackError::Environment(format!(
+                "a {} stack's crash states cannot be checked: bakeoff cannot mount it from images",
+                kind.name()
+            ))
+        })?;
+        let mut found = StateCheck::new();
+        let mut state = MountedState::attach(images, &self.mountpoint, ledger, exec)?;
+        if let Err(e) = state.mount(fs_type, exec) {
+            found.mount_error = Some(e);
+            state.close(exec)?;
+            return Ok(found.conclude());
+        }
+        state.unmount(exec)?;
+        if let Some(check) = kind.driver().fs_check {
+            found.fs_check = Some(check(&state.devices, exec)?);
+        }
+        if let Err(e) = state.mount(fs_type, exec) {
+            found.mount_error = Some(e);
+            state.close(exec)?;
+            return Ok(found.conclude());
+        }
+        check_database(&self.db, &state.mountpoint, acks, crash_ns, &mut found);
+        state.close(exec)?;
+        Ok(found.conclude())
+    }
+}
+
+/// Opens the database on the mounted state and runs its checks into `found`.
+fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found: &mut StateCheck) {
+    match db {
+        StateDb::Sqlite { file, options } => {
+            let path = root.join(file);
+            let opened = Sqlite::open(&path, options.clone()).and_then(|db| db.connect());
+            let mut conn = match opened {
+                Ok(conn) => conn,
+                Err(e) => {
+                    found.start_error = Some(e.message);
+                    return;
+                }
+            };
+            let integrity = sqlite_integrity_check(conn.as_mut());
+            let readable = integrity.clean();
+            found.integrity.push(integrity);
+            if !readable {
+                // Queries over damaged pages say the same again, or worse, at random.
+                return;
+            }
+            match lost_commits(conn.as_mut(), acks, crash_ns) {
+                Ok(lost) => found.lost = Some(lost),
+                Err(e) => found.start_error = Some(e.message),
+            }
+            match check_consistency(conn.as_mut()) {
+                Ok(conditions) => {
+                    found
+                        .inconsistent
+                        .extend((conditions.into_iter().filter(|c| !c.passed)).map(|c| {
+                            format!("condition {}: {}", c.number, c.offender.unwrap_or_default())
+                        }))
+                }
+                Err(e) => found
+                    .inconsistent
+                    .push(format!("the conditions' queries failed: {}", e.message)),
+            }
+        }
+    }
+}
