@@ -8,8 +8,9 @@
 //! lost, clean.
 
 pub mod mounted;
+mod postgres;
 
-use crate::backend::Database;
+use crate::backend::{Conn, Database};
 use crate::integrity::{sqlite_integrity_check, PageCheck};
 use crate::sqlite::{Sqlite, SqliteOptions};
 use crate::tpcc::{check_consistency, lost_commits, Ack, LostCommits};
@@ -111,6 +112,17 @@ pub enum StateDb {
         /// Its options, as the run had them.
         options: SqliteOptions,
     },
+    /// A PostgreSQL cluster, started from the state under its own name (crash recovery),
+    /// then checked by `pg_amcheck` and, once stopped, `pg_checksums` (where the cluster was
+    /// made with `data_checksums`).
+    Postgres {
+        /// The data directory, relative to the mount.
+        data_dir: PathBuf,
+        /// Names the recovering server's socket directory.
+        name: String,
+        /// `pg_checksums` can check it: the run's cluster was made with `data_checksums`.
+        checksums: bool,
+    },
 }
 
 /// How the states of one run are checked: the file system they hold, the database on it,
@@ -169,6 +181,16 @@ impl Checker {
 /// Opens the database on the mounted state and runs its checks into `found`.
 fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found: &mut StateCheck) {
     match db {
+        StateDb::Postgres {
+            data_dir,
+            name,
+            checksums,
+        } => {
+            if let Err(e) = postgres::check(root, data_dir, name, *checksums, acks, crash_ns, found)
+            {
+                found.start_error = Some(e);
+            }
+        }
         StateDb::Sqlite { file, options } => {
             let path = root.join(file);
             let opened = Sqlite::open(&path, options.clone()).and_then(|db| db.connect());
@@ -182,26 +204,30 @@ fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found:
             let integrity = sqlite_integrity_check(conn.as_mut());
             let readable = integrity.clean();
             found.integrity.push(integrity);
-            if !readable {
-                // Queries over damaged pages say the same again, or worse, at random.
-                return;
+            if readable {
+                // (Queries over damaged pages say the same again, or worse, at random.)
+                check_commits(conn.as_mut(), acks, crash_ns, found);
             }
-            match lost_commits(conn.as_mut(), acks, crash_ns) {
-                Ok(lost) => found.lost = Some(lost),
-                Err(e) => found.start_error = Some(e.message),
-            }
-            match check_consistency(conn.as_mut()) {
-                Ok(conditions) => {
-                    found
-                        .inconsistent
-                        .extend((conditions.into_iter().filter(|c| !c.passed)).map(|c| {
-                            format!("condition {}: {}", c.number, c.offender.unwrap_or_default())
-                        }))
-                }
-                Err(e) => found
-                    .inconsistent
-                    .push(format!("the conditions' queries failed: {}", e.message)),
-            }
+        }
+    }
+}
+
+/// The acknowledged New-Orders and TPC-C's consistency conditions on `conn`, into `found`.
+fn check_commits(conn: &mut dyn Conn, acks: &[Ack], crash_ns: u64, found: &mut StateCheck) {
+    match lost_commits(conn, acks, crash_ns) {
+        Ok(lost) => found.lost = Some(lost),
+        Err(e) => found.start_error = Some(e.message),
+    }
+    match check_consistency(conn) {
+        Ok(conditions) => {
+            let failing = conditions.into_iter().filter(|c| !c.passed);
+            found.inconsistent.extend(
+                failing
+                    .map(|c| format!("condition {}: {}", c.number, c.offender.unwrap_or_default())),
+            )
+        }
+        Err(e) => {
+            (found.inconsistent).push(format!("the conditions' queries failed: {}", e.message))
         }
     }
 }

@@ -18,7 +18,8 @@ const CHECK_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl PgServer {
     /// Starts the cluster already in `opts.data_dir` (a crash state's copy, mounted on
-    /// `stack`): `pg_ctl start` runs crash recovery first. An error is the database failing to
+    /// `stack`; its lock file is removed, since no server runs on a copy): `pg_ctl start` runs
+    /// crash recovery first. An error is the database failing to
     /// start from that state, with the end of its log.
     pub fn start_existing(stack: &mut Stack, opts: PgOptions) -> Result<PgServer, PgError> {
         let version = opts.data_dir.join("PG_VERSION");
@@ -27,6 +28,15 @@ impl PgServer {
                 "{} holds no PostgreSQL cluster (no PG_VERSION): nothing to recover",
                 opts.data_dir.display()
             )));
+        }
+        // The lock file names the crashed server's postmaster, whose number may now be
+        // another process's (PostgreSQL would then refuse to start): no server runs on a copy.
+        let lock = opts.data_dir.join("postmaster.pid");
+        match std::fs::remove_file(&lock) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(PgError::io("removing", &lock)(e));
+            }
+            _ => {}
         }
         let mut server = PgServer::unstarted(stack, opts)?;
         // The copy's settings name the crashed server's socket directory; this server's

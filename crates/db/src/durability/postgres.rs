@@ -1,0 +1,48 @@
+//! A PostgreSQL cluster in a mounted crash state: started under its own name on a `dir` stack
+//! over the mount (so its postmaster is a daemon of that stack, stopped on every exit path),
+//! then the acknowledged commits, TPC-C's conditions, `pg_amcheck`, and once it is stopped,
+//! `pg_checksums`.
+
+use super::{check_commits, StateCheck};
+use crate::postgres::{check_checksums, PgOptions, PgServer};
+use crate::tpcc::Ack;
+use bakeoff_stack::{Options, Stack, StackSpec};
+use std::path::Path;
+
+/// Runs the checks into `found`; an error is the cluster failing to start (or a check that
+/// could not run), in words.
+pub(super) fn check(
+    root: &Path,
+    data_dir: &Path,
+    name: &str,
+    checksums: bool,
+    acks: &[Ack],
+    crash_ns: u64,
+    found: &mut StateCheck,
+) -> Result<(), String> {
+    let spec =
+        StackSpec::parse(&format!("dir:path={}", root.display())).map_err(|e| e.to_string())?;
+    let opts = Options {
+        name: Some(format!("{name}-dir")),
+        ..Options::default()
+    };
+    let mut stack = Stack::create(&spec, &opts).map_err(|e| e.to_string())?;
+    let mut pg = PgOptions::new(root.join(data_dir));
+    pg.name = Some(name.to_string());
+    let server = PgServer::start_existing(&mut stack, pg).map_err(|e| e.to_string())?;
+    let mut conn = server.connect().map_err(|e| e.to_string())?;
+    check_commits(&mut conn, acks, crash_ns, found);
+    drop(conn);
+    found
+        .integrity
+        .push(server.amcheck().map_err(|e| e.to_string())?);
+    let (binaries, user) = (server.binaries().clone(), server.user());
+    let data = server.data_dir().to_path_buf();
+    server.stop(&mut stack).map_err(|e| e.to_string())?;
+    if checksums {
+        found
+            .integrity
+            .push(check_checksums(&binaries, user, &data).map_err(|e| e.to_string())?);
+    }
+    Ok(())
+}
