@@ -7,10 +7,10 @@
 //! torn past what its WAL repairs, and the checks find nothing they should not.
 
 mod pg_common;
-use bakeoff_db::durability::{Checker, Outcome, StateDb};
+use bakeoff_db::durability::{check_states, Checker, Outcome, Sources, StateCheck, StateDb};
 use bakeoff_db::postgres::{PgOptions, PgServer};
 use bakeoff_db::tpcc::{self, TpccPlan};
-use bakeoff_stack::crash::{generate, Base, CrashOptions, LogIndex, Materialiser};
+use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::writelog::{Recorder, RecorderOptions};
@@ -100,7 +100,6 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
     sh("umount", &[&fs.to_string_lossy()]);
     assert!(acks.len() > 20, "{} New-Orders acknowledged", acks.len());
     let recording = recorder.finish(&mut exec).unwrap();
-    let index = LogIndex::read(&recording.log).unwrap();
     let crash = CrashOptions {
         states: STATES,
         seed: 20261127,
@@ -108,11 +107,6 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
         torn: true,
         from_record: 0,
     };
-    let mut states = generate(&index, &crash).unwrap();
-    states.sort_by_key(|s| s.crash_point);
-    let work = dir.join("work");
-    std::fs::create_dir(&work).unwrap();
-    let mut materialiser = Materialiser::new(&index, Base::Dir(base), &work).unwrap();
     let checker = Checker {
         kind: StackKind::named("ext4").unwrap(),
         db: StateDb::Postgres {
@@ -122,32 +116,43 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
         },
         mountpoint: dir.join("mnt"),
     };
-    let mut outcomes = Vec::new();
-    for state in &states {
-        let images_dir = dir.join(format!("state-{}", state.number));
-        std::fs::create_dir(&images_dir).unwrap();
-        let images = materialiser.materialise(state, &images_dir).unwrap();
-        let check = checker.check(&images, &acks, state.crash_ns, &mut ledger, &mut exec);
-        let check = check.unwrap();
+    let work = dir.join("work");
+    let from = Sources {
+        log: &recording.log,
+        base: &base,
+        work: &work,
+    };
+    let mut print = |state: &CrashState, check: &StateCheck| {
         eprintln!(
-            "state {} ({:?}, crash point {} of {}, {} persisted, {} torn): {:?}, lost {:?}, \
+            "defaults: state {} ({:?}, crash point {}, {} persisted, {} torn): {:?}, lost {:?}, fs {:?}, \
              {:?}, {:?} {:?}",
             state.number,
             state.kind,
             state.crash_point,
-            index.entries.len(),
             state.persisted(),
             state.torn(),
             check.outcome,
             check.lost,
+            check.fs_check.as_ref().map(|c| c.clean),
             check.integrity,
             check.inconsistent,
             check.start_error
-        );
-        outcomes.push(check.outcome);
-        std::fs::remove_dir_all(&images_dir).unwrap();
-    }
-    drop(materialiser);
+        )
+    };
+    let checked = check_states(
+        &from,
+        &crash,
+        &checker,
+        &acks,
+        &mut ledger,
+        &mut exec,
+        &mut print,
+    );
+    let outcomes: Vec<Outcome> = checked
+        .unwrap()
+        .into_iter()
+        .map(|(_, c)| c.outcome)
+        .collect();
     assert!(ledger.undo_all(&mut exec).is_empty());
     assert!(outcomes.len() >= STATES - 1, "{outcomes:?}");
     assert_eq!(outcomes, vec![Outcome::Clean; outcomes.len()]);

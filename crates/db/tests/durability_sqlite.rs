@@ -6,10 +6,10 @@
 //! commits it never flushed and writes pages in no safe order, and states lose those commits,
 //! are corrupt or do not open (which, depends on where the power went).
 
-use bakeoff_db::durability::{Checker, Outcome, StateDb};
+use bakeoff_db::durability::{check_states, Checker, Outcome, Sources, StateCheck, StateDb};
 use bakeoff_db::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use bakeoff_db::tpcc::{self, TpccPlan};
-use bakeoff_stack::crash::{generate, Base, CrashOptions, LogIndex, Materialiser};
+use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::writelog::{Recorder, RecorderOptions};
@@ -80,7 +80,6 @@ fn outcomes(dir: &Path, synchronous: Synchronous) -> (Vec<Outcome>, usize) {
     };
     assert!(acks.len() > 20, "{} New-Orders acknowledged", acks.len());
     let recording = recorder.finish(&mut exec).unwrap();
-    let index = LogIndex::read(&recording.log).unwrap();
     let crash = CrashOptions {
         states: STATES,
         seed: 20261127,
@@ -88,11 +87,6 @@ fn outcomes(dir: &Path, synchronous: Synchronous) -> (Vec<Outcome>, usize) {
         torn: true,
         from_record: 0,
     };
-    let mut states = generate(&index, &crash).unwrap();
-    states.sort_by_key(|s| s.crash_point);
-    let work = dir.join("work");
-    std::fs::create_dir(&work).unwrap();
-    let mut materialiser = Materialiser::new(&index, Base::Dir(base), &work).unwrap();
     let checker = Checker {
         kind: StackKind::named("ext4").unwrap(),
         db: StateDb::Sqlite {
@@ -101,34 +95,45 @@ fn outcomes(dir: &Path, synchronous: Synchronous) -> (Vec<Outcome>, usize) {
         },
         mountpoint: dir.join("mnt"),
     };
-    let mut found = Vec::new();
-    for state in &states {
-        let images_dir = dir.join(format!("state-{}", state.number));
-        std::fs::create_dir(&images_dir).unwrap();
-        let images = materialiser.materialise(state, &images_dir).unwrap();
-        let check = checker.check(&images, &acks, state.crash_ns, &mut ledger, &mut exec);
-        let check = check.unwrap();
+    let work = dir.join("work");
+    let from = Sources {
+        log: &recording.log,
+        base: &base,
+        work: &work,
+    };
+    let mut print = |state: &CrashState, check: &StateCheck| {
         eprintln!(
-            "{synchronous:?} state {} ({:?}, crash point {} of {}, {} persisted, {} torn): {:?} \
-             lost {:?}, fs {:?}, {:?} {:?}",
+            "{synchronous:?} state {} ({:?}, crash point {}, {} persisted, {} torn): {:?}, lost {:?}, fs {:?}, \
+             {:?}, {:?} {:?}",
             state.number,
             state.kind,
             state.crash_point,
-            index.entries.len(),
             state.persisted(),
             state.torn(),
             check.outcome,
             check.lost,
             check.fs_check.as_ref().map(|c| c.clean),
             check.integrity,
+            check.inconsistent,
             check.start_error
-        );
-        found.push(check.outcome);
-        std::fs::remove_dir_all(&images_dir).unwrap();
-    }
-    drop(materialiser);
+        )
+    };
+    let checked = check_states(
+        &from,
+        &crash,
+        &checker,
+        &acks,
+        &mut ledger,
+        &mut exec,
+        &mut print,
+    );
+    let outcomes: Vec<Outcome> = checked
+        .unwrap()
+        .into_iter()
+        .map(|(_, c)| c.outcome)
+        .collect();
     assert!(ledger.undo_all(&mut exec).is_empty());
-    (found, acks.len())
+    (outcomes, acks.len())
 }
 
 #[test]

@@ -9,6 +9,9 @@
 
 pub mod mounted;
 mod postgres;
+mod states;
+
+pub use states::{check_states, Sources};
 
 use crate::backend::{Conn, Database};
 use crate::integrity::{sqlite_integrity_check, PageCheck};

@@ -108,13 +108,7 @@ impl Recorder {
     /// mount are recorded in `ledger` first.
     pub fn start(opts: &RecorderOptions, ledger: &mut Ledger) -> Result<Recorder, StackError> {
         let images = open_images(opts)?;
-        let infos: Vec<ImageInfo> = images
-            .iter()
-            .map(|i| ImageInfo {
-                name: i.name.clone(),
-                size_bytes: i.size,
-            })
-            .collect();
+        let infos = infos(&images);
         let writer = new_log(&opts.log, &infos)?;
         let shared = Arc::new(Shared {
             journal: Mutex::new(Journal {
@@ -228,13 +222,7 @@ impl Recorder {
             let from = self.shared.backing_dir.join(&image.name);
             copy_image(&from, &base_dir.join(&image.name))?;
         }
-        let infos: Vec<ImageInfo> = images
-            .iter()
-            .map(|i| ImageInfo {
-                name: i.name.clone(),
-                size_bytes: i.size,
-            })
-            .collect();
+        let infos = infos(images);
         let writer = new_log(log, &infos)?;
         if let Some(old) = journal.writer.replace(writer) {
             finish_log(old, &journal.log_path)?;
@@ -256,15 +244,9 @@ impl Recorder {
         if let Some(writer) = journal.writer.take() {
             journal.overhead.log_bytes = finish_log(writer, &log)?;
         }
-        let images = self.shared.images.iter();
         Ok(Recording {
             log,
-            images: images
-                .map(|i| ImageInfo {
-                    name: i.name.clone(),
-                    size_bytes: i.size,
-                })
-                .collect(),
+            images: infos(&self.shared.images),
             overhead: journal.overhead.clone(),
         })
     }
@@ -375,3 +357,12 @@ fn finish_log(writer: LogWriter<BufWriter<File>>, path: &Path) -> Result<u64, St
 
 #[cfg(test)]
 mod tests;
+
+/// What the log's header says of each image.
+fn infos(images: &[Image]) -> Vec<ImageInfo> {
+    let info = |i: &Image| ImageInfo {
+        name: i.name.clone(),
+        size_bytes: i.size,
+    };
+    images.iter().map(info).collect()
+}

@@ -1,0 +1,52 @@
+//! Every state of a run: drawn from its write log, materialised one at a time in order of
+//! their crash points (so the log is read once) and checked; each state's images are removed
+//! once it is checked.
+
+use super::{Checker, StateCheck};
+use crate::tpcc::Ack;
+use bakeoff_stack::crash::{generate, Base, CrashOptions, CrashState, LogIndex, Materialiser};
+use bakeoff_stack::exec::Exec;
+use bakeoff_stack::ledger::Ledger;
+use bakeoff_stack::StackError;
+use std::path::Path;
+
+/// Where a run's states come from and go.
+pub struct Sources<'a> {
+    /// The run's write log.
+    pub log: &'a Path,
+    /// The images as they were when the log began (the recorder's checkpoint).
+    pub base: &'a Path,
+    /// A directory of the caller's for working copies and each state's images.
+    pub work: &'a Path,
+}
+
+/// Draws the states `opts` asks for from `from.log` and checks each with `checker` against the
+/// acknowledged commits `acks`; `on_state` hears each as it is checked (progress). The states
+/// come back with their checks, in order of their crash points.
+pub fn check_states(
+    from: &Sources,
+    opts: &CrashOptions,
+    checker: &Checker,
+    acks: &[Ack],
+    ledger: &mut Ledger,
+    exec: &mut Exec,
+    on_state: &mut dyn FnMut(&CrashState, &StateCheck),
+) -> Result<Vec<(CrashState, StateCheck)>, StackError> {
+    let index = LogIndex::read(from.log)?;
+    let mut states = generate(&index, opts).map_err(StackError::Environment)?;
+    states.sort_by_key(|s| s.crash_point);
+    let copies = from.work.join("durable");
+    std::fs::create_dir_all(&copies).map_err(StackError::io("creating", &copies))?;
+    let mut materialiser = Materialiser::new(&index, Base::Dir(from.base.to_path_buf()), &copies)?;
+    let mut checked = Vec::with_capacity(states.len());
+    for state in states {
+        let dir = from.work.join(format!("state-{}", state.number));
+        std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
+        let images = materialiser.materialise(&state, &dir)?;
+        let check = checker.check(&images, acks, state.crash_ns, ledger, exec)?;
+        std::fs::remove_dir_all(&dir).map_err(StackError::io("removing", &dir))?;
+        on_state(&state, &check);
+        checked.push((state, check));
+    }
+    Ok(checked)
+}
