@@ -171,7 +171,10 @@ impl fmt::Display for Fault {
             Fault::Magic { found } => {
                 write!(f, "no block header (first bytes")?;
                 found.iter().try_for_each(|b| write!(f, " {b:02x}"))?;
-                write!(f, "): not a block bakeoff wrote, or overwritten by something else")
+                write!(
+                    f,
+                    "): not a block bakeoff wrote, or overwritten by something else"
+                )
             }
             Fault::Length { found } => write!(f, "the header of a {found}-byte block"),
             Fault::Algorithm { found } => write!(

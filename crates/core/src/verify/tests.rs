@@ -52,7 +52,10 @@ fn a_block_without_the_magic_is_not_a_block_of_ours() {
     assert_eq!(fault.kind(), "magic");
     assert!(fault.to_string().contains("no block header"), "{fault}");
     let zeros = vec![0u8; 4096];
-    assert_eq!(check(&zeros, 0, Algorithm::Sha256).unwrap_err().kind(), "magic");
+    assert_eq!(
+        check(&zeros, 0, Algorithm::Sha256).unwrap_err().kind(),
+        "magic"
+    );
 }
 
 #[test]
@@ -103,7 +106,10 @@ fn generations_outside_the_range_the_writes_allow_are_faults() {
 #[test]
 fn the_key_takes_off_and_the_two_algorithms() {
     assert_eq!(Algorithm::parse_key("off"), Ok(None));
-    assert_eq!(Algorithm::parse_key(" crc32c "), Ok(Some(Algorithm::Crc32c)));
+    assert_eq!(
+        Algorithm::parse_key(" crc32c "),
+        Ok(Some(Algorithm::Crc32c))
+    );
     assert_eq!(Algorithm::parse_key("sha256"), Ok(Some(Algorithm::Sha256)));
     assert!(Algorithm::parse_key("md5").is_err());
 }
