@@ -26,7 +26,7 @@ pub enum Algorithm {
     /// where there is one. Catches every burst error up to 32 bits; not a defence against
     /// deliberate forgery.
     Crc32c,
-    /// SHA-256: a cryptographic hash, some ten times the CPU of CRC-32C per byte.
+    /// SHA-256: a cryptographic hash, many times the CPU of CRC-32C per byte.
     Sha256,
 }
 
