@@ -36,12 +36,27 @@ fn what_cannot_verify_exits_2_up_front_naming_the_key_and_why() {
     let t = d.path().to_str().unwrap();
     let cases: [(&[&str], &str); 6] = [
         (&["fileserver", "--set", "verify=crc32c"], "file operations"),
-        (&["randwrite", "--set", "verify=crc32c,engine=null"], "null engine"),
-        (&["randwrite", "--set", "verify=sha256,bs=32"], "64-byte header"),
-        (&["randwrite", "--set", "verify=crc32c,clients=2"], "clients=2"),
+        (
+            &["randwrite", "--set", "verify=crc32c,engine=null"],
+            "null engine",
+        ),
+        (
+            &["randwrite", "--set", "verify=sha256,bs=32"],
+            "64-byte header",
+        ),
+        (
+            &["randwrite", "--set", "verify=crc32c,clients=2"],
+            "clients=2",
+        ),
         (&["tpcc", "--set", "verify=crc32c"], "page checksums"),
         (
-            &["randread", "--set", "verify=crc32c", "--ramp", "start=100,step=x2,until=p99>10ms"],
+            &[
+                "randread",
+                "--set",
+                "verify=crc32c",
+                "--ramp",
+                "start=100,step=x2,until=p99>10ms",
+            ],
             "ramp",
         ),
     ];
@@ -54,7 +69,10 @@ fn what_cannot_verify_exits_2_up_front_naming_the_key_and_why() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains("verify") && stderr.contains(why), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("verify") && stderr.contains(why),
+            "{args:?}: {stderr}"
+        );
     }
     assert_eq!(
         std::fs::read_dir(d.path()).unwrap().count(),
@@ -68,7 +86,10 @@ fn what_cannot_verify_exits_2_up_front_naming_the_key_and_why() {
         .unwrap();
     assert!(dry.status.success());
     let plan = String::from_utf8_lossy(&dry.stdout);
-    assert!(plan.contains("verify   sha256: data in blocks of 2 KiB"), "{plan}");
+    assert!(
+        plan.contains("verify   sha256: data in blocks of 2 KiB"),
+        "{plan}"
+    );
 }
 
 #[test]
@@ -81,7 +102,10 @@ fn a_block_damaged_while_the_run_runs_fails_it_with_exit_4_naming_the_offset() {
     // the last, which only the final pass reads back.
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
         .args(["run", "read", "--quiet", "--target", data.to_str().unwrap()])
-        .args(["--set", "verify=crc32c,bs=4k,size=256k,rate_iops=2,runtime=3s,ramp_time=0"])
+        .args([
+            "--set",
+            "verify=crc32c,bs=4k,size=256k,rate_iops=2,runtime=3s,ramp_time=0",
+        ])
         .args(["--json", json.to_str().unwrap()])
         .stderr(std::process::Stdio::piped())
         .spawn()

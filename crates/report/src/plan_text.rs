@@ -110,7 +110,11 @@ fn verify_text(plan: &Plan, algorithm: bakeoff_core::plan::Algorithm) -> String 
                 0 => String::new(),
                 o => format!(" from offset {o}"),
             };
-            Some(format!("{} in blocks of {}{at}", f.name, size(g.block_bytes)))
+            Some(format!(
+                "{} in blocks of {}{at}",
+                f.name,
+                size(g.block_bytes)
+            ))
         })
         .collect();
     let unverified: Vec<&str> = (plan.filesets.iter())

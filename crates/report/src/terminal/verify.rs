@@ -44,7 +44,10 @@ pub fn lines(r: &RunRecord) -> String {
             duration(p.elapsed_ns as f64),
             if p.complete { "" } else { " (interrupted)" }
         ),
-        None => writeln!(s, "         final pass: not run (the run failed or was interrupted)"),
+        None => writeln!(
+            s,
+            "         final pass: not run (the run failed or was interrupted)"
+        ),
     };
     let _ = match v.mismatches {
         0 => writeln!(s, "         no mismatch"),
@@ -53,7 +56,9 @@ pub fn lines(r: &RunRecord) -> String {
             "         {} MISMATCH{}, the first: {}",
             group(n),
             if n == 1 { "" } else { "ES" },
-            v.first_mismatches.first().map_or("", |m| m.message.as_str())
+            v.first_mismatches
+                .first()
+                .map_or("", |m| m.message.as_str())
         ),
     };
     s
@@ -99,10 +104,19 @@ mod tests {
             complete: true,
         };
         let text = super::lines(&verified(0, Some(pass)));
-        assert!(text.starts_with("verify   crc32c: data (256 blocks of 8 KiB)"), "{text}");
-        assert!(text.contains("12,345 blocks written, 678 reads checked (9 raced"), "{text}");
+        assert!(
+            text.starts_with("verify   crc32c: data (256 blocks of 8 KiB)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("12,345 blocks written, 678 reads checked (9 raced"),
+            "{text}"
+        );
         assert!(text.contains("not verified: redo"), "{text}");
-        assert!(text.contains("final pass after the run: 256 blocks in"), "{text}");
+        assert!(
+            text.contains("final pass after the run: 256 blocks in"),
+            "{text}"
+        );
         assert!(text.contains("no mismatch"), "{text}");
         assert!(crate::terminal::render(&verified(0, None)).contains("verify   crc32c"));
     }
