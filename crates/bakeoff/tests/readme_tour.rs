@@ -136,7 +136,10 @@ const TOUR: &[Entry] = &[
     Entry {
         starts: "bakeoff run randwrite --stack xfs",
         append: &["--set", "runtime=1s,ramp_time=0,size=64m"],
-        shows: &["verify   crc32c: data (8,192 blocks of 8 KiB)", "no mismatch"],
+        shows: &[
+            "verify   crc32c: data (8,192 blocks of 8 KiB)",
+            "no mismatch",
+        ],
         ..LINE
     },
     real("bakeoff stack create", &[]),
