@@ -107,6 +107,7 @@ fn a_block_damaged_while_the_run_runs_fails_it_with_exit_4_naming_the_offset() {
             "verify=crc32c,bs=4k,size=256k,rate_iops=2,runtime=3s,ramp_time=0",
         ])
         .args(["--json", json.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
