@@ -22,10 +22,10 @@
 //!   repeatable and the later value wins), and where a line's own option cannot be given twice,
 //!   its text replaced. `ramp_time=0` on every timed run (TPC-H has none) so the test's length
 //!   does not follow the default warm-up; `runtime=1s` (2 s for SQLite TPC-C, 3 s for PostgreSQL
-//!   TPC-C and pgbench); smaller datasets (`size=64m` for randread, `data_size=64m,redo_size=8m`
-//!   for slob on `/mnt/x` and in the four-stack `compare`, TPC-C `warehouses=1,terminals=2`,
-//!   pgbench `scale=1,clients=2`, sysbench one table of 1,000 rows, 2 threads, 2 s and a 64 MiB
-//!   redo log, TPC-H `sf=0.01`); `--repeat 3` -> `--repeat 1` in the slob
+//!   TPC-C and pgbench); smaller datasets (`size=64m` for randread and the verified randwrite,
+//!   `data_size=64m,redo_size=8m` for slob on `/mnt/x` and in the four-stack `compare`, TPC-C
+//!   `warehouses=1,terminals=2`, pgbench `scale=1,clients=2`, sysbench one table of 1,000 rows,
+//!   2 threads, 2 s and a 64 MiB redo log, TPC-H `sf=0.01`); `--repeat 3` -> `--repeat 1` in the slob
 //!   `compare` and `--repeat 1` added to the ramp `compare`; ramps of at most three 1 s points
 //!   (`point=1s,max_points=2,bisect=1`, the latency limit as written); `--stagger 10s` ->
 //!   `--stagger 1s` in the parallel `exec`.
@@ -133,6 +133,15 @@ const TOUR: &[Entry] = &[
         ..LINE
     },
     real("bakeoff run oltp --stack 'btrfs", QUICK),
+    Entry {
+        starts: "bakeoff run randwrite --stack xfs",
+        append: &["--set", "runtime=1s,ramp_time=0,size=64m"],
+        shows: &[
+            "verify   crc32c: data (8,192 blocks of 8 KiB)",
+            "no mismatch",
+        ],
+        ..LINE
+    },
     real("bakeoff stack create", &[]),
     real("bakeoff cleanup", &[]),
     Entry {

@@ -97,6 +97,13 @@ pub const RUN_KEYS: &[KeyDoc] = &[
         "client processes, each running every role on its own copy of the filesets in its own \
          directory (0 = threads in bakeoff itself)",
     ),
+    doc(
+        "verify",
+        "off",
+        "off, crc32c or sha256: every block written carries a header (offset, generation, \
+         checksum) checked on every read and in a final pass after the run; a mismatch fails \
+         the run (block I/O workloads only; for correctness, not speed: docs/verify.md)",
+    ),
 ];
 
 /// Keys of a replayed trace (`run --replay`); `runtime`, `seed` and `ramp_time` mean what they

@@ -15,6 +15,7 @@
 //!   [`steady`] decides the warm-up.
 //! * [`ramp`]: load ramps: the spec, the choice of each point, the points as recorded.
 //! * [`trace`]: a captured trace of a database's file-system calls, as replayed.
+//! * [`verify`]: the header and checksum of verified blocks (`verify=crc32c|sha256`).
 
 mod doc;
 pub mod fileop;
@@ -34,6 +35,7 @@ pub mod summary;
 pub mod trace;
 pub mod units;
 pub mod verdict;
+pub mod verify;
 pub mod workload;
 
 pub mod catalog;

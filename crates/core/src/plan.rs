@@ -5,6 +5,7 @@
 use crate::steady::rules::{AutoRamp, StopRule, CLIENTS_RAMP};
 mod replay;
 use crate::units::duration_ns;
+pub use crate::verify::{Algorithm, BlockGrid};
 pub use replay::{FlagRule, ReplayPlan, ReplayTiming, ReplayWindow, SyncRule, Think};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -233,6 +234,10 @@ pub struct FilesetPlan {
     /// `None`: `nrfiles` flat files (or device regions) that block I/O reads and writes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<TreeSpec>,
+    /// With `verify=`: where the verified blocks of its files lie; `None`: not verified (no
+    /// `verify=`, or a log writer's redo, which is not written in blocks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<BlockGrid>,
 }
 
 /// The validated plan of one run.
@@ -276,6 +281,10 @@ pub struct Plan {
     /// thread per captured thread on the trace's own files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayPlan>,
+    /// `verify=crc32c|sha256`: every block written carries a header checked on every read and
+    /// in a final pass (see [`crate::verify`]); the filesets' `verify` say where the blocks are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Algorithm>,
 }
 
 fn first_repetition() -> u32 {

@@ -36,6 +36,7 @@ mod steady;
 pub use steady::{Check, SteadyRecord, StopRecord, WarmupKind};
 mod summary;
 pub use summary::Summary;
+pub mod verify;
 
 /// Where the run happened.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -168,6 +169,9 @@ pub struct RunRecord {
     /// `run --replay FILE`: what the replay counted beside its operations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<replay::ReplayRecord>,
+    /// `verify=crc32c|sha256`: the blocks checked and the mismatches found (docs/verify.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<verify::VerifyRecord>,
 }
 
 impl RunRecord {

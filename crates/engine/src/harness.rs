@@ -68,6 +68,8 @@ pub struct RunOutput {
     pub steady: Option<bakeoff_core::steady::SteadyRecord>,
     /// A replay's counts beside its operations.
     pub replay: Option<bakeoff_core::record::replay::ReplayRecord>,
+    /// `verify=`: the blocks checked and the mismatches found.
+    pub verify: Option<bakeoff_core::record::verify::VerifyRecord>,
 }
 
 /// The thread's signal that its setup is done; dropping it says so too, so a thread that fails
@@ -296,6 +298,7 @@ fn gather(shared: &Shared, roles: &[RoleDesc], spawned: Vec<Spawned>, ended: End
         clients: Vec::new(),
         steady,
         replay: None,
+        verify: None,
     }
 }
 

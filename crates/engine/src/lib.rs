@@ -2,7 +2,7 @@
 //! layout, worker threads running a role's steps, rate pacing, the couplings between roles
 //! (semaphores, group commit, dirty-block queue), and the per-thread counters and latency
 //! histograms a run is measured with; file operations on directory trees; client processes;
-//! the replay of a captured trace.
+//! the replay of a captured trace; data verification (`verify=`).
 
 pub mod buffers;
 pub mod clients;
@@ -21,6 +21,7 @@ pub mod results;
 pub mod run;
 pub mod shared;
 pub mod stats;
+pub mod verify;
 pub mod warmup;
 pub mod worker;
 

@@ -9,6 +9,7 @@ use crate::layout::{plan_trees, Dataset, Region};
 use crate::results::role_descs;
 use crate::shared::{RoleFiles, RunError, Shared, WorkerSpec};
 use crate::stats::{Counters, ThreadStats};
+use crate::verify::{FilesetVerify, Verifier};
 use crate::worker::schedule::Schedule;
 use crate::worker::{FileTree, FileWorker, FileWorkerSpec, Worker};
 use bakeoff_core::plan::{IoMix, OpKind, Plan, RolePlan, Step, SyncMode};
@@ -146,6 +147,7 @@ fn worker_specs(
     plan: &Plan,
     dataset: &Dataset,
     shared: &Arc<Shared>,
+    verifier: Option<&Verifier>,
 ) -> Result<(Vec<ThreadSpec>, RolesFiles), RunError> {
     let trees = file_trees(plan, dataset);
     let mut kept = RolesFiles::new();
@@ -194,6 +196,11 @@ fn worker_specs(
         kept.push(files.clone());
         let role = Arc::new(role.clone());
         let schedule = role_schedule(&role);
+        // A log writer's redo is not written in blocks: the planner leaves its fileset
+        // unverified.
+        let verify = verifier
+            .filter(|_| !role.log_writer)
+            .and_then(|v| v.fileset(role.fileset));
         for t in 0..role.threads as usize {
             let spec = worker_spec(
                 plan,
@@ -201,7 +208,7 @@ fn worker_specs(
                 &role,
                 (ri, t),
                 files.clone(),
-                schedule.clone(),
+                (schedule.clone(), verify.clone()),
             );
             specs.push(spec);
         }
@@ -261,7 +268,7 @@ fn worker_spec(
     role: &Arc<RolePlan>,
     (ri, t): (usize, usize),
     files: Arc<RoleFiles>,
-    schedule: Option<Arc<Schedule>>,
+    (schedule, verify): (Option<Arc<Schedule>>, Option<Arc<FilesetVerify>>),
 ) -> ThreadSpec {
     let kinds = role_kinds(role);
     let spec = WorkerSpec {
@@ -275,6 +282,7 @@ fn worker_spec(
         compress_pct: plan.compress_pct,
         buf_len: dirtied_block_size(plan, ri),
         schedule,
+        verify,
     };
     let body = with_engine(role.engine.unwrap_or(plan.engine), WorkerBody(spec));
     ThreadSpec {
@@ -355,7 +363,8 @@ pub fn execute_gated(
         stop: plan.stop,
         ..Timing::fixed(plan.ramp_time, plan.runtime)
     };
-    let (specs, files) = worker_specs(plan, dataset, &shared)?;
+    let verifier = Verifier::new(plan, dataset);
+    let (specs, files) = worker_specs(plan, dataset, &shared, verifier.as_ref())?;
     let mut specs = specs.into_iter().map(Ok);
     let roles = role_descs(plan, 1);
     let output = harness::run_gated(
@@ -363,5 +372,31 @@ pub fn execute_gated(
     );
     // Every worker has been joined (on every path of `run_gated`): close the files here.
     drop(files);
+    match verifier {
+        Some(v) => output.map(|o| verified(o, &v, interrupt)),
+        None => output,
+    }
+}
+
+/// The run's output with its `verify` section: after a run that ended on time, the final pass
+/// reads every block back (outside the measured window); any mismatch, during the run or in
+/// the pass, fails the run with the first one found.
+fn verified(mut output: RunOutput, v: &Verifier, interrupt: &AtomicBool) -> RunOutput {
+    let mut final_pass = None;
+    if output.error.is_none() && !output.interrupted {
+        match v.final_pass(interrupt) {
+            Ok(pass) => {
+                output.interrupted |= !pass.complete;
+                final_pass = Some(pass);
+            }
+            Err(e) => output.error = Some(e),
+        }
+    }
+    if output.error.is_none() {
+        if let Some(m) = v.first_mismatch() {
+            output.error = Some(RunError::Verify(Box::new(m)));
+        }
+    }
+    output.verify = Some(v.record(final_pass));
     output
 }

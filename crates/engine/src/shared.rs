@@ -64,6 +64,9 @@ pub enum RunError {
         /// What happened.
         message: String,
     },
+    /// A verified block was wrong (`verify=`): where, what was expected, what was found.
+    #[error("verify: {0}")]
+    Verify(Box<crate::verify::Mismatch>),
     /// A worker could not start.
     #[error("starting the {engine} engine for role {role}: {source}")]
     Setup {
@@ -236,4 +239,6 @@ pub struct WorkerSpec {
     pub buf_len: Option<u64>,
     /// The role's arrivals under `rate_iops`, one schedule for all its threads.
     pub schedule: Option<Arc<crate::worker::schedule::Schedule>>,
+    /// `verify=`: the blocks of the role's fileset, if verified.
+    pub verify: Option<Arc<crate::verify::FilesetVerify>>,
 }

@@ -203,6 +203,7 @@ pub fn record() -> RunRecord {
         mpi: None,
         capture: None,
         replay: None,
+        verify: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

@@ -89,6 +89,9 @@ pub fn render(plan: &Plan) -> String {
         files.join("; "),
         size(plan.dataset_bytes())
     );
+    if let Some(algorithm) = plan.verify {
+        let _ = writeln!(s, "verify   {}", verify_text(plan, algorithm));
+    }
     // A role of 0 threads (slob's sessions by default) does not run.
     let running = plan.roles.iter().filter(|r| r.threads > 0);
     for (i, role) in running.enumerate() {
@@ -96,6 +99,36 @@ pub fn render(plan: &Plan) -> String {
         let _ = writeln!(s, "{label:<8} {}", role_line(plan, role));
     }
     s + &settings_lines(&plan.settings)
+}
+
+/// What `verify=` checks: each verified fileset's blocks, and those left unverified.
+fn verify_text(plan: &Plan, algorithm: bakeoff_core::plan::Algorithm) -> String {
+    let mut parts: Vec<String> = (plan.filesets.iter())
+        .filter_map(|f| {
+            let g = f.verify?;
+            let at = match g.offset {
+                0 => String::new(),
+                o => format!(" from offset {o}"),
+            };
+            Some(format!(
+                "{} in blocks of {}{at}",
+                f.name,
+                size(g.block_bytes)
+            ))
+        })
+        .collect();
+    let unverified: Vec<&str> = (plan.filesets.iter())
+        .filter(|f| f.verify.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
+    if !unverified.is_empty() {
+        parts.push(format!("not {} (redo, not blocks)", unverified.join(", ")));
+    }
+    format!(
+        "{}: {}; every read checked, every block read back after the run",
+        algorithm.name(),
+        parts.join("; ")
+    )
 }
 
 fn role_line(plan: &Plan, r: &RolePlan) -> String {

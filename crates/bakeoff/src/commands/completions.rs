@@ -45,6 +45,7 @@ pub const DOCS: &[(&str, &[(&str, &str)])] = &[
                 "replay.md",
                 "replaying a captured trace (--replay), capturing a run (--capture)",
             ),
+            ("verify.md", "data verification (verify=crc32c|sha256)"),
         ],
     ),
     (

@@ -48,6 +48,7 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
         settings: plan.settings.clone(),
         clients: 0,
         replay: None,
+        verify: None,
     }
 }
 

@@ -65,7 +65,8 @@ fn params(doc: &Table, place: &Place) -> Result<Vec<ParamDef>, SettingError> {
                 place,
                 &label,
                 "a parameter cannot be named like a key every workload takes (engine, runtime, \
-                 ramp_time, ramp_max, ss, ss_dur, seed, buffer_compress_percentage, clients)",
+                 ramp_time, ramp_max, ss, ss_dur, seed, buffer_compress_percentage, clients, \
+                 verify)",
             ));
         }
         let (default, help) = match &p.node.value {

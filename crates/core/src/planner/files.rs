@@ -67,6 +67,7 @@ pub(super) fn tree_fileset(f: &FilesetInput, t: &TreeInput) -> Result<FilesetPla
             data_per_ops,
             rate_hint,
         }),
+        verify: None,
     })
 }
 

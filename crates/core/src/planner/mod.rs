@@ -5,6 +5,7 @@
 
 mod files;
 mod rules;
+mod verify;
 
 use crate::plan::*;
 use crate::settings::{Origin, SettingError};
@@ -20,6 +21,7 @@ use std::time::Duration;
 pub(crate) use files::TreeInput;
 #[cfg(test)]
 pub(crate) use rules::IO_KINDS;
+pub(crate) use verify::refuse_verify;
 
 /// Largest block size accepted.
 pub const MAX_BS: u64 = 256 << 20;
@@ -49,6 +51,8 @@ pub(crate) struct RunValues {
     pub seed: u64,
     pub compress_pct: u8,
     pub clients: u32,
+    /// `verify=`: the algorithm (`None`: off) and the value, to name in a refusal.
+    pub verify: (Option<crate::verify::Algorithm>, Val),
 }
 
 pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
@@ -63,6 +67,9 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
     })?;
     let week = Duration::from_secs(7 * 86400);
     let (ramp_time, ramp_auto) = warmup(&d, week)?;
+    let verify = d("verify");
+    let algorithm = crate::verify::Algorithm::parse_key(&verify.text)
+        .map_err(|m| verify.invalid(format!("{} is not a verify mode ({m})", verify.shown())))?;
     Ok(RunValues {
         engine,
         runtime: d("runtime").duration(Duration::from_millis(100), week)?,
@@ -72,6 +79,7 @@ pub(crate) fn run_values(look: &Lookup) -> Result<RunValues, SettingError> {
         seed: d("seed").int(0, u64::MAX)?,
         compress_pct: d("buffer_compress_percentage").int(0, 100)? as u8,
         clients: d("clients").int(0, MAX_CLIENTS)? as u32,
+        verify: (algorithm, verify),
     })
 }
 
@@ -242,8 +250,11 @@ pub(crate) fn build(
         settings,
         clients: run.clients,
         replay: None,
+        verify: None,
     };
     files::size_trees(&mut plan, inputs)?;
+    let (algorithm, val) = &run.verify;
+    verify::plan_verify(&mut plan, *algorithm, val)?;
     Ok(plan)
 }
 
@@ -275,6 +286,7 @@ fn fileset(f: &FilesetInput) -> Result<FilesetPlan, SettingError> {
         nrfiles,
         file_size,
         tree: None,
+        verify: None,
     })
 }
 
@@ -431,3 +443,6 @@ fn step(s: &StepInput, names: &[&str], direct: bool, stream: bool) -> Result<Ste
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod verify_tests;

@@ -23,6 +23,13 @@ pub fn check_rampable(plan: &Plan) -> Result<(), String> {
             r.name
         ));
     }
+    if let Some(algorithm) = plan.verify {
+        return Err(format!(
+            "verify={} checks each block against the writes of one run, and a ramp runs its \
+             points one after another over one layout: run the rates as separate runs",
+            algorithm.name()
+        ));
+    }
     if !plan.roles.iter().any(is_paced) {
         return Err("the workload has no role that issues operations to pace".into());
     }

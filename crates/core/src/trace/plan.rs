@@ -20,6 +20,12 @@ pub const WINDOW_END: &str = "window_end";
 /// [`REPLAY_KEYS`]. A key not in the table, or a value out of range, is named with where it was
 /// written.
 pub fn plan_replay(trace: &Trace, name: &str, settings: &Settings) -> Result<Plan, SettingError> {
+    crate::planner::refuse_verify(
+        settings,
+        "a replay",
+        "makes the captured calls at their own offsets and sizes: not whole blocks bakeoff can \
+         stamp",
+    )?;
     check_known(settings, &names(&[REPLAY_KEYS]))?;
     let look = Lookup {
         settings,
@@ -61,6 +67,7 @@ pub fn plan_replay(trace: &Trace, name: &str, settings: &Settings) -> Result<Pla
         settings,
         clients: 0,
         replay: Some(replay),
+        verify: None,
     })
 }
 

@@ -345,6 +345,7 @@ fn merge(plan: &Plan, fleet: &Fleet, error: Option<RunError>, interrupted: bool)
             stop: None,
         }),
         replay: None,
+        verify: None,
     }
 }
 

@@ -1,9 +1,10 @@
-//! Flat filesets: data files or device regions written in parallel 1 MiB chunks of seeded
-//! bytes, then synced and dropped from the page cache.
+//! Flat filesets: data files or device regions written in parallel pieces of seeded bytes
+//! (1 MiB chunks; whole blocks with their headers where `verify=` checks the fileset), then
+//! synced and dropped from the page cache.
 
 use super::{io_err, LayoutError, Region, CHUNK};
 use crate::buffers::{fill, AlignedBuf};
-use bakeoff_core::plan::Plan;
+use bakeoff_core::plan::{Algorithm, BlockGrid, Plan};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -21,22 +22,84 @@ fn chunk_seed(seed: u64, region: usize, chunk: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// Generator threads fill chunks with their seeded bytes while one writer writes them in
+/// Bytes `start..start + len` of region `region`, written at once from one buffer; `key`
+/// seeds its bytes. With `blocks`, the piece is whole verified blocks of that grid, each
+/// stamped with its header (generation 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    region: usize,
+    start: u64,
+    len: u64,
+    key: u64,
+    blocks: Option<BlockGrid>,
+}
+
+/// Plain 1 MiB chunks of `start..end` of region `ri` (the chunks' keys are their indices).
+fn plain(ri: usize, start: u64, end: u64, out: &mut Vec<Piece>) {
+    let mut at = start;
+    while at < end {
+        let len = (CHUNK - at % CHUNK).min(end - at);
+        out.push(Piece {
+            region: ri,
+            start: at,
+            len,
+            key: at / CHUNK,
+            blocks: None,
+        });
+        at += len;
+    }
+}
+
+/// The pieces of every region: 1 MiB chunks, and where a region has a verified grid, its
+/// blocks in pieces of whole blocks (about 1 MiB, or one block if larger).
+fn pieces(all: &[&Region], grids: &[Option<BlockGrid>]) -> Vec<Piece> {
+    let mut out = Vec::new();
+    for (ri, r) in all.iter().enumerate() {
+        let Some(grid) = grids.get(ri).copied().flatten() else {
+            plain(ri, 0, r.size, &mut out);
+            continue;
+        };
+        let bs = grid.block_bytes;
+        let end = grid.offset + grid.blocks_in(r.size) * bs;
+        plain(ri, 0, grid.offset, &mut out);
+        let step = (CHUNK / bs).max(1) * bs;
+        let mut at = grid.offset;
+        while at < end {
+            let len = step.min(end - at);
+            out.push(Piece {
+                region: ri,
+                start: at,
+                len,
+                key: at ^ 0x5645_5249_4659_0000,
+                blocks: Some(grid),
+            });
+            at += len;
+        }
+        plain(ri, end, r.size, &mut out);
+    }
+    out
+}
+
+/// Generator threads fill pieces with their seeded bytes while one writer writes them in
 /// order of arrival: generation overlaps writing, and no two threads contend for a file.
+/// `grids` gives each region's verified blocks (empty: none is verified).
 pub(super) fn write_all(
     plan: &Plan,
     all: &[&Region],
+    grids: &[Option<BlockGrid>],
     total: u64,
     progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<(), LayoutError> {
     if all.is_empty() {
         return Ok(());
     }
-    let chunks: Vec<(usize, u64)> = all
+    let pieces = pieces(all, grids);
+    let buf_len = pieces
         .iter()
-        .enumerate()
-        .flat_map(|(i, r)| (0..r.size.div_ceil(CHUNK)).map(move |c| (i, c)))
-        .collect();
+        .map(|p| p.len)
+        .max()
+        .unwrap_or(CHUNK)
+        .max(CHUNK);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let generators = cpus.saturating_sub(1).clamp(1, 3);
     let done = AtomicU64::new(0);
@@ -47,10 +110,10 @@ pub(super) fn write_all(
         for g in 0..generators {
             let (ret_tx, ret_rx) = mpsc::channel::<AlignedBuf>();
             for _ in 0..2 {
-                let _ = ret_tx.send(AlignedBuf::new(CHUNK as usize));
+                let _ = ret_tx.send(AlignedBuf::new(buf_len as usize));
             }
             returns.push(ret_tx);
-            let (full_tx, mine) = (full_tx.clone(), &chunks);
+            let (full_tx, mine) = (full_tx.clone(), &pieces);
             s.spawn(move || generate(plan, all, mine, g, generators, &ret_rx, &full_tx));
         }
         drop(full_tx);
@@ -77,26 +140,38 @@ fn open_for_layout(path: &Path) -> Result<File, LayoutError> {
         .map_err(io_err("creating", path))
 }
 
-/// A filled chunk: generator, region, chunk index, bytes.
-type Filled = (usize, usize, u64, AlignedBuf);
+/// A filled piece: generator, piece, bytes.
+type Filled = (usize, Piece, AlignedBuf);
 
 fn generate(
     plan: &Plan,
     all: &[&Region],
-    chunks: &[(usize, u64)],
+    pieces: &[Piece],
     g: usize,
     generators: usize,
     empty: &mpsc::Receiver<AlignedBuf>,
     full: &mpsc::SyncSender<Filled>,
 ) {
-    for &(ri, c) in chunks.iter().skip(g).step_by(generators) {
+    for &piece in pieces.iter().skip(g).step_by(generators) {
         let Ok(mut buf) = empty.recv() else { return };
-        let len = CHUNK.min(all[ri].size - c * CHUNK) as usize;
-        let mut rng = fastrand::Rng::with_seed(chunk_seed(plan.seed, ri, c));
-        fill(&mut buf.as_mut_slice()[..len], &mut rng, plan.compress_pct);
-        if full.send((g, ri, c, buf)).is_err() {
+        let bytes = &mut buf.as_mut_slice()[..piece.len as usize];
+        let mut rng = fastrand::Rng::with_seed(chunk_seed(plan.seed, piece.region, piece.key));
+        fill(bytes, &mut rng, plan.compress_pct);
+        if let (Some(grid), Some(algorithm)) = (piece.blocks, plan.verify) {
+            let at = all[piece.region].base + piece.start;
+            stamp_blocks(bytes, at, grid.block_bytes, algorithm);
+        }
+        if full.send((g, piece, buf)).is_err() {
             return; // the writer stopped
         }
+    }
+}
+
+/// Stamps every block of `bytes` (whole blocks of `bs`, the first at byte `at` of its file)
+/// with its header, generation 0: the layout's.
+fn stamp_blocks(bytes: &mut [u8], at: u64, bs: u64, algorithm: Algorithm) {
+    for (k, block) in bytes.chunks_exact_mut(bs as usize).enumerate() {
+        bakeoff_core::verify::stamp(block, at + k as u64 * bs, 0, algorithm);
     }
 }
 
@@ -108,17 +183,18 @@ fn write_chunks(
     abort: &AtomicBool,
 ) -> Result<(), LayoutError> {
     let mut files: Vec<Option<File>> = (0..all.len()).map(|_| None).collect();
-    for (g, ri, c, buf) in full {
+    for (g, piece, buf) in full {
         if abort.load(Ordering::Relaxed) {
             return Err(LayoutError::Interrupted);
         }
+        let ri = piece.region;
         let region = all[ri];
         if files[ri].is_none() {
             files[ri] = Some(open_for_layout(&region.path)?);
         }
         let file = files[ri].as_ref().expect("opened above");
-        let len = CHUNK.min(region.size - c * CHUNK) as usize;
-        file.write_all_at(&buf.as_slice()[..len], region.base + c * CHUNK)
+        let len = piece.len as usize;
+        file.write_all_at(&buf.as_slice()[..len], region.base + piece.start)
             .map_err(|e| {
                 if e.raw_os_error() == Some(libc::ENOSPC) {
                     let needed = all.iter().map(|r| r.size).sum();
@@ -153,4 +229,59 @@ fn sync_and_drop(all: &[&Region]) -> Result<(), LayoutError> {
         let _ = rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn region(size: u64) -> Region {
+        Region {
+            path: "f".into(),
+            base: 0,
+            size,
+        }
+    }
+
+    /// Pieces tile each region exactly, in order, without gaps or overlaps.
+    fn tiles(pieces: &[Piece], ri: usize, size: u64) {
+        let mut at = 0;
+        for p in pieces.iter().filter(|p| p.region == ri) {
+            assert_eq!(p.start, at, "{pieces:?}");
+            at += p.len;
+        }
+        assert_eq!(at, size);
+    }
+
+    #[test]
+    fn plain_regions_are_cut_in_the_chunks_they_always_were() {
+        let (a, b) = (region(3 * CHUNK + 10), region(100));
+        let p = pieces(&[&a, &b], &[]);
+        assert_eq!(p.len(), 5);
+        assert!(p
+            .iter()
+            .all(|p| p.blocks.is_none() && p.key == p.start / CHUNK));
+        tiles(&p, 0, a.size);
+        tiles(&p, 1, b.size);
+    }
+
+    #[test]
+    fn verified_regions_are_cut_in_whole_blocks_after_their_offset() {
+        for (bs, offset) in [(4096, 0), (3000, 4096), (3 * CHUNK, 512)] {
+            let grid = BlockGrid {
+                block_bytes: bs,
+                offset,
+            };
+            let r = region(offset + 5 * bs + 77 + 2 * CHUNK);
+            let p = pieces(&[&r], &[Some(grid)]);
+            tiles(&p, 0, r.size);
+            let blocks: Vec<&Piece> = p.iter().filter(|p| p.blocks.is_some()).collect();
+            assert_eq!(blocks[0].start, offset);
+            assert!(blocks
+                .iter()
+                .all(|p| p.len % bs == 0 && (p.start - offset) % bs == 0));
+            let covered: u64 = blocks.iter().map(|p| p.len).sum();
+            assert_eq!(covered, grid.blocks_in(r.size) * bs);
+        }
+    }
 }

@@ -12,7 +12,7 @@ pub use clients::client_dir;
 pub use tree::{plan_trees, tree_root};
 
 use bakeoff_core::fileop::TreeSpec;
-use bakeoff_core::plan::Plan;
+use bakeoff_core::plan::{Algorithm, BlockGrid, Plan};
 use flat::write_all;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -149,6 +149,10 @@ struct Manifest {
     /// The filesets that are directory trees, with their shape.
     #[serde(default)]
     trees: Vec<(String, TreeSpec)>,
+    /// `verify=`: the blocks carry headers (such a layout is never reused, and a run without
+    /// verify lays out anew rather than reuse it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    verify: Option<Algorithm>,
 }
 
 impl Manifest {
@@ -167,6 +171,7 @@ impl Manifest {
                 .iter()
                 .filter_map(|f| Some((f.name.clone(), f.tree.clone()?)))
                 .collect(),
+            verify: plan.verify,
         }
     }
 }
@@ -234,10 +239,7 @@ fn lay_out_one(
     progress: &dyn Fn(u64, u64) -> bool,
 ) -> Result<Dataset, LayoutError> {
     let filesets = regions(plan, target);
-    let flat: Vec<&Region> = (filesets.iter().zip(&plan.filesets))
-        .filter(|(_, f)| f.tree.is_none())
-        .flat_map(|(r, _)| r)
-        .collect();
+    let (flat, grids) = flat_regions(plan, &filesets);
     let trees = plan_trees(plan);
     let flat_bytes: u64 = flat.iter().map(|r| r.size).sum();
     let needed = flat_bytes + tree::initial_bytes(&trees);
@@ -262,14 +264,16 @@ fn lay_out_one(
         offset,
         total: needed,
     };
-    if reusable(plan, dir, &flat) {
+    // A verified layout is never reused: its blocks hold the generations of the run that
+    // wrote them, which a new run's table does not know.
+    if plan.verify.is_none() && reusable(plan, dir, &flat) {
         let repaired = tree_job(0).repair()?;
         return Ok(Dataset::one(filesets, true, repaired, start));
     }
     remove_old(dir);
     check_space(dir, needed)?;
-    let written =
-        write_all(plan, &flat, needed, progress).and_then(|()| tree_job(flat_bytes).write());
+    let written = write_all(plan, &flat, &grids, needed, progress)
+        .and_then(|()| tree_job(flat_bytes).write());
     if let Err(e) = written {
         flat.iter()
             .for_each(|r| drop(std::fs::remove_file(&r.path)));
@@ -286,6 +290,17 @@ fn lay_out_one(
     let path = dir.join(MANIFEST);
     std::fs::write(&path, text).map_err(io_err("writing", &path))?;
     Ok(Dataset::one(filesets, false, needed, start))
+}
+
+/// The regions of the flat filesets (not trees), each with its fileset's verified blocks.
+fn flat_regions<'a>(
+    plan: &Plan,
+    filesets: &'a [Vec<Region>],
+) -> (Vec<&'a Region>, Vec<Option<BlockGrid>>) {
+    (filesets.iter().zip(&plan.filesets))
+        .filter(|(_, f)| f.tree.is_none())
+        .flat_map(|(regions, f)| regions.iter().map(move |r| (r, f.verify)))
+        .unzip()
 }
 
 /// Refuses a layout of `needed` bytes that `dir`'s file system has no room for.
@@ -322,7 +337,8 @@ fn lay_out_device(
         });
     }
     let start = Instant::now();
-    write_all(plan, &all, needed, progress)?;
+    let (_, grids) = flat_regions(plan, &filesets);
+    write_all(plan, &all, &grids, needed, progress)?;
     Ok(Dataset::one(filesets, false, needed, start))
 }
 

@@ -69,7 +69,7 @@ pub(super) fn lay_out_replay(
         bytes + replay.peak_bytes.saturating_sub(replay.layout_bytes),
     )?;
     let refs: Vec<&Region> = rewrite.iter().collect();
-    write_all(plan, &refs, bytes, progress)?;
+    write_all(plan, &refs, &[], bytes, progress)?;
     let text = serde_json::to_string_pretty(&manifest).expect("manifest serialises");
     let path = dir.join(MANIFEST);
     std::fs::write(&path, text).map_err(io_err("writing", &path))?;

@@ -46,7 +46,7 @@ impl<E: Engine> Worker<E> {
             len,
             write: true,
         };
-        self.stamp_buffer(slot);
+        self.before_io(&req);
         self.slots[slot as usize] = Slot {
             req: Some(req),
             sched_ns: AT_SUBMIT,

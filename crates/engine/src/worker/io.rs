@@ -107,9 +107,7 @@ impl<E: Engine> Worker<E> {
             len: io.bs as u32,
             write,
         };
-        if write {
-            self.stamp_buffer(slot);
-        }
+        self.before_io(&req);
         self.slots[slot as usize] = Slot {
             req: Some(req),
             sched_ns: sched,
@@ -192,7 +190,7 @@ impl<E: Engine> Worker<E> {
         if slot.then_write {
             // The read half of an update is done: write the block back in place.
             let write = IoReq { write: true, ..req };
-            self.stamp_buffer(req.slot);
+            self.before_io(&write);
             self.slots[req.slot as usize] = Slot {
                 req: Some(write),
                 sched_ns: now,
@@ -221,6 +219,7 @@ impl<E: Engine> Worker<E> {
         if result != i64::from(req.len) {
             return Err(self.failed(req, result));
         }
+        self.after_io(req)?;
         let kind = match (req.write, self.role.log) {
             (false, _) => OpKind::Read,
             (true, false) => OpKind::Write,

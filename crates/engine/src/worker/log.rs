@@ -34,7 +34,6 @@ impl<E: Engine> Worker<E> {
 
     fn write_at(&mut self, offset: u64, len: u64) -> Result<(), RunError> {
         let now = self.shared.now_ns();
-        self.stamp_buffer(0);
         let req = IoReq {
             slot: 0,
             file: 0,
@@ -42,6 +41,7 @@ impl<E: Engine> Worker<E> {
             len: len as u32,
             write: true,
         };
+        self.before_io(&req);
         self.slots[0] = Slot {
             req: Some(req),
             sched_ns: now,

@@ -8,6 +8,7 @@ mod io;
 mod log;
 pub mod schedule;
 mod sync_path;
+mod verify;
 
 pub use files::{FileTree, FileWorker, FileWorkerSpec};
 
@@ -59,6 +60,8 @@ pub struct Worker<E: Engine> {
     dirtied: bool,
     /// The role has a dirty step: commit steps commit only the passes that dirtied a block.
     commits_on_dirty: bool,
+    /// `verify=`: the blocks of its fileset, stamped and checked.
+    verify: Option<verify::WorkerVerify>,
 }
 
 impl<E: Engine> Worker<E> {
@@ -75,6 +78,7 @@ impl<E: Engine> Worker<E> {
             compress_pct,
             buf_len,
             schedule,
+            verify,
         } = spec;
         let max_bs = role
             .steps
@@ -124,6 +128,7 @@ impl<E: Engine> Worker<E> {
             last_read: None,
             dirtied: false,
             commits_on_dirty: role.steps.iter().any(|s| matches!(s, Step::Dirty { .. })),
+            verify: verify.map(|f| verify::WorkerVerify::new(f, depth as usize)),
             role,
             shared,
         };
@@ -158,6 +163,9 @@ impl<E: Engine> Worker<E> {
         };
         if let Err(e) = outcome {
             self.shared.fail(e);
+        }
+        if let Some(v) = &self.verify {
+            v.finish();
         }
         self.stats
     }

@@ -45,9 +45,7 @@ impl<E: Engine> Worker<E> {
     /// Performs, times and accounts one I/O; syncs when `fsync=N` says so.
     #[inline]
     fn transfer_one(&mut self, req: IoReq) -> Result<(), RunError> {
-        if req.write {
-            self.stamp_buffer(0);
-        }
+        self.before_io(&req);
         let start = self.tick();
         let result = self.engine.transfer(&req);
         let now = self.tick();

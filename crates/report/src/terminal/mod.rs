@@ -1,12 +1,14 @@
 //! The terminal summary: a header, one block per role, then system, device and memory figures.
 //! This module assembles it; the parts for a database run (`db`), file serving and clients
-//! (`files`), a run of phases (`phases`) and the system figures (`system`) are its children,
+//! (`files`), a run of phases (`phases`), a verified run (`verify`) and the system figures
+//! (`system`) are its children,
 //! which depend on nothing here.
 
 mod db;
 mod files;
 mod phases;
 mod system;
+mod verify;
 
 use crate::fmt::{duration, lat, rate};
 use bakeoff_core::findings::Severity;
@@ -27,6 +29,7 @@ pub fn render(r: &RunRecord) -> String {
     if let Some(db) = &r.database {
         out.push_str(&db::lines(r, db));
     }
+    out.push_str(&verify::lines(r));
     out.push_str(&system::system(r));
     out.push_str(&findings(r));
     out

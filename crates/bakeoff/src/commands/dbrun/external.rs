@@ -189,6 +189,7 @@ fn output(
         clients: Vec::new(),
         steady,
         replay: None,
+        verify: None,
     }
 }
 
@@ -203,6 +204,7 @@ fn interrupted(elapsed: Duration, steady: Option<SteadyRecord>) -> RunOutput {
         clients: Vec::new(),
         steady,
         replay: None,
+        verify: None,
     }
 }
 

@@ -208,6 +208,7 @@ impl Prepared<'_> {
                 clients: Vec::new(),
                 steady: None,
                 replay: None,
+                verify: None,
             });
             counts.clone_from(&output.counts);
             Ok(output)
@@ -365,6 +366,7 @@ fn record(
         capture: None,
         replay: output.replay,
         steady: output.steady,
+        verify: output.verify,
     };
     record.drop_short_window();
     if status != RunStatus::Failed {

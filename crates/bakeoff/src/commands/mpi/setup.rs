@@ -69,6 +69,16 @@ pub fn validate(args: &RunArgs, ranks: usize) -> Result<Validated, Failure> {
             "--mpi: every rank is one client; drop clients=N and start more ranks (mpirun -np N)",
         ));
     }
+    if let Some(algorithm) = plan.verify {
+        return Err(failure(
+            Code::Usage,
+            format!(
+                "--mpi: verify={} keeps its table of the writes to each block in one process, \
+                 and the ranks' records are added up without it: run verify without --mpi",
+                algorithm.name()
+            ),
+        ));
+    }
     let exports = crate::commands::exports::open(&args.export.requested)?;
     let dir = args.target.clone().unwrap_or_default();
     let dir = directory(&dir)?;

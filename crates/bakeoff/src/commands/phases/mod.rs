@@ -63,6 +63,7 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         settings: plan.params.clone(),
         clients: 0,
         replay: None,
+        verify: None,
     }
 }
 
@@ -259,6 +260,7 @@ pub fn run_phases(
         clients: Vec::new(),
         steady: None,
         replay: None,
+        verify: None,
     }
 }
 
