@@ -35,4 +35,10 @@ pub struct ReplayRecord {
     /// write to the file done before, had made them durable (group commit).
     #[serde(default)]
     pub syncs_merged: u64,
+    /// Opens the capture saw fail because the file was absent (a probe: PostgreSQL asks
+    /// whether a relation's fork exists) that found the file in the replay: a removal the
+    /// capture did not see, or a creation the program could not order before them. Such an
+    /// open made no handle and changes nothing, so the replay goes on; it is counted here.
+    #[serde(default)]
+    pub probes_found: u64,
 }

@@ -294,6 +294,15 @@ pub fn matches(r: &Record, replayed: i64) -> bool {
     }
 }
 
+/// Whether `r` is an open the capture saw fail with `ENOENT` and made no handle for (a probe
+/// of whether the file exists) that found the file in the replay (`replayed` is 0, the probe's
+/// success): it changes nothing and no later call uses it, so the replay counts it and goes on
+/// rather than failing (`probes_found` in the record).
+pub fn absent_probe_found(r: &Record, replayed: i64) -> bool {
+    const ENOENT: i64 = 2;
+    r.op == Some(OpCode::Open) && r.handle.is_none() && r.result == -ENOENT && replayed >= 0
+}
+
 /// The kind a call is counted and timed as (`None`: done and counted, not timed).
 pub fn kind(state: &Replay, r: &Record) -> Option<OpKind> {
     let trace = &state.loaded.trace;
@@ -388,5 +397,39 @@ mod tests {
         );
         let punch = FallocateFlags::PUNCH_HOLE | FallocateFlags::KEEP_SIZE;
         assert_eq!(allocate(punch, 0, 4096), Err(rustix::io::Errno::OPNOTSUPP));
+    }
+
+    #[test]
+    fn only_a_failed_probe_that_found_its_file_is_let_through() {
+        let probe = Record {
+            op: Some(OpCode::Open),
+            handle: None,
+            result: -2,
+            ..Record::default()
+        };
+        assert!(absent_probe_found(&probe, 0));
+        assert!(
+            !absent_probe_found(&probe, -2),
+            "failing as captured is a match"
+        );
+        let denied = Record {
+            result: -13,
+            ..probe
+        };
+        assert!(
+            !absent_probe_found(&denied, 0),
+            "EACCES found is a difference"
+        );
+        let opened = Record {
+            handle: Some(3),
+            result: 7,
+            ..probe
+        };
+        assert!(!absent_probe_found(&opened, 0));
+        let unlink = Record {
+            op: Some(OpCode::Unlink),
+            ..probe
+        };
+        assert!(!absent_probe_found(&unlink, 0));
     }
 }

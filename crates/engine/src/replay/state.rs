@@ -24,6 +24,7 @@ pub struct Counters {
     pub async_calls: AtomicU64,
     pub allocate_emulated: AtomicU64,
     pub syncs_merged: AtomicU64,
+    pub probes_found: AtomicU64,
 }
 
 /// The replay's shared state.
@@ -173,6 +174,7 @@ impl Replay {
             async_calls: get(&c.async_calls),
             allocate_emulated: get(&c.allocate_emulated),
             syncs_merged: get(&c.syncs_merged),
+            probes_found: get(&c.probes_found),
             ..ReplayCounts::default()
         }
     }

@@ -54,6 +54,13 @@ pub fn lines(r: &RunRecord) -> String {
                 group(p.syncs_merged),
             );
         }
+        if p.probes_found > 0 {
+            let _ = writeln!(
+                s,
+                "         {} opens the capture saw fail (no such file) found the file: a removal the capture missed, or a creation the replay could not order before them (docs/replay.md)",
+                group(p.probes_found),
+            );
+        }
         if p.end_sizes_differ > 0 {
             let _ = writeln!(
                 s,
