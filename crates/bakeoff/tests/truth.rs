@@ -36,9 +36,13 @@ fn cpu_per_operation_leaves_out_a_cpu_hog_and_warns() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         run()
     };
+    // The hog's CPU must not be charged to the run: beside it the figure is not higher. It
+    // may be lower: a CI run gave 33.07 µs alone and 18.91 µs beside the hog (on an idle VM
+    // the CPUs leave idle for each completion; beside a hog they are awake), which a two-sided
+    // bound failed on.
     let (a, b) = (fig(&quiet, "cpu_us_per_op"), fig(&busy, "cpu_us_per_op"));
     assert!(
-        (b / a - 1.0).abs() <= 0.25,
+        b > 0.0 && b <= 1.25 * a,
         "CPU per operation {a:.2} µs alone, {b:.2} µs beside a hog"
     );
     let other = fig(&busy, "cpu_other_pct");
