@@ -73,6 +73,7 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
         let spec = StackSpec::parse(&format!("dir:path={}", fs.display())).unwrap();
         let stack_opts = Options {
             name: Some("durability-pg".into()),
+            images: dir.to_path_buf(),
             ..Options::default()
         };
         let mut stack = Stack::create(&spec, &stack_opts).unwrap();

@@ -22,8 +22,10 @@ pub(super) fn check(
 ) -> Result<(), String> {
     let spec =
         StackSpec::parse(&format!("dir:path={}", root.display())).map_err(|e| e.to_string())?;
+    // Its images directory is the caller's (beside the mount), not the default one.
     let opts = Options {
         name: Some(format!("{name}-dir")),
+        images: root.parent().unwrap_or(root).to_path_buf(),
         ..Options::default()
     };
     let mut stack = Stack::create(&spec, &opts).map_err(|e| e.to_string())?;
