@@ -6,11 +6,11 @@
 //! `full_page_writes=on`) every state is clean: no commit it acknowledged is lost, no page is
 //! torn past what its WAL repairs, and the checks find nothing they should not.
 
+mod durability_common;
 mod pg_common;
-use bakeoff_db::durability::{check_states, Checker, Outcome, Sources, StateCheck, StateDb};
+use bakeoff_db::durability::{Checker, Outcome, StateDb};
 use bakeoff_db::postgres::{PgOptions, PgServer};
 use bakeoff_db::tpcc::{self, TpccPlan};
-use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::writelog::{Recorder, RecorderOptions};
@@ -101,13 +101,6 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
     sh("umount", &[&fs.to_string_lossy()]);
     assert!(acks.len() > 20, "{} New-Orders acknowledged", acks.len());
     let recording = recorder.finish(&mut exec).unwrap();
-    let crash = CrashOptions {
-        states: STATES,
-        seed: 20261127,
-        sector_bytes: 4096,
-        torn: true,
-        from_record: 0,
-    };
     let checker = Checker {
         kind: StackKind::named("ext4").unwrap(),
         db: StateDb::Postgres {
@@ -118,43 +111,15 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
         mountpoint: dir.join("mnt"),
     };
     let work = dir.join("work");
-    let from = Sources {
-        log: &recording.log,
-        base: &base,
-        work: &work,
-    };
-    let mut print = |state: &CrashState, check: &StateCheck| {
-        eprintln!(
-            "defaults: state {} ({:?}, crash point {}, {} persisted, {} torn): {:?}, lost {:?}, fs {:?}, \
-             {:?}, {:?} {:?}",
-            state.number,
-            state.kind,
-            state.crash_point,
-            state.persisted(),
-            state.torn(),
-            check.outcome,
-            check.lost,
-            check.fs_check.as_ref().map(|c| c.clean),
-            check.integrity,
-            check.inconsistent,
-            check.start_error
-        )
-    };
-    let checked = check_states(
-        &from,
-        &crash,
+    let outcomes = durability_common::outcomes(
+        "defaults:",
+        STATES,
+        (&recording.log, &base, &work),
         &checker,
         &acks,
-        &mut ledger,
+        ledger,
         &mut exec,
-        &mut print,
     );
-    let outcomes: Vec<Outcome> = checked
-        .unwrap()
-        .into_iter()
-        .map(|(_, c)| c.outcome)
-        .collect();
-    assert!(ledger.undo_all(&mut exec).is_empty());
     assert!(outcomes.len() >= STATES - 1, "{outcomes:?}");
     assert_eq!(outcomes, vec![Outcome::Clean; outcomes.len()]);
 }

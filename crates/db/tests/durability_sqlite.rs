@@ -6,10 +6,10 @@
 //! commits it never flushed and writes pages in no safe order, and states lose those commits,
 //! are corrupt or do not open (which, depends on where the power went).
 
-use bakeoff_db::durability::{check_states, Checker, Outcome, Sources, StateCheck, StateDb};
+mod durability_common;
+use bakeoff_db::durability::{Checker, Outcome, StateDb};
 use bakeoff_db::sqlite::{JournalMode, Sqlite, SqliteOptions, Synchronous};
 use bakeoff_db::tpcc::{self, TpccPlan};
-use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::writelog::{Recorder, RecorderOptions};
@@ -80,13 +80,6 @@ fn outcomes(dir: &Path, synchronous: Synchronous) -> (Vec<Outcome>, usize) {
     };
     assert!(acks.len() > 20, "{} New-Orders acknowledged", acks.len());
     let recording = recorder.finish(&mut exec).unwrap();
-    let crash = CrashOptions {
-        states: STATES,
-        seed: 20261127,
-        sector_bytes: 4096,
-        torn: true,
-        from_record: 0,
-    };
     let checker = Checker {
         kind: StackKind::named("ext4").unwrap(),
         db: StateDb::Sqlite {
@@ -96,43 +89,15 @@ fn outcomes(dir: &Path, synchronous: Synchronous) -> (Vec<Outcome>, usize) {
         mountpoint: dir.join("mnt"),
     };
     let work = dir.join("work");
-    let from = Sources {
-        log: &recording.log,
-        base: &base,
-        work: &work,
-    };
-    let mut print = |state: &CrashState, check: &StateCheck| {
-        eprintln!(
-            "{synchronous:?} state {} ({:?}, crash point {}, {} persisted, {} torn): {:?}, lost {:?}, fs {:?}, \
-             {:?}, {:?} {:?}",
-            state.number,
-            state.kind,
-            state.crash_point,
-            state.persisted(),
-            state.torn(),
-            check.outcome,
-            check.lost,
-            check.fs_check.as_ref().map(|c| c.clean),
-            check.integrity,
-            check.inconsistent,
-            check.start_error
-        )
-    };
-    let checked = check_states(
-        &from,
-        &crash,
+    let outcomes = durability_common::outcomes(
+        &format!("{synchronous:?}"),
+        STATES,
+        (&recording.log, &base, &work),
         &checker,
         &acks,
-        &mut ledger,
+        ledger,
         &mut exec,
-        &mut print,
     );
-    let outcomes: Vec<Outcome> = checked
-        .unwrap()
-        .into_iter()
-        .map(|(_, c)| c.outcome)
-        .collect();
-    assert!(ledger.undo_all(&mut exec).is_empty());
     (outcomes, acks.len())
 }
 
