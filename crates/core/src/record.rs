@@ -23,6 +23,7 @@ pub use machine::{CpuSplit, CpuStats, DeviceStats, MemoryStats, ToolUsage};
 mod stack;
 pub use stack::{BackingInfo, CommandRecord, DaemonInfo, StackInfo};
 pub mod database;
+pub mod durability;
 mod finding;
 pub use finding::{Finding, Severity};
 pub mod mpi;
@@ -172,6 +173,10 @@ pub struct RunRecord {
     /// `verify=crc32c|sha256`: the blocks checked and the mismatches found (docs/verify.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<verify::VerifyRecord>,
+    /// `run --crash-states N`: the crash states checked and their outcomes
+    /// (docs/durability.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durability: Option<durability::DurabilityRecord>,
 }
 
 impl RunRecord {

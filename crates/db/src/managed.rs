@@ -50,7 +50,13 @@ pub struct OpenAt<'a> {
     pub data: &'a Path,
     /// The log stack's mount, when the run has one (a server's WAL or redo log goes there).
     pub log_stack: Option<PathBuf>,
+    /// Make it with page checksums where that is a choice made once (PostgreSQL's
+    /// `initdb --data-checksums`): a crash-state run checks them.
+    pub checksums: bool,
 }
+
+/// What [`ManagedDb::quiesce`] does on the quiet stack.
+pub type StackAct<'a> = dyn FnMut(&mut Stack) -> Result<(), StackError> + 'a;
 
 /// A database a run opened on its stack.
 pub trait ManagedDb: Send + Sync {
@@ -58,9 +64,15 @@ pub trait ManagedDb: Send + Sync {
     fn db(&self) -> Db;
     /// Connections to it, for the workloads.
     fn database(&self) -> Arc<dyn Database>;
+    /// Stops what writes its files (a server's clean shutdown; an embedded database has
+    /// nothing running between transactions), lets `act` work on the quiet stack, and starts
+    /// it again.
+    fn quiesce(&mut self, stack: &mut Stack, act: &mut StackAct) -> Result<(), SetupError>;
     /// Cold caches for the measured window: its own (a server restarted) and the stack's
     /// (`Stack::prepare_run`).
-    fn make_cold(&mut self, stack: &mut Stack) -> Result<(), SetupError>;
+    fn make_cold(&mut self, stack: &mut Stack) -> Result<(), SetupError> {
+        self.quiesce(stack, &mut |s| s.prepare_run(false))
+    }
     /// What the record says about it: version, settings as read back, paths.
     fn describe(&self) -> DatabaseRun;
     /// Its own counters now, cumulative (a window is the difference of two,

@@ -204,6 +204,7 @@ pub fn record() -> RunRecord {
         capture: None,
         replay: None,
         verify: None,
+        durability: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

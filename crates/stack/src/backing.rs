@@ -33,6 +33,10 @@ pub struct BackingOptions {
     pub devices: Vec<PathBuf>,
     /// Devices the user confirmed may be overwritten (`--destroy-data-on`).
     pub destroy_data_on: Vec<PathBuf>,
+    /// The write log's mount (`--crash-states`): the images `disk0.img`, `disk1.img` ... are
+    /// served from there, already made and sized by the recorder's owner, who removes them;
+    /// the stack only attaches its loop devices over them (`crate::writelog`).
+    pub logged: Option<PathBuf>,
 }
 
 /// A device a stack sits on.
@@ -58,15 +62,23 @@ pub fn loop_device(
     size: u64,
     offset: u64,
     role: &str,
+    logged: Option<&Path>,
 ) -> Result<Backing, StackError> {
-    let image = ctx.dir.join(format!("disk{index}.img"));
-    ctx.ledger.record(Undo::RemoveFile {
-        path: image.clone(),
-    })?;
-    let f = std::fs::File::create(&image).map_err(StackError::io("creating image", &image))?;
-    f.set_len(size + offset)
-        .map_err(StackError::io("sizing image", &image))?;
-    drop(f);
+    let name = format!("disk{index}.img");
+    let image = match logged {
+        Some(mount) => mount.join(&name),
+        None => {
+            let image = ctx.dir.join(&name);
+            ctx.ledger.record(Undo::RemoveFile {
+                path: image.clone(),
+            })?;
+            let f =
+                std::fs::File::create(&image).map_err(StackError::io("creating image", &image))?;
+            f.set_len(size + offset)
+                .map_err(StackError::io("sizing image", &image))?;
+            image
+        }
+    };
     ctx.ledger.record(Undo::DetachLoop {
         backing: image.clone(),
     })?;
@@ -206,6 +218,6 @@ pub fn provide(
     }
     let size = spec.size.unwrap_or(opts.size);
     (0..n)
-        .map(|i| loop_device(ctx, i, size, spec.offset, role(i)))
+        .map(|i| loop_device(ctx, i, size, spec.offset, role(i), opts.logged.as_deref()))
         .collect()
 }

@@ -10,7 +10,40 @@ use std::path::PathBuf;
 /// Undoes what dead bakeoff processes left; returns how many ledgers were replayed.
 pub fn replay_stale(quiet: bool) -> Result<usize, Failure> {
     bakeoff_probe::remove_stale_instances();
+    abort_orphaned_write_logs(quiet);
     replay(stale_ledgers(&state_dir()), quiet)
+}
+
+/// A killed crash-state run's write log holds its process until its FUSE connection is
+/// aborted (`bakeoff_stack::writelog::orphans`): abort it, then wait for the process to end so
+/// that its ledgers are stale.
+fn abort_orphaned_write_logs(quiet: bool) {
+    use bakeoff_stack::writelog::orphans::abort_orphaned;
+    match abort_orphaned(&mut Exec::default()) {
+        Ok(aborted) => {
+            for m in &aborted {
+                if !quiet {
+                    eprintln!(
+                        "bakeoff: aborted the write log at {} (its process {} was killed)",
+                        m.mountpoint.display(),
+                        m.pid
+                    );
+                }
+            }
+            // The stuck threads now fail and the process ends; its locks go with its files.
+            for m in &aborted {
+                let fds = format!("/proc/{}/fd", m.pid);
+                let holds = || std::fs::read_dir(&fds).is_ok_and(|mut d| d.next().is_some());
+                for _ in 0..100 {
+                    if !holds() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+        }
+        Err(e) => eprintln!("bakeoff: warning: {e}"),
+    }
 }
 
 fn replay(ledgers: Vec<PathBuf>, quiet: bool) -> Result<usize, Failure> {

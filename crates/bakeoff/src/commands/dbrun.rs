@@ -22,6 +22,7 @@ use std::sync::atomic::AtomicBool;
 
 mod body;
 pub mod capture;
+pub mod crash;
 mod external;
 mod load;
 mod tpch;
@@ -110,7 +111,20 @@ pub fn stack_bytes(
 /// is run as the stack `dir=DIR`.
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
     let (bytes, _) = stack_bytes(plan, run.spec, run.log_spec, run.opts);
-    let mut stack = super::stack::build(run.spec, run.opts, None, bytes.data, run.quiet)?;
+    let mut options = super::stack::options(run.spec, run.opts, None, bytes.data)?;
+    let mut crash = match run.crash_states {
+        Some(states) => {
+            super::cleanup::replay_stale(false)?;
+            let size = run.spec.size.unwrap_or(options.backing.size);
+            let images = run.spec.roles().len();
+            let crash =
+                crash::CrashRun::start(&options.images, images, size, plan, states, run.quiet)?;
+            options.backing.logged = Some(crash.mount());
+            Some(crash)
+        }
+        None => None,
+    };
+    let mut stack = super::stack::build_from(run.spec, options, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(
             log,
@@ -123,7 +137,14 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     };
     let outcome = match plan.work {
         DbWork::Tpch { .. } => tpch::run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt),
-        _ => run_on(&mut stack, log_stack.as_ref(), run, plan, interrupt),
+        _ => run_on(
+            &mut stack,
+            log_stack.as_ref(),
+            run,
+            plan,
+            crash.as_mut(),
+            interrupt,
+        ),
     };
     if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
         // Whoever pressed Ctrl-C waits for the teardown: say so.
@@ -140,6 +161,12 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     stopped?;
     log_torn?;
     torn?;
+    if let Some(crash) = crash {
+        if record.status == RunStatus::Completed {
+            let checker = crash::checker(plan, run.spec, &crash);
+            record.durability = Some(crash.finish(&checker, interrupt)?);
+        }
+    }
     if record.phases.is_empty() {
         // A run of phases has its findings already, without the steady-state ones.
         record.findings = bakeoff_core::findings::run_findings(&record);
@@ -152,16 +179,21 @@ fn run_on(
     log_stack: Option<&Stack>,
     run: &StackRun,
     plan: &DbPlan,
+    crash: Option<&mut crash::CrashRun>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
     let data = data_dir(stack)?;
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
-    let mut opened = open(plan, stack, log_stack, &data)?;
+    let mut opened = open(plan, stack, log_stack, &data, crash.is_some())?;
     let devices = known_of(stack, log_stack).devices.unwrap_or_default();
     let probe = Probe::new(devices.clone()).with_kernel_work();
     let load = load::phase(plan, opened.as_ref(), &data, &probe, interrupt, run.quiet)?;
+    if let Some(crash) = crash.as_deref() {
+        // The states start from the loaded database, stopped cleanly and flushed.
+        (opened.quiesce(stack, &mut |s| crash.checkpoint(s))).map_err(setup_failure)?;
+    }
     if !run.warm {
         opened.make_cold(stack).map_err(setup_failure)?;
     }
@@ -189,6 +221,7 @@ fn run_on(
     };
     let mut counters = body::Counters::new(opened.as_ref());
     let mut extras = body::Extras::default();
+    extras.journal = crash.is_some();
     let mut work: Box<Body> =
         body::body(plan, opened.as_ref(), &mut counters, &mut extras, interrupt);
     let traced = match run.capture {
@@ -214,6 +247,9 @@ fn run_on(
         }
     }
     let mut record = record?;
+    if let Some(crash) = crash {
+        crash.acknowledged = std::mem::take(&mut extras.acknowledged);
+    }
     let mut database = describe(opened.as_ref(), plan);
     database.load = Some(load);
     database.window = counters.window();
@@ -291,12 +327,14 @@ fn open(
     stack: &mut Stack,
     log_stack: Option<&Stack>,
     data: &std::path::Path,
+    checksums: bool,
 ) -> Result<Opened, Failure> {
     check_log_stack(plan, log_stack.is_some())?;
     let at = OpenAt {
         plan,
         data,
         log_stack: log_stack.map(|l| l.target.clone()),
+        checksums,
     };
     (backend(plan.db).open)(stack, at).map_err(setup_failure)
 }

@@ -45,6 +45,7 @@ pub fn run(args: DemoArgs) -> Result<Code, Failure> {
             mem_limit: None,
             quiet: false,
             capture: None,
+            crash_states: None,
         };
         let record = run_on_stack(&run, &plan, &interrupt)?;
         println!("{}", bakeoff_report::terminal::render(&record));

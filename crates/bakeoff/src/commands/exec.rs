@@ -25,6 +25,7 @@ pub fn exec(args: ExecArgs) -> Result<Code, Failure> {
         quiet: args.quiet,
         remove_data: false,
         capture: None,
+        crash_states: None,
     })
 }
 

@@ -30,6 +30,8 @@ pub struct StackRun<'a> {
     pub quiet: bool,
     /// `run --capture FILE` of a database: trace its file-system calls into FILE.
     pub capture: Option<&'a Path>,
+    /// `run --crash-states N` of a database: record the window's writes, check N crash states.
+    pub crash_states: Option<u32>,
 }
 
 /// Builds the stack (and the log stack), checks they hold the dataset, runs `plan` cold

@@ -36,6 +36,7 @@ pub fn run(args: RunArgs) -> Result<Code, Failure> {
         quiet: args.quiet,
         remove_data: args.remove_data,
         capture: args.capture.as_deref(),
+        crash_states: args.crash_states,
     })
 }
 

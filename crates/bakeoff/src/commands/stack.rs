@@ -24,6 +24,7 @@ pub fn options(
             size,
             devices: opts.devices.clone(),
             destroy_data_on: opts.destroy_data_on.clone(),
+            logged: None,
         },
         name,
         // Its own flag: Ctrl-C raises every registered flag, so the wait ends on it.
@@ -43,7 +44,12 @@ pub fn build(
     dataset: u64,
     quiet: bool,
 ) -> Result<Stack, Failure> {
-    let options = options(spec, opts, name, dataset)?;
+    build_from(spec, options(spec, opts, name, dataset)?, quiet)
+}
+
+/// Builds `spec` with `options` made by [`options`] (and changed: a crash-state run's images
+/// served by its write log), as [`build`] does.
+pub fn build_from(spec: &StackSpec, options: Options, quiet: bool) -> Result<Stack, Failure> {
     if !rustix::process::geteuid().is_root() && spec.kind.needs_root() {
         return Err(failure(
             Code::Environment,

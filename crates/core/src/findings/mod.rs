@@ -65,12 +65,14 @@ fn found(
 mod context;
 mod cross_cell;
 mod db_rules;
+mod durability_rules;
 mod io_rules;
 mod machine_rules;
 
 use context::Ctx;
 pub use cross_cell::{costs_at_different_rates, RATE_GAP_PCT};
 use db_rules::*;
+use durability_rules::*;
 use io_rules::*;
 use machine_rules::*;
 
@@ -81,7 +83,7 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         return Vec::new();
     }
     let c = Ctx::new(record);
-    let rules: [fn(&Ctx) -> Option<Finding>; 16] = [
+    let rules: [fn(&Ctx) -> Option<Finding>; 19] = [
         cache_served,
         mirrored_writes,
         writes_absorbed,
@@ -98,6 +100,9 @@ pub fn run_findings(record: &RunRecord) -> Vec<Finding> {
         warm_run,
         no_checkpoint,
         innodb_writes_deferred,
+        acknowledged_commits_lost,
+        crash_damage,
+        crash_states_clean,
     ];
     rules.iter().filter_map(|rule| rule(&c)).collect()
 }

@@ -7,6 +7,7 @@ use crate::tpcc::Ack;
 use bakeoff_stack::crash::{generate, Base, CrashOptions, CrashState, LogIndex, Materialiser};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::Ledger;
+use bakeoff_stack::undo::Undo;
 use bakeoff_stack::StackError;
 use std::path::Path;
 
@@ -21,8 +22,9 @@ pub struct Sources<'a> {
 }
 
 /// Draws the states `opts` asks for from `from.log` and checks each with `checker` against the
-/// acknowledged commits `acks`; `on_state` hears each as it is checked (progress). The states
-/// come back with their checks, in order of their crash points.
+/// acknowledged commits `acks`; `on_state` hears each as it is checked (progress) and says
+/// whether to go on (Ctrl-C). The states come back with their checks, in order of their crash
+/// points.
 pub fn check_states(
     from: &Sources,
     opts: &CrashOptions,
@@ -30,23 +32,30 @@ pub fn check_states(
     acks: &[Ack],
     ledger: &mut Ledger,
     exec: &mut Exec,
-    on_state: &mut dyn FnMut(&CrashState, &StateCheck),
+    on_state: &mut dyn FnMut(&CrashState, &StateCheck) -> bool,
 ) -> Result<Vec<(CrashState, StateCheck)>, StackError> {
     let index = LogIndex::read(from.log)?;
     let mut states = generate(&index, opts).map_err(StackError::Environment)?;
     states.sort_by_key(|s| s.crash_point);
     let copies = from.work.join("durable");
+    ledger.record(Undo::RemoveDirAndFiles {
+        path: copies.clone(),
+    })?;
     std::fs::create_dir_all(&copies).map_err(StackError::io("creating", &copies))?;
     let mut materialiser = Materialiser::new(&index, Base::Dir(from.base.to_path_buf()), &copies)?;
     let mut checked = Vec::with_capacity(states.len());
     for state in states {
         let dir = from.work.join(format!("state-{}", state.number));
+        ledger.record(Undo::RemoveDirAndFiles { path: dir.clone() })?;
         std::fs::create_dir_all(&dir).map_err(StackError::io("creating", &dir))?;
         let images = materialiser.materialise(&state, &dir)?;
         let check = checker.check(&images, acks, state.crash_ns, ledger, exec)?;
         std::fs::remove_dir_all(&dir).map_err(StackError::io("removing", &dir))?;
-        on_state(&state, &check);
+        let go_on = on_state(&state, &check);
         checked.push((state, check));
+        if !go_on {
+            break;
+        }
     }
     Ok(checked)
 }

@@ -4,7 +4,7 @@
 
 use super::{InnodbStats, MyError, MyOptions, MyServer};
 use crate::backend::{Database, Db};
-use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError};
+use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError, StackAct};
 use bakeoff_core::dbplan::DbPlan;
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters};
 use bakeoff_engine::warmup::Costs;
@@ -61,8 +61,8 @@ impl ManagedDb for MyServer {
     }
 
     /// A restart with the buffer pool's dump and load off (docs/mariadb.md): really cold.
-    fn make_cold(&mut self, stack: &mut Stack) -> Result<(), SetupError> {
-        Ok(self.restart(stack, |s| s.prepare_run(false))?)
+    fn quiesce(&mut self, stack: &mut Stack, act: &mut StackAct) -> Result<(), SetupError> {
+        Ok(self.restart(stack, act)?)
     }
 
     fn describe(&self) -> DatabaseRun {

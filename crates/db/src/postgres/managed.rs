@@ -4,7 +4,7 @@
 
 use super::{PgError, PgOptions, PgServer};
 use crate::backend::{Database, Db};
-use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError};
+use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError, StackAct};
 use bakeoff_core::dbplan::{DbPlan, DbWork};
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters};
 use bakeoff_engine::warmup::Costs;
@@ -55,6 +55,7 @@ fn check(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError> {
 fn open(stack: &mut Stack, at: OpenAt) -> Opened {
     let mut opts = options(at.plan, at.data)?;
     opts.wal_dir = at.log_stack.map(|log| log.join("pgwal"));
+    opts.data_checksums = at.checksums;
     Ok(Box::new(PgServer::start(stack, opts)?))
 }
 
@@ -67,8 +68,8 @@ impl ManagedDb for PgServer {
         Arc::new(PgServer::database(self))
     }
 
-    fn make_cold(&mut self, stack: &mut Stack) -> Result<(), SetupError> {
-        Ok(self.restart(stack, |s| s.prepare_run(false))?)
+    fn quiesce(&mut self, stack: &mut Stack, act: &mut StackAct) -> Result<(), SetupError> {
+        Ok(self.restart(stack, act)?)
     }
 
     fn describe(&self) -> DatabaseRun {

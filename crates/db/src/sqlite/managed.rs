@@ -3,7 +3,7 @@
 
 use super::Sqlite;
 use crate::backend::{Database, Db};
-use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError};
+use crate::managed::{Backend, ManagedDb, OpenAt, Opened, SetupError, StackAct};
 use bakeoff_core::dbplan::DbPlan;
 use bakeoff_core::dbrecord::{DatabaseRun, DbCounters};
 use bakeoff_stack::Stack;
@@ -44,10 +44,11 @@ impl ManagedDb for Embedded {
         self.0.clone()
     }
 
-    /// Its page cache lives in its connections, which a run opens after this: the stack's
-    /// cache drop is all there is.
-    fn make_cold(&mut self, stack: &mut Stack) -> Result<(), SetupError> {
-        Ok(stack.prepare_run(false)?)
+    /// Nothing runs between transactions, and its page cache lives in its connections,
+    /// which a run opens after this: `act` is all there is (making it cold: the stack's
+    /// cache drop).
+    fn quiesce(&mut self, stack: &mut Stack, act: &mut StackAct) -> Result<(), SetupError> {
+        Ok(act(stack)?)
     }
 
     fn describe(&self) -> DatabaseRun {

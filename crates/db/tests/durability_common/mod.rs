@@ -42,7 +42,8 @@ pub fn outcomes(
             check.integrity,
             check.inconsistent,
             check.start_error
-        )
+        );
+        true
     };
     let checked = check_states(&from, &crash, checker, acks, &mut ledger, exec, &mut print);
     let outcomes = checked

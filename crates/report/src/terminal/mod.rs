@@ -5,6 +5,7 @@
 //! which depend on nothing here.
 
 mod db;
+mod durability;
 mod files;
 mod phases;
 mod system;
@@ -30,6 +31,7 @@ pub fn render(r: &RunRecord) -> String {
         out.push_str(&db::lines(r, db));
     }
     out.push_str(&verify::lines(r));
+    out.push_str(&durability::lines(r));
     out.push_str(&system::system(r));
     out.push_str(&findings(r));
     out

@@ -14,6 +14,7 @@
 
 pub mod copy;
 pub mod format;
+pub mod orphans;
 mod read;
 mod serve;
 
@@ -295,7 +296,9 @@ fn mount_config() -> fuser::Config {
     use fuser::MountOption::{FSName, NoDev, NoExec, NoSuid, CUSTOM};
     let mut config = fuser::Config::default();
     config.mount_options = vec![
-        FSName("bakeoff-writelog".into()),
+        // With the serving process's id: `bakeoff cleanup` aborts the mount of one that was
+        // killed (`orphans`).
+        FSName(orphans::fs_name(std::process::id())),
         // fuser hands `Subtype` only to fusermount; mounting directly, the kernel takes it as
         // a mount option.
         CUSTOM("subtype=bakeoff-writelog".into()),

@@ -263,6 +263,7 @@ fn run_study(
                 ..CommandOutput::default()
             },
             capture: None,
+            crash_states: None,
         };
         if bar.is_hidden() {
             let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);

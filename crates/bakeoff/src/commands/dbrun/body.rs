@@ -75,6 +75,10 @@ pub struct Extras {
     skipped_districts: u64,
     pgbench: Option<PgbenchReport>,
     sysbench: Option<SysbenchReport>,
+    /// In: TPC-C's client journals the New-Orders it saw acknowledged (`--crash-states`).
+    pub journal: bool,
+    /// Out: those New-Orders.
+    pub acknowledged: Vec<bakeoff_db::tpcc::Ack>,
 }
 
 impl Extras {
@@ -98,7 +102,8 @@ pub fn body<'b, 'o: 'b>(
 ) -> Box<Body<'b>> {
     match &plan.work {
         DbWork::Tpcc { .. } => Box::new(move |on_tick| {
-            let tp = tpcc_plan(plan).expect("a TPC-C plan");
+            let mut tp = tpcc_plan(plan).expect("a TPC-C plan");
+            tp.journal = extras.journal;
             let on_tick = &mut |t: &Tick| {
                 counters.on_tick(t);
                 on_tick(t);
@@ -117,6 +122,7 @@ pub fn body<'b, 'o: 'b>(
                 .collect();
             extras.rollbacks = run.rollbacks;
             extras.skipped_districts = run.delivery_skipped_districts;
+            extras.acknowledged = run.acknowledged;
             Ok(run.output)
         }),
         DbWork::Tpch { .. } => Box::new(|_| {

@@ -202,7 +202,7 @@ fn initdb(
     let command = bakeoff_db::registry::backend(plan.db).started_by;
     let mut opened = None;
     let record = measured(ctx, INITDB, command.into(), true, |ctx| {
-        let started = open(plan, ctx.stack, log_stack, data).inspect(|o| {
+        let started = open(plan, ctx.stack, log_stack, data, false).inspect(|o| {
             // Counted from the end of this phase on (it did not exist at its start): in the
             // split as a daemon, in the phases' CPU beside bakeoff.
             if let Some(&server) = o.processes().first() {

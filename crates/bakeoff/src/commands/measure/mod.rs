@@ -367,6 +367,7 @@ fn record(
         replay: output.replay,
         steady: output.steady,
         verify: output.verify,
+        durability: None,
     };
     record.drop_short_window();
     if status != RunStatus::Failed {

@@ -33,6 +33,8 @@ pub struct RunFlags<'a> {
     pub output: CommandOutput,
     /// `run --capture FILE`: trace the database's file-system calls into FILE.
     pub capture: Option<&'a Path>,
+    /// `run --crash-states N` (checked: a TPC-C run on a loop-backed file system).
+    pub crash_states: Option<u32>,
 }
 
 impl Work {
@@ -91,6 +93,7 @@ impl Work {
             mem_limit: flags.mem_limit,
             quiet: flags.quiet,
             capture: flags.capture,
+            crash_states: flags.crash_states,
         };
         match self {
             Work::Io(p) => run_on_stack_ramped(&run, &io_plan(p), None, interrupt),

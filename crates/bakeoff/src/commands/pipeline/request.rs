@@ -34,6 +34,8 @@ pub struct Request<'a> {
     pub remove_data: bool,
     /// `--capture FILE`: trace the database's file-system calls into FILE.
     pub capture: Option<&'a Path>,
+    /// `--crash-states N`: record the window's writes and check N crash states.
+    pub crash_states: Option<u32>,
 }
 
 impl Work {
@@ -44,6 +46,9 @@ impl Work {
             .map(|m| preflight::size("--mem-limit", m))
             .transpose()?;
         self.check_work(&req.place, req.opts, mem_limit)?;
+        if let Some(states) = req.crash_states {
+            crate::commands::dbrun::crash::check(self, &req.place, req.opts, states)?;
+        }
         let exports = exports::open(req.export)?;
         let has_log = req.place.has_log();
         let ready = self.check_place(req.place, req.opts)?;
@@ -64,6 +69,7 @@ impl Work {
             remove_data: req.remove_data,
             output,
             capture: req.capture,
+            crash_states: req.crash_states,
         };
         let record = self.execute(&ready, &flags, None, &interrupt)?;
         // A device's claim is held until the run has ended.

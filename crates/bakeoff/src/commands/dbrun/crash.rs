@@ -1,0 +1,384 @@
+//! `run --crash-states N` (docs/durability.md): the data stack's loop devices sit on images a
+//! write-logging FUSE mount serves (`bakeoff_stack::writelog`), so every write and flush that
+//! reaches them is recorded with its data. After the load the database is stopped, the stack
+//! synced and the images copied (the base); the run then goes on as usual, its TPC-C client
+//! journalling every New-Order it saw acknowledged. Once the stack is torn down, N states a
+//! power cut could have left are drawn from the log and each checked (`bakeoff_db::durability`).
+//!
+//! Everything lives in one directory under `--images`, removed at the end; its ledger
+//! (`write-log-PID`, which sorts after the stacks' ledgers, so `bakeoff cleanup` detaches a
+//! stack's loop devices before it unmounts the FUSE mount under them) holds the mount, the
+//! directory and each state's loop device and mount while it is checked.
+
+use crate::cli::StackOpts;
+use crate::commands::pipeline::{Place, Work};
+use crate::exit::{failure, stack_failure, Code, Failure};
+use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
+use bakeoff_core::record::durability::{DurabilityRecord, RecordingCost, StateRecord, OUTCOMES};
+use bakeoff_db::durability::{check_states, Checker, Sources, StateCheck, StateDb};
+use bakeoff_db::tpcc::Ack;
+use bakeoff_stack::crash::{CrashOptions, CrashState, StateKind};
+use bakeoff_stack::exec::Exec;
+use bakeoff_stack::ledger::{state_dir, Ledger};
+use bakeoff_stack::undo::Undo;
+use bakeoff_stack::writelog::{Recorder, RecorderOptions, Recording};
+use bakeoff_stack::{Stack, StackError, StackSpec};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The sector a torn write is cut at: the loop devices' logical block size.
+const SECTOR_BYTES: u32 = 4096;
+
+/// What `--crash-states` needs, checked before anything is built (exit 2 otherwise, 3 when
+/// the machine lacks /dev/fuse).
+pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Result<(), Failure> {
+    let usage = |m: String| Err(failure(Code::Usage, format!("--crash-states: {m}")));
+    if states == 0 {
+        return usage("give at least 1 state".into());
+    }
+    let plan = match work {
+        Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. }) => plan,
+        _ => {
+            return usage(
+                "checks TPC-C runs (`run tpcc`): their New-Order keys are the acknowledged \
+                 commits looked for in each state"
+                    .into(),
+            )
+        }
+    };
+    if plan.db == Db::Mariadb {
+        return usage(
+            "db=postgres or db=sqlite: InnoDB's crash-state check is not built yet".into(),
+        );
+    }
+    let data = match place {
+        Place::Stacks { log: Some(_), .. } => {
+            return usage("one stack only: a log stack's writes are not recorded yet".into())
+        }
+        Place::Target(path) => {
+            return usage(format!(
+                "bakeoff records the writes under the loop devices of a stack it builds: give \
+                 --stack ext4|xfs|btrfs instead of --target {}",
+                path.display()
+            ))
+        }
+        Place::Stacks { data, .. } => data,
+    };
+    check_stack(data, opts).or_else(usage)?;
+    if !Path::new("/dev/fuse").exists() {
+        return Err(failure(
+            Code::Environment,
+            "--crash-states: /dev/fuse is missing (modprobe fuse): the write log is a FUSE \
+             file system under the stack's loop devices",
+        ));
+    }
+    Ok(())
+}
+
+/// The data stack must be loop devices with a file system bakeoff can mount from images and
+/// check on its own.
+fn check_stack(data: &StackSpec, opts: &StackOpts) -> Result<(), String> {
+    let driver = data.kind.driver();
+    if driver.fs_check.is_none() || driver.mount_type.is_none() {
+        return Err(format!(
+            "{}: the states of ext4, xfs and btrfs stacks can be checked (a file system \
+             bakeoff mounts from loop images and checks with its own tool)",
+            data.text
+        ));
+    }
+    if !opts.devices.is_empty() {
+        return Err("the writes are recorded under loop devices: drop --device".into());
+    }
+    if data.offset > 0 {
+        return Err(format!("{}: offset= is not supported", data.text));
+    }
+    Ok(())
+}
+
+/// A run's write log, its directory and what the states are checked against.
+pub struct CrashRun {
+    recorder: Option<Recorder>,
+    ledger: Option<Ledger>,
+    exec: Exec,
+    dir: PathBuf,
+    states: u32,
+    seed: u64,
+    quiet: bool,
+    /// The New-Orders the run's client saw acknowledged.
+    pub acknowledged: Vec<Ack>,
+}
+
+impl CrashRun {
+    /// Makes `n` images of `size` bytes in a new directory under `images` and serves them,
+    /// recording, at the mount a stack's loop devices go over ([`CrashRun::mount`]).
+    pub fn start(
+        images: &Path,
+        n: usize,
+        size: u64,
+        plan: &DbPlan,
+        states: u32,
+        quiet: bool,
+    ) -> Result<CrashRun, Failure> {
+        let pid = std::process::id();
+        let mut ledger =
+            Ledger::create(&state_dir(), &format!("write-log-{pid}")).map_err(stack_failure)?;
+        let dir = images.join(format!("write-log-{pid}"));
+        let made = make_images(&dir, n, size, &mut ledger);
+        let names: Vec<String> = (0..n).map(|i| format!("disk{i}.img")).collect();
+        let opts = RecorderOptions {
+            backing_dir: dir.join("backing"),
+            images: names,
+            mountpoint: dir.join("fuse"),
+            log: dir.join("load.log"),
+        };
+        let recorder = made.and_then(|()| Recorder::start(&opts, &mut ledger));
+        let mut run = CrashRun {
+            recorder: None,
+            ledger: Some(ledger),
+            exec: Exec::default(),
+            dir,
+            states,
+            seed: plan.seed,
+            quiet,
+            acknowledged: Vec::new(),
+        };
+        run.recorder = Some(recorder.map_err(stack_failure)?);
+        Ok(run)
+    }
+
+    /// Where the images are served: the stack's `BackingOptions::logged`.
+    pub fn mount(&self) -> PathBuf {
+        self.dir.join("fuse")
+    }
+
+    /// Starts the log the states are drawn from, with the database stopped: the stack synced
+    /// and its devices flushed, then the images copied as the states' base.
+    pub fn checkpoint(&self, stack: &mut Stack) -> Result<(), StackError> {
+        let recorder = self.recorder.as_ref().expect("recording until finish");
+        let mut exec = Exec::default();
+        let target = stack.target.to_string_lossy().into_owned();
+        exec.run("sync", &["-f", &target])?;
+        for backing in &stack.info.backing {
+            exec.run("blockdev", &["--flushbufs", &backing.device])?;
+        }
+        recorder.checkpoint(&self.dir.join("base"), &self.dir.join("run.log"))?;
+        // The load's log is not needed: the states start from the base.
+        let load = self.dir.join("load.log");
+        std::fs::remove_file(&load).map_err(StackError::io("removing", &load))
+    }
+
+    /// Ends the recording (the stack is torn down), draws the states and checks each against
+    /// the acknowledged commits; Ctrl-C (`interrupt`) stops after the state being checked.
+    pub fn finish(
+        mut self,
+        checker: &Checker,
+        interrupt: &AtomicBool,
+    ) -> Result<DurabilityRecord, Failure> {
+        let recorder = self.recorder.take().expect("recording until finish");
+        let recording = recorder.finish(&mut self.exec).map_err(stack_failure)?;
+        let opts = CrashOptions {
+            states: self.states as usize,
+            seed: self.seed,
+            sector_bytes: SECTOR_BYTES,
+            torn: true,
+            from_record: 0,
+        };
+        let (base, work) = (self.dir.join("base"), self.dir.join("work"));
+        let from = Sources {
+            log: &recording.log,
+            base: &base,
+            work: &work,
+        };
+        if !self.quiet {
+            eprintln!(
+                "bakeoff: checking {} crash states (seed {}, torn writes at {} bytes)",
+                self.states, self.seed, SECTOR_BYTES
+            );
+        }
+        let started = Instant::now();
+        let (total, quiet, mut done) = (self.states, self.quiet, 0);
+        let mut on_state = |state: &CrashState, check: &StateCheck| {
+            done += 1;
+            if !quiet {
+                eprintln!(
+                    "bakeoff: crash state {done}/{total} (#{}, crash point {}): {}",
+                    state.number,
+                    state.crash_point,
+                    state_line(check)
+                );
+            }
+            !interrupt.load(Ordering::Relaxed)
+        };
+        let ledger = self.ledger.as_mut().expect("a ledger until dropped");
+        let acks = std::mem::take(&mut self.acknowledged);
+        let checked = check_states(
+            &from,
+            &opts,
+            checker,
+            &acks,
+            ledger,
+            &mut self.exec,
+            &mut on_state,
+        )
+        .map_err(stack_failure)?;
+        let mut record = durability_record(&checked, &opts, &acks, &recording);
+        record.states_asked = u64::from(self.states);
+        record.checksums = matches!(
+            checker.db,
+            StateDb::Postgres {
+                checksums: true,
+                ..
+            }
+        );
+        record.recording.checking_ns = started.elapsed().as_nanos() as u64;
+        Ok(record)
+    }
+}
+
+impl Drop for CrashRun {
+    /// The recorder's loop devices and mount go first, then the directory.
+    fn drop(&mut self) {
+        if let Some(recorder) = self.recorder.take() {
+            drop(recorder);
+        }
+        if let Some(ledger) = self.ledger.take() {
+            for failure in ledger.undo_all(&mut self.exec) {
+                eprintln!("bakeoff: warning: removing the write log: {failure}");
+            }
+        }
+    }
+}
+
+/// The run's directories, each recorded for removal before it is made (an undo never removes
+/// a tree: each directory goes with its files), and `n` sparse images of `size` bytes.
+fn make_images(dir: &Path, n: usize, size: u64, ledger: &mut Ledger) -> Result<(), StackError> {
+    for sub in ["", "backing", "base", "work"] {
+        let path = dir.join(sub);
+        ledger.record(Undo::RemoveDirAndFiles { path: path.clone() })?;
+        std::fs::create_dir_all(&path).map_err(StackError::io("creating", &path))?;
+    }
+    // The states' mount point, made when the first is checked.
+    ledger.record(Undo::RemoveDir {
+        path: dir.join("mnt"),
+    })?;
+    let backing = dir.join("backing");
+    for i in 0..n {
+        let image = backing.join(format!("disk{i}.img"));
+        let file = std::fs::File::create(&image).map_err(StackError::io("creating", &image))?;
+        file.set_len(size)
+            .map_err(StackError::io("sizing", &image))?;
+    }
+    Ok(())
+}
+
+/// The checker for a run of `plan` on a stack of `spec`'s type, mounting states under `dir`.
+pub fn checker(plan: &DbPlan, spec: &StackSpec, run: &CrashRun) -> Checker {
+    let db = match plan.db {
+        Db::Sqlite => StateDb::Sqlite {
+            file: PathBuf::from(bakeoff_db::sqlite::managed::FILE),
+            options: plan.sqlite.clone(),
+        },
+        _ => StateDb::Postgres {
+            data_dir: PathBuf::from("pgdata"),
+            name: format!("crash-state-{}", std::process::id()),
+            checksums: true,
+        },
+    };
+    Checker {
+        kind: spec.kind,
+        db,
+        mountpoint: run.dir.join("mnt"),
+    }
+}
+
+/// One state's outcome as a progress line: `clean`, `lost_commits (3 of 120)` ...
+fn state_line(check: &StateCheck) -> String {
+    let mut line = check.outcome.name().to_string();
+    if let Some(lost) = check.lost.as_ref().filter(|l| l.lost > 0) {
+        line += &format!(" ({} of {} acknowledged lost)", lost.lost, lost.checked);
+    }
+    if let Some(problem) = problems(check).first() {
+        line += &format!(": {problem}");
+    }
+    line
+}
+
+/// What was wrong with a state, first thing first.
+fn problems(check: &StateCheck) -> Vec<String> {
+    let mut found = Vec::new();
+    found.extend(check.mount_error.iter().map(|e| format!("mount: {e}")));
+    let damaged = check.fs_check.as_ref().filter(|c| !c.clean);
+    found.extend(damaged.map(|c| format!("{}: {}", c.command, c.found)));
+    found.extend(check.start_error.iter().map(|e| format!("start: {e}")));
+    for page in check.integrity.iter().filter(|c| !c.clean()) {
+        let first = page.first.clone().unwrap_or_default();
+        found.push(format!(
+            "{}: {} problem(s): {first}",
+            page.tool, page.problems
+        ));
+    }
+    found.extend(check.inconsistent.iter().cloned());
+    found
+}
+
+/// The record of the states checked.
+fn durability_record(
+    checked: &[(CrashState, StateCheck)],
+    opts: &CrashOptions,
+    acks: &[Ack],
+    recording: &Recording,
+) -> DurabilityRecord {
+    let mut outcomes: std::collections::BTreeMap<String, u64> =
+        OUTCOMES.iter().map(|o| (o.to_string(), 0)).collect();
+    let states: Vec<StateRecord> = checked
+        .iter()
+        .map(|(state, check)| {
+            *outcomes.entry(check.outcome.name().into()).or_default() += 1;
+            let lost = check.lost.as_ref();
+            StateRecord {
+                number: state.number as u64,
+                kind: kind_name(state.kind).into(),
+                crash_point: state.crash_point,
+                persisted: state.persisted() as u64,
+                torn: state.torn() as u64,
+                outcome: check.outcome.name().into(),
+                lost: lost.map_or(0, |l| l.lost),
+                expected: lost.map_or(0, |l| l.checked),
+                problems: problems(check),
+            }
+        })
+        .collect();
+    let o = &recording.overhead;
+    DurabilityRecord {
+        states_asked: opts.states as u64,
+        states_checked: states.len() as u64,
+        seed: opts.seed,
+        sector_bytes: u64::from(opts.sector_bytes),
+        torn: opts.torn,
+        outcomes,
+        acknowledged: acks.len() as u64,
+        worst_loss: states.iter().map(|s| s.lost).max().unwrap_or(0),
+        checksums: false,
+        recording: RecordingCost {
+            writes: o.writes,
+            write_bytes: o.write_bytes,
+            zeroes: o.zeroes,
+            flushes: o.flushes,
+            log_bytes: o.log_bytes,
+            logging_ns: o.logging_ns,
+            applying_ns: o.applying_ns,
+            syncing_ns: o.syncing_ns,
+            checking_ns: 0,
+        },
+        states,
+    }
+}
+
+fn kind_name(kind: StateKind) -> &'static str {
+    match kind {
+        StateKind::Flushed => "flushed",
+        StateKind::Issued => "issued",
+        StateKind::Subset => "subset",
+    }
+}
