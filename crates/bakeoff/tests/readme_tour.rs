@@ -142,6 +142,11 @@ const TOUR: &[Entry] = &[
         ],
         ..LINE
     },
+    dry(
+        "bakeoff run tpcc --stack ext4 --set db=postgres,pg.synchronous_commit=off",
+        "200 PostgreSQL crash states take many minutes; tests/durability.rs runs --crash-states \
+         for real (and kill -9 in it)",
+    ),
     real("bakeoff stack create", &[]),
     real("bakeoff cleanup", &[]),
     Entry {

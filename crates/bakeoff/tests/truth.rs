@@ -169,10 +169,10 @@ fn cpu_per_operation_leaves_out_another_file_systems_writes() {
     // the machine that is not the question here (measured, release build, 3,000 IOPS: 67-70
     // µs per operation alone and 51-57 beside the writer with halts; 40-54 and 50-51 without).
     let _no_halts = keep_cpus_awake();
-    // Alternated, so a drift of the machine falls on both sides; medians of five.
+    // Alternated, so a drift of the machine falls on both sides; medians of three.
     let (mut alone, mut beside) = (Vec::new(), Vec::new());
     let mut last_busy = None;
-    for _ in 0..5 {
+    for _ in 0..3 {
         alone.push(run().0);
         let _writer = start_writer(&other.target());
         std::thread::sleep(std::time::Duration::from_millis(500));

@@ -482,6 +482,12 @@ pub const STUDY_KEYS: &[KeyDoc] = &[
         "a load ramp for every workload (a workload's own ramp key wins), e.g. \
          \"start=500,step=x1.4,until=mean>15ms\" (docs/ramp.md)",
     ),
+    doc(
+        "crash_states",
+        "",
+        "check this many crash states in every run, as run --crash-states (TPC-C on \
+         ext4, xfs or btrfs; docs/durability.md)",
+    ),
 ];
 
 /// The default of `key` in a key table.

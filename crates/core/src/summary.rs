@@ -111,7 +111,20 @@ impl Summary {
             .write_amplification
             .zip(s.redundancy)
             .and_then(|(w, r)| (r > 0.0).then(|| w / r));
+        s.add_durability(record);
         s
+    }
+
+    /// The risk figures of a run with crash states.
+    fn add_durability(&mut self, record: &RunRecord) {
+        let Some(d) = record.durability.as_ref().filter(|d| d.states_checked > 0) else {
+            return;
+        };
+        let share = |n: u64| 100.0 * n as f64 / d.states_checked as f64;
+        self.crash_states = Some(d.states_checked as f64);
+        self.crash_lost_pct = Some(share(d.states_losing_commits()));
+        self.crash_damaged_pct = Some(share(d.states_damaged()));
+        self.crash_worst_loss = Some(d.worst_loss as f64);
     }
 
     /// The stack-device figures: per second, per application operation and byte.

@@ -5,7 +5,9 @@ use bakeoff_core::record::Summary;
 use bakeoff_core::verdict::Better;
 
 mod layout;
-pub use layout::{group_of, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, GROUPS, REPLAY_DEFAULT_COLUMNS};
+pub use layout::{
+    group_of, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, GROUPS, REPLAY_DEFAULT_COLUMNS, RISK_COLUMNS,
+};
 
 /// How a figure is compared with the baseline's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -393,6 +395,30 @@ pub const FIGURES: &[Figure] = &[
         "delivery_skipped_pct",
         "Delivery districts skipped %",
         |s| s.delivery_skipped_pct,
+    ),
+    // Risk (`--crash-states`, docs/durability.md): shown beside the costs, never a verdict
+    // of their own (the comparison's caution says when a faster cell lost commits).
+    fig(
+        "crash_states",
+        "crash states",
+        Diagnostic,
+        |s| s.crash_states,
+        0,
+        0.5,
+    ),
+    pct("crash_lost_pct", "states losing acked commits %", |s| {
+        s.crash_lost_pct
+    }),
+    pct("crash_damaged_pct", "states damaged %", |s| {
+        s.crash_damaged_pct
+    }),
+    fig(
+        "crash_worst_loss",
+        "worst acked commits lost",
+        Diagnostic,
+        |s| s.crash_worst_loss,
+        0,
+        0.5,
     ),
 ];
 

@@ -122,6 +122,11 @@ pub struct CompareArgs {
     /// Run only what the results directory is missing.
     #[arg(long)]
     pub resume: bool,
+    /// Check N crash states in every run, as `run --crash-states` (TPC-C on ext4, xfs or
+    /// btrfs): the comparison shows each cell's risk beside its cost (docs/durability.md).
+    /// A study file says it with its crash_states key.
+    #[arg(long, value_name = "N")]
+    pub crash_states: Option<u32>,
     #[command(flatten)]
     pub run_opts: super::RunOpts,
     #[command(flatten)]

@@ -49,3 +49,47 @@ pub fn costs_at_different_rates(cells: &[(&str, &[RunRecord])]) -> Option<Findin
                  are not those of the same load";
     found("costs_at_different_rates", Severity::Info, title, ev, fix)
 }
+
+/// Crash states over a cell's runs: (states checked, states that lost acknowledged commits,
+/// states damaged); `None` when no run checked any.
+fn crash_tally(runs: &[RunRecord]) -> Option<(u64, u64, u64)> {
+    let tallies: Vec<(u64, u64, u64)> = (runs.iter())
+        .filter_map(|r| r.durability.as_ref())
+        .map(|d| {
+            (
+                d.states_checked,
+                d.states_losing_commits(),
+                d.states_damaged(),
+            )
+        })
+        .collect();
+    (!tallies.is_empty())
+        .then(|| (tallies.iter()).fold((0, 0, 0), |(a, b, c), t| (a + t.0, b + t.1, c + t.2)))
+}
+
+/// `riskier_than_baseline`: a cell whose crash states lost acknowledged commits or were
+/// damaged where the baseline's were not. Whatever its verdicts on speed, a reader must not
+/// take it for the better choice without knowing what it risks.
+pub fn riskier_than_baseline(cell: &[RunRecord], baseline: &[RunRecord]) -> Option<Finding> {
+    let (states, lost, damaged) = crash_tally(cell)?;
+    let (base_states, base_lost, base_damaged) = crash_tally(baseline)?;
+    let lost_more = lost > 0 && base_lost == 0;
+    let damaged_more = damaged > 0 && base_damaged == 0;
+    if !(lost_more || damaged_more) {
+        return None;
+    }
+    let speed = match (median_tps(cell), median_tps(baseline)) {
+        (Some(c), Some(b)) if b > 0.0 => format!("; transactions per second ×{:.2}", c / b),
+        _ => String::new(),
+    };
+    let ev = format!(
+        "of {states} crash states, {lost} lost acknowledged commits and {damaged} were damaged; \
+         the baseline's: {base_lost} and {base_damaged} of {base_states}{speed}"
+    );
+    let title = "this cell risks what the baseline does not: a power cut loses its acknowledged \
+                 commits or damages it";
+    let fix = "weigh its verdicts on speed against its risk: the setting or stack that makes it \
+               faster acknowledges before the data is durable or leaves torn pages (the runs' \
+               durability.states say what each state found)";
+    found("riskier_than_baseline", Severity::Warning, title, ev, fix)
+}

@@ -39,7 +39,8 @@ pub(super) fn crash_damage(c: &Ctx) -> Option<Finding> {
         d.count("corrupt")
     );
     let title = "a power cut can leave this stack or database damaged";
-    let fix = "torn pages need full-page images (pg.full_page_writes=on), InnoDB's doublewrite \
+    let fix = "a database must sync what it writes (not sqlite.synchronous=off, pg.fsync=off); \
+               torn pages need full-page images (pg.full_page_writes=on), InnoDB's doublewrite \
                or a copy-on-write stack; a file system that does not mount or check clean needs \
                its barriers (no nobarrier); the record's durability.states say which state \
                found what";

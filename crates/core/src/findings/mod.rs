@@ -70,7 +70,7 @@ mod io_rules;
 mod machine_rules;
 
 use context::Ctx;
-pub use cross_cell::{costs_at_different_rates, RATE_GAP_PCT};
+pub use cross_cell::{costs_at_different_rates, riskier_than_baseline, RATE_GAP_PCT};
 use db_rules::*;
 use durability_rules::*;
 use io_rules::*;

@@ -409,3 +409,50 @@ fn database_cells_at_different_throughputs_are_told_to_compare_at_one_rate() {
     let io = vec![run("ext4", &[], 1.0)];
     assert!(costs_at_different_rates(&[("a", &io), ("b", &slow)]).is_none());
 }
+
+#[test]
+fn a_faster_cell_that_loses_acknowledged_commits_is_marked_against_a_safe_baseline() {
+    use crate::record::durability::{DurabilityRecord, StateRecord};
+    let db_run = |tps: f64, outcomes: &[(&str, u64)]| {
+        let mut r = run("ext4", &[], 1.0);
+        let db = json!({"db": "postgres", "version": "15", "settings": {}, "paths": {},
+            "load": null, "window": null});
+        r.database = Some(serde_json::from_value(db).unwrap());
+        r.summary.tps = Some(tps);
+        let states: Vec<StateRecord> = (outcomes.iter())
+            .map(|(o, lost)| StateRecord {
+                outcome: o.to_string(),
+                lost: *lost,
+                ..StateRecord::default()
+            })
+            .collect();
+        let mut d = DurabilityRecord {
+            states_checked: states.len() as u64,
+            states,
+            ..DurabilityRecord::default()
+        };
+        for s in d.states.clone() {
+            *d.outcomes.entry(s.outcome).or_default() += 1;
+        }
+        r.durability = Some(d);
+        r
+    };
+    let safe = vec![db_run(900.0, &[("clean", 0), ("clean", 0)])];
+    let fast = vec![db_run(1800.0, &[("clean", 0), ("lost_commits", 4)])];
+    let f = riskier_than_baseline(&fast, &safe).unwrap();
+    assert_eq!(f.id, "riskier_than_baseline");
+    assert!(
+        f.evidence
+            .contains("of 2 crash states, 1 lost acknowledged commits and 0 were damaged")
+            && f.evidence.contains("×2.00"),
+        "{f:?}"
+    );
+    // The baseline itself, a cell as safe as it, and cells without crash states: nothing.
+    assert!(riskier_than_baseline(&safe, &safe).is_none());
+    assert!(riskier_than_baseline(&safe, &fast).is_none());
+    let plain = vec![run("ext4", &[], 1.0)];
+    assert!(riskier_than_baseline(&plain, &safe).is_none());
+    // Damage the baseline does not have counts too.
+    let torn = vec![db_run(1000.0, &[("corrupt", 0), ("clean", 0)])];
+    assert!(riskier_than_baseline(&torn, &safe).is_some());
+}

@@ -189,4 +189,17 @@ pub struct Summary {
     pub device_reads_per_op: Option<f64>,
     /// Stack device write operations per application write.
     pub device_writes_per_op: Option<f64>,
+    /// `--crash-states`: crash states checked (docs/durability.md).
+    #[serde(default)]
+    pub crash_states: Option<f64>,
+    /// Crash states that lost commits the client saw acknowledged, % of those checked.
+    #[serde(default)]
+    pub crash_lost_pct: Option<f64>,
+    /// Crash states whose file system, database start or integrity checks failed, % of those
+    /// checked.
+    #[serde(default)]
+    pub crash_damaged_pct: Option<f64>,
+    /// The most acknowledged commits one crash state lost.
+    #[serde(default)]
+    pub crash_worst_loss: Option<f64>,
 }

@@ -60,6 +60,7 @@ pub fn parse_study(text: &str, path: &str) -> Result<Study, SettingError> {
         min_effect: min_effect(&doc, &place)?,
         size: size(&doc, &place)?,
         mem_limit: mem_limit(&doc, &place)?,
+        crash_states: crash_states(&doc, &place)?,
     })
 }
 
@@ -184,6 +185,21 @@ fn repeat(doc: &Table, place: &Place) -> Result<u32, SettingError> {
                 )
             }),
         _ => Err(e.wrong_kind(place, "repeat", "a whole number (repeat = 3)")),
+    }
+}
+
+/// Crash states every run checks: a whole number from 1.
+fn crash_states(doc: &Table, place: &Place) -> Result<Option<u32>, SettingError> {
+    let Some(e) = doc.get("crash_states") else {
+        return Ok(None);
+    };
+    match e.node.value {
+        Value::Int(n) => u32::try_from(n)
+            .ok()
+            .filter(|&n| n >= 1)
+            .map(Some)
+            .ok_or_else(|| e.error(place, "crash_states", format!("{n}: give 1 or more"))),
+        _ => Err(e.wrong_kind(place, "crash_states", "a whole number (crash_states = 200)")),
     }
 }
 

@@ -144,6 +144,9 @@ pub struct Study {
     /// cache they use), as written (`512m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mem_limit: Option<String>,
+    /// Crash states every run checks (`--crash-states N`, docs/durability.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash_states: Option<u32>,
 }
 
 /// One combination: a stack spec, a workload and its settings, with sweep values applied.

@@ -16,6 +16,7 @@ fn study(stacks: &[&str], sweeps: &[&str], repeat: u32) -> Study {
         min_effect: 0.05,
         size: "1g".into(),
         mem_limit: None,
+        crash_states: None,
     }
 }
 
@@ -109,8 +110,9 @@ fn study_files_refuse_unknown_keys_and_wrong_types_at_their_line() {
         ("s.toml:3".into(), "repat")
     );
     assert!(
-        e.message
-            .contains("unknown key (allowed: baseline, mem_limit, min_effect, ramp, repeat"),
+        e.message.contains(
+            "unknown key (allowed: baseline, crash_states, mem_limit, min_effect, ramp, repeat"
+        ),
         "{e}"
     );
     let e = parse(&format!("stacks = [\"ext4\"]\nrepeat = \"5\"\n{WORKLOAD}")).unwrap_err();
@@ -374,4 +376,26 @@ fn a_study_ramp_goes_to_every_workload_without_its_own_and_is_checked_at_its_lin
         ("s.toml:3".into(), "ramp")
     );
     assert!(e.message.contains("'p95' is not a statistic"), "{e}");
+}
+
+#[test]
+fn a_study_file_asks_for_crash_states_as_a_whole_number_from_one() {
+    let ok = parse(&format!(
+        "stacks = [\"ext4\"]\ncrash_states = 50\n{WORKLOAD}"
+    ))
+    .unwrap();
+    assert_eq!(ok.crash_states, Some(50));
+    let none = parse(&format!("stacks = [\"ext4\"]\n{WORKLOAD}")).unwrap();
+    assert_eq!(none.crash_states, None);
+    for (bad, says) in [("0", "give 1 or more"), ("\"50\"", "a whole number")] {
+        let e = parse(&format!(
+            "stacks = [\"ext4\"]\ncrash_states = {bad}\n{WORKLOAD}"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            (e.origin.to_string(), e.key.as_str()),
+            ("s.toml:2".into(), "crash_states")
+        );
+        assert!(e.message.contains(says), "{e}");
+    }
 }

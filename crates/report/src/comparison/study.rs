@@ -95,9 +95,14 @@ pub fn build(
         .collect();
     let gap = bakeoff_core::findings::costs_at_different_rates(&labelled);
     let mut rows = rows;
-    for (row, c) in rows.iter_mut().zip(cells) {
+    for (i, (row, c)) in rows.iter_mut().zip(cells).enumerate() {
         if c.runs.iter().any(|r| r.database.is_some()) {
             row.findings.extend(gap.clone());
+        }
+        // A cell faster than its baseline is never shown better without what it risks.
+        if let Some(base) = c.baseline.filter(|b| *b != i && *b < cells.len()) {
+            let risk = bakeoff_core::findings::riskier_than_baseline(&c.runs, &cells[base].runs);
+            row.findings.extend(risk);
         }
     }
     // A recipe's cells are compared phase by phase instead.

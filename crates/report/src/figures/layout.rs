@@ -25,6 +25,15 @@ pub const DB_DEFAULT_COLUMNS: &[&str] = &[
     "device_flushes_per_txn",
 ];
 
+/// The columns a comparison of runs with crash states adds (`--crash-states`): what each
+/// configuration risks beside what it costs.
+pub const RISK_COLUMNS: &[&str] = &[
+    "crash_states",
+    "crash_lost_pct",
+    "crash_damaged_pct",
+    "crash_worst_loss",
+];
+
 /// The default columns of a comparison of replays (`--replay`): the time the same calls took,
 /// then what they cost.
 pub const REPLAY_DEFAULT_COLUMNS: &[&str] = &[
@@ -121,6 +130,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "checkpoints",
         ],
     ),
+    ("risk", RISK_COLUMNS),
 ];
 
 /// The index in [`GROUPS`] of the group of figure `key` (past the end for an unknown key).

@@ -25,6 +25,13 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
                 path.display()
             )));
         }
+        if args.crash_states.is_some() {
+            return Err(usage(format!(
+                "--crash-states: {} says how many crash states its runs check (its \
+                 crash_states key): give it there, not on the command line",
+                path.display()
+            )));
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| usage(format!("reading {}: {e}", path.display())))?;
         return parse_study(&text, &path.display().to_string())
@@ -60,6 +67,7 @@ pub fn study_from(args: &CompareArgs) -> Result<Study, Failure> {
             .map_err(usage)?,
         size: args.run_opts.stack.size.to_string(),
         mem_limit: args.run_opts.mem_limit.clone(),
+        crash_states: args.crash_states,
     })
 }
 
@@ -70,6 +78,7 @@ pub fn cell_plans(
     cells: &[Cell],
     opts: &StackOpts,
     mem_limit: Option<u64>,
+    crash_states: Option<u32>,
 ) -> Result<Vec<Work>, Failure> {
     let mut plans = Vec::new();
     for cell in cells {
@@ -78,8 +87,11 @@ pub fn cell_plans(
         }
         let in_cell = |f: Failure| failure(f.code, format!("{}: {}", cell.label, f.error));
         let work = cell_work(cell).map_err(in_cell)?;
-        work.check_work(&place_of(cell)?, opts, mem_limit)
-            .map_err(in_cell)?;
+        let place = place_of(cell)?;
+        work.check_work(&place, opts, mem_limit).map_err(in_cell)?;
+        if let Some(states) = crash_states {
+            crate::commands::dbrun::crash::check(&work, &place, opts, states).map_err(in_cell)?;
+        }
         plans.push(work);
     }
     Ok(plans)

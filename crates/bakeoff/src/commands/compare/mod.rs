@@ -182,7 +182,12 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     let plan = study_from(&args)?
         .expand()
         .map_err(|m| failure(Code::Usage, m))?;
-    let plans = cell_plans(&plan.cells, &args.run_opts.stack, mem_limit(&args, &plan)?)?;
+    let plans = cell_plans(
+        &plan.cells,
+        &args.run_opts.stack,
+        mem_limit(&args, &plan)?,
+        plan.study.crash_states,
+    )?;
     let out = args
         .out
         .clone()
@@ -263,7 +268,7 @@ fn run_study(
                 ..CommandOutput::default()
             },
             capture: None,
-            crash_states: None,
+            crash_states: plan.study.crash_states,
         };
         if bar.is_hidden() {
             let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);

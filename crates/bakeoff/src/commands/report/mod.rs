@@ -12,7 +12,7 @@ use bakeoff_core::study::{parse_fraction, Cell, StudyPlan};
 use bakeoff_core::verdict::Method;
 use bakeoff_report::comparison::{build, CellRuns, StudyReport};
 use bakeoff_report::figures::{
-    figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, REPLAY_DEFAULT_COLUMNS,
+    figure, Figure, DB_DEFAULT_COLUMNS, DEFAULT_COLUMNS, REPLAY_DEFAULT_COLUMNS, RISK_COLUMNS,
 };
 use std::path::PathBuf;
 
@@ -25,6 +25,8 @@ pub struct Holds {
     pub databases: bool,
     /// Replays of captured traces.
     pub replays: bool,
+    /// Runs that checked crash states.
+    pub crash_states: bool,
 }
 
 /// The figures `--columns` names (default: the headline figures of what the runs hold: the
@@ -36,7 +38,8 @@ pub fn columns(opts: &ReportOpts, holds: Holds) -> Result<Vec<&'static Figure>, 
             let db = holds.databases.then_some(DB_DEFAULT_COLUMNS);
             let replay = holds.replays.then_some(REPLAY_DEFAULT_COLUMNS);
             let io = (holds.io || !(holds.databases || holds.replays)).then_some(DEFAULT_COLUMNS);
-            (db.into_iter().chain(replay).chain(io).flatten())
+            let risk = holds.crash_states.then_some(RISK_COLUMNS);
+            (db.into_iter().chain(replay).chain(io).chain(risk).flatten())
                 .map(|k| k.to_string())
                 .collect()
         }
@@ -151,6 +154,7 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
         io: runs_all().any(|r| r.database.is_none() && r.replay.is_none()),
         databases: runs_all().any(|r| r.database.is_some()),
         replays: runs_all().any(|r| r.replay.is_some()),
+        crash_states: runs_all().any(|r| r.durability.is_some()),
     };
     let columns = columns(opts, holds)?;
     let known: Vec<String> = cells.iter().map(|m| m.cell.base_stack.clone()).collect();
