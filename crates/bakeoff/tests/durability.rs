@@ -49,9 +49,6 @@ fn crash_states_are_refused_where_they_cannot_be_checked() {
     refuse(tpcc("zfs", "runtime=2s", "3"), "ext4, xfs and btrfs");
     refuse(tpcc("tmpfs", "runtime=2s", "3"), "ext4, xfs and btrfs");
     refuse(tpcc("ext4:offset=1m", "runtime=2s", "3"), "offset=");
-    let mut maria = tpcc("ext4", "runtime=2s", "3");
-    maria[5] = "db=mariadb,warehouses=1".into();
-    refuse(maria, "InnoDB");
     let io = ["run", "randwrite", "--stack", "ext4", "--crash-states", "3"];
     usage_refusal(&scene, &io, "TPC-C runs");
     let dir = scene.images.path().to_str().unwrap();
@@ -120,11 +117,16 @@ fn a_comparison_shows_unsynced_sqlite_at_risk_beside_its_synced_baseline() {
     let out = scene.state.path().join("risk");
     let (study, out) = (study.to_str().unwrap(), out.to_str().unwrap());
     let images = scene.images.path().to_str().unwrap();
-    let args = ["compare", "--study", study, "--out", out, "--images", images];
+    let args = [
+        "compare", "--study", study, "--out", out, "--images", images,
+    ];
     let done = scene.cmd(&args).output().unwrap();
     assert_exit(&done, 0);
     let table = String::from_utf8_lossy(&done.stdout);
-    assert!(table.contains("states losing") && table.contains("states damaged %"), "{table}");
+    assert!(
+        table.contains("states losing") && table.contains("states damaged %"),
+        "{table}"
+    );
     let record = |cell: &str| -> serde_json::Value {
         let runs = Path::new(out).join("runs");
         let dir = (std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().path()))
@@ -151,7 +153,11 @@ fn a_comparison_shows_unsynced_sqlite_at_risk_beside_its_synced_baseline() {
     // observed: 6 of 8 states corrupt or unopenable (a WAL checkpoint's page writes half
     // there), so a state it survives is the exception: at least one of eight is not clean.
     let clean = |r: &serde_json::Value| f(&r["durability"]["outcomes"]["clean"]);
-    assert_eq!(clean(&synced), f(&synced["durability"]["states_checked"]), "{synced}");
+    assert_eq!(
+        clean(&synced),
+        f(&synced["durability"]["states_checked"]),
+        "{synced}"
+    );
     assert!(clean(&unsynced) < f(&unsynced["durability"]["states_checked"]));
     let ids = common::finding_ids(&unsynced);
     assert!(
@@ -160,7 +166,11 @@ fn a_comparison_shows_unsynced_sqlite_at_risk_beside_its_synced_baseline() {
         "{ids:?}"
     );
     assert!(table.contains("riskier_than_baseline"), "{table}");
-    assert!(scene.db_leftovers().is_empty(), "{:?}", scene.db_leftovers());
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:?}",
+        scene.db_leftovers()
+    );
     let left: Vec<_> = std::fs::read_dir(scene.images.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -190,4 +200,28 @@ fn kill_9_while_running_or_checking_then_cleanup_leaves_nothing() {
         let left: Vec<_> = std::fs::read_dir(scene.images.path()).unwrap().collect();
         assert!(left.is_empty(), "after kill -9 while {when}: {left:?}");
     }
+}
+
+#[test]
+fn mariadb_defaults_recover_every_acknowledged_commit() {
+    let Some(_turn) = privileged_turn() else {
+        return;
+    };
+    if !mariadb() || !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
+        return;
+    }
+    let scene = db_scene();
+    // InnoDB's defaults: the redo log synced at every commit, the doublewrite buffer on.
+    let set =
+        "db=mariadb,warehouses=1,terminals=2,runtime=3s,ramp_time=0,my.innodb_log_file_size=64M";
+    let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &["--crash-states", "3"]));
+    let d = &r["durability"];
+    assert!(f(&d["states_checked"]) >= 2.0, "{d}");
+    assert_eq!(d["outcomes"]["clean"], d["states_checked"], "{d}");
+    assert!(f(&d["acknowledged"]) > 20.0, "{d}");
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:?}",
+        scene.db_leftovers()
+    );
 }

@@ -7,6 +7,7 @@
 //! found: file system damaged, database fails to start, corruption found, acknowledged commits
 //! lost, clean.
 
+mod mariadb;
 pub mod mounted;
 mod postgres;
 mod states;
@@ -126,6 +127,17 @@ pub enum StateDb {
         /// `pg_checksums` can check it: the run's cluster was made with `data_checksums`.
         checksums: bool,
     },
+    /// A MariaDB instance, started from the state under its own name (InnoDB's crash
+    /// recovery), then checked by `CHECK TABLE ... EXTENDED` and, once stopped,
+    /// `innochecksum`.
+    Mariadb {
+        /// The data directory, relative to the mount.
+        data_dir: PathBuf,
+        /// Names the recovering server's socket directory.
+        name: String,
+        /// The run's `my.` variables (the redo log's size, the doublewrite ...).
+        variables: std::collections::BTreeMap<String, String>,
+    },
 }
 
 /// How the states of one run are checked: the file system they hold, the database on it,
@@ -191,6 +203,16 @@ fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found:
         } => {
             if let Err(e) = postgres::check(root, data_dir, name, *checksums, acks, crash_ns, found)
             {
+                found.start_error = Some(e);
+            }
+        }
+        StateDb::Mariadb {
+            data_dir,
+            name,
+            variables,
+        } => {
+            let at = (acks, crash_ns);
+            if let Err(e) = mariadb::check(root, data_dir, name, variables, at, found) {
                 found.start_error = Some(e);
             }
         }

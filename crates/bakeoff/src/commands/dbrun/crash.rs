@@ -37,19 +37,11 @@ pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Resul
     if states == 0 {
         return usage("give at least 1 state".into());
     }
-    let plan = match work {
-        Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. }) => plan,
-        _ => {
-            return usage(
-                "checks TPC-C runs (`run tpcc`): their New-Order keys are the acknowledged \
-                 commits looked for in each state"
-                    .into(),
-            )
-        }
-    };
-    if plan.db == Db::Mariadb {
+    if !matches!(work, Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. })) {
         return usage(
-            "db=postgres or db=sqlite: InnoDB's crash-state check is not built yet".into(),
+            "checks TPC-C runs (`run tpcc`): their New-Order keys are the acknowledged commits \
+             looked for in each state"
+                .into(),
         );
     }
     let data = match place {
@@ -279,7 +271,12 @@ pub fn checker(plan: &DbPlan, spec: &StackSpec, run: &CrashRun) -> Checker {
             file: PathBuf::from(bakeoff_db::sqlite::managed::FILE),
             options: plan.sqlite.clone(),
         },
-        _ => StateDb::Postgres {
+        Db::Mariadb => StateDb::Mariadb {
+            data_dir: PathBuf::from("mariadb"),
+            name: format!("crash-state-{}", std::process::id()),
+            variables: plan.my.clone(),
+        },
+        Db::Postgres => StateDb::Postgres {
             data_dir: PathBuf::from("pgdata"),
             name: format!("crash-state-{}", std::process::id()),
             checksums: true,
