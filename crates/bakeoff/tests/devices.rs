@@ -129,7 +129,7 @@ fn create_then_run(
             "--stack",
             spec,
             "--set",
-            "size=64m,runtime=1s",
+            "size=64m,ramp_time=0,runtime=1s",
             "--json",
             json.to_str().unwrap(),
         ],

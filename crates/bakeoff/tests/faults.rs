@@ -240,7 +240,7 @@ fn two_runs_at_once_use_their_own_devices() {
         return;
     };
     let scene = Scene::new();
-    let set = "readers=2,writers=1,data_size=64m,redo_size=8m,runtime=2s";
+    let set = "readers=2,writers=1,data_size=64m,redo_size=8m,ramp_time=0,runtime=2s";
     let a = scene
         .run_on("ext4", set, &[])
         .stdout(Stdio::null())
@@ -393,7 +393,7 @@ fn every_stack_type_runs_a_workload_and_leaves_nothing() {
         let mut cmd = scene.cmd(&[
             "run", "randrw", "--quiet", "--stack", spec, "--images", &images, "--size", "512m",
         ]);
-        cmd.args(["--set", "size=64m,runtime=1s", "--remove-data"]);
+        cmd.args(["--set", "size=64m,ramp_time=0,runtime=1s", "--remove-data"]);
         let v = scene.record(cmd);
         assert!(v["summary"]["read_iops"].as_f64().unwrap() > 0.0, "{spec}");
         assert!(v["summary"]["write_iops"].as_f64().unwrap() > 0.0, "{spec}");

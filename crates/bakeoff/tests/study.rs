@@ -219,7 +219,7 @@ fn seed_000_shapes_show_amplification_and_cache_findings_only_where_they_apply()
             "--workload",
             "randread",
             "--set",
-            "bs=8k,size=32m,direct=true,runtime=3s",
+            "bs=8k,size=32m,direct=true,ramp_time=0,runtime=3s",
         ])
         .args([
             "--repeat",

@@ -261,7 +261,7 @@ fn a_partition_is_counted_as_itself_not_its_disk() {
         &p.mount.target(),
         "--warm",
         "--set",
-        "bs=8k,direct=true,size=64m,runtime=2s",
+        "bs=8k,direct=true,size=64m,ramp_time=0,runtime=2s",
     ]);
     assert!(dd.wait().unwrap().success());
     let dev = &v["devices"][0];
@@ -287,7 +287,7 @@ fn buffered_writes_absorbed_by_the_page_cache_are_named() {
     let stack = LoopFs::new(1024 << 20, "ext4", "noatime");
     let mnt = stack.target();
     // 256 MiB of buffered writes in 2 s on a machine with GiBs free: most stay dirty.
-    let v = run_on(&mnt, "randwrite", "bs=64k,size=256m,runtime=2s");
+    let v = run_on(&mnt, "randwrite", "bs=64k,size=256m,ramp_time=0,runtime=2s");
     let amp = fig(&v, "write_amplification");
     let ids = finding_ids(&v);
     if amp < 0.5 {
@@ -297,7 +297,11 @@ fn buffered_writes_absorbed_by_the_page_cache_are_named() {
         );
     }
     // Direct writes reach the device: no such finding.
-    let d = run_on(&mnt, "randwrite", "bs=64k,size=256m,runtime=2s,direct=true");
+    let d = run_on(
+        &mnt,
+        "randwrite",
+        "bs=64k,size=256m,ramp_time=0,runtime=2s,direct=true",
+    );
     assert!(fig(&d, "write_amplification") > 0.9);
     assert!(!finding_ids(&d).contains(&"writes_absorbed".to_string()));
     assert!(
@@ -319,7 +323,7 @@ fn a_mirror_names_its_copies_in_the_write_amplification() {
         "--size",
         "512m",
         "--set",
-        "bs=64k,direct=true,size=128m,runtime=2s",
+        "bs=64k,direct=true,size=128m,ramp_time=0,runtime=2s",
     ]);
     assert_eq!(v["stack"]["redundancy"], 2.0, "{}", v["stack"]);
     let (total, per_copy) = (
@@ -345,7 +349,7 @@ fn slob_readers_keep_iodepth_ios_in_flight() {
     let run = |depth: u32| {
         let set = format!(
             "readers=2,writers=0,engine=io_uring,iodepth={depth},direct=true,data_size=256m,\
-             redo_size=4m,runtime=3s"
+             redo_size=4m,ramp_time=1s,runtime=3s"
         );
         run_on(&mnt, "slob", &set)
     };
@@ -385,7 +389,7 @@ fn the_redo_lands_on_the_log_stack() {
         "--size",
         "512m",
         "--set",
-        "readers=1,writers=4,data_size=128m,redo_size=16m,direct=true,runtime=2s",
+        "readers=1,writers=4,data_size=128m,redo_size=16m,direct=true,ramp_time=0,runtime=2s",
     ]);
     assert_eq!(v["log_stack"]["kind"], "xfs", "{}", v["log_stack"]);
     let devices = v["devices"].as_array().unwrap();

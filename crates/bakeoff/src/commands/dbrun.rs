@@ -198,16 +198,7 @@ fn run_on(
         opened.make_cold(stack).map_err(setup_failure)?;
     }
     if !run.quiet {
-        let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
-        let cold = if run.warm { "warm" } else { "cold" };
-        let warmup = match plan.ramp_auto {
-            Some(a) => format!(
-                "warm-up until steady (at most {:.0} s)",
-                a.max.as_secs_f64()
-            ),
-            None => format!("{ramp:.0} s warm-up"),
-        };
-        eprintln!("bakeoff: running {cold}: {warmup}, then {runtime:.0} s measured");
+        announce_window(plan, run.warm);
     }
     // After a restart the postmaster has a new pid: ask the stack now.
     let known = known_of(stack, log_stack);
@@ -268,6 +259,20 @@ fn run_on(
     }
     opened.stop(stack).map_err(setup_failure)?;
     Ok(record)
+}
+
+/// Says how the window runs: cold or warm, its warm-up and its measured time.
+fn announce_window(plan: &DbPlan, warm: bool) {
+    let (ramp, runtime) = (plan.ramp_time.as_secs_f64(), plan.runtime.as_secs_f64());
+    let cold = if warm { "warm" } else { "cold" };
+    let warmup = match plan.ramp_auto {
+        Some(a) => format!(
+            "warm-up until steady (at most {:.0} s)",
+            a.max.as_secs_f64()
+        ),
+        None => format!("{ramp:.0} s warm-up"),
+    };
+    eprintln!("bakeoff: running {cold}: {warmup}, then {runtime:.0} s measured");
 }
 
 /// Starts `run --capture`: the server's processes on the data stack's files and the log

@@ -57,6 +57,12 @@ impl Work {
             _ => CommandOutput::default(),
         };
         if req.dry_run {
+            if let Some(states) = req.crash_states {
+                eprintln!(
+                    "crash states: {states}, drawn from a log of the stack's writes and checked \
+                     after the run (docs/durability.md); the run's figures include recording"
+                );
+            }
             self.dry_run(has_log, exports)?;
             return Ok(Code::Ok);
         }

@@ -14,18 +14,21 @@ use crate::cli::StackOpts;
 use crate::commands::pipeline::{Place, Work};
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
-use bakeoff_core::record::durability::{DurabilityRecord, RecordingCost, StateRecord, OUTCOMES};
+use bakeoff_core::record::durability::DurabilityRecord;
 use bakeoff_db::durability::{check_states, Checker, Sources, StateCheck, StateDb};
 use bakeoff_db::tpcc::Ack;
-use bakeoff_stack::crash::{CrashOptions, CrashState, StateKind};
+use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::{state_dir, Ledger};
 use bakeoff_stack::undo::Undo;
-use bakeoff_stack::writelog::{Recorder, RecorderOptions, Recording};
+use bakeoff_stack::writelog::{Recorder, RecorderOptions};
 use bakeoff_stack::{Stack, StackError, StackSpec};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+mod record;
+use record::{durability_record, state_line};
 
 /// The sector a torn write is cut at: the loop devices' logical block size.
 const SECTOR_BYTES: u32 = 4096;
@@ -58,6 +61,7 @@ pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Resul
         Place::Stacks { data, .. } => data,
     };
     check_stack(data, opts).or_else(usage)?;
+    check_room(work, opts)?;
     if !Path::new("/dev/fuse").exists() {
         return Err(failure(
             Code::Environment,
@@ -66,6 +70,38 @@ pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Resul
         ));
     }
     Ok(())
+}
+
+/// Write rate the room check assumes for the log: above what a loop device over the write log
+/// carried here (28 MB/s of PostgreSQL TPC-C writes, 31 MB/s of SQLite's).
+const LOG_BYTES_PER_SEC: u64 = 48 << 20;
+
+/// Room under `--images` for the stack's data, the base copy of it and the log of the run's
+/// writes (estimated at [`LOG_BYTES_PER_SEC`]), beside the stack's own check.
+fn check_room(work: &Work, opts: &StackOpts) -> Result<(), Failure> {
+    let data = work.dataset_bytes();
+    let log = work.timed().as_secs().max(1) * LOG_BYTES_PER_SEC;
+    let need = 3 * data + log;
+    let (at, free) = crate::commands::preflight::free_bytes(&opts.images)?;
+    if free >= need {
+        return Ok(());
+    }
+    let mib = |b: u64| b >> 20;
+    Err(failure(
+        Code::Environment,
+        format!(
+            "--crash-states: {} has {} MiB free; the stack's data, the copy the states start \
+             from and the log of the run's writes need about {} MiB ({} MiB of data, {} MiB of \
+             log at {} MiB/s): free space there, give --images another directory, or a \
+             shorter runtime",
+            at.display(),
+            mib(free),
+            mib(need),
+            mib(data),
+            mib(log),
+            mib(LOG_BYTES_PER_SEC)
+        ),
+    ))
 }
 
 /// The data stack must be loop devices with a file system bakeoff can mount from images and
@@ -286,96 +322,5 @@ pub fn checker(plan: &DbPlan, spec: &StackSpec, run: &CrashRun) -> Checker {
         kind: spec.kind,
         db,
         mountpoint: run.dir.join("mnt"),
-    }
-}
-
-/// One state's outcome as a progress line: `clean`, `lost_commits (3 of 120)` ...
-fn state_line(check: &StateCheck) -> String {
-    let mut line = check.outcome.name().to_string();
-    if let Some(lost) = check.lost.as_ref().filter(|l| l.lost > 0) {
-        line += &format!(" ({} of {} acknowledged lost)", lost.lost, lost.checked);
-    }
-    if let Some(problem) = problems(check).first() {
-        line += &format!(": {problem}");
-    }
-    line
-}
-
-/// What was wrong with a state, first thing first.
-fn problems(check: &StateCheck) -> Vec<String> {
-    let mut found = Vec::new();
-    found.extend(check.mount_error.iter().map(|e| format!("mount: {e}")));
-    let damaged = check.fs_check.as_ref().filter(|c| !c.clean);
-    found.extend(damaged.map(|c| format!("{}: {}", c.command, c.found)));
-    found.extend(check.start_error.iter().map(|e| format!("start: {e}")));
-    for page in check.integrity.iter().filter(|c| !c.clean()) {
-        let first = page.first.clone().unwrap_or_default();
-        found.push(format!(
-            "{}: {} problem(s): {first}",
-            page.tool, page.problems
-        ));
-    }
-    found.extend(check.inconsistent.iter().cloned());
-    found
-}
-
-/// The record of the states checked.
-fn durability_record(
-    checked: &[(CrashState, StateCheck)],
-    opts: &CrashOptions,
-    acks: &[Ack],
-    recording: &Recording,
-) -> DurabilityRecord {
-    let mut outcomes: std::collections::BTreeMap<String, u64> =
-        OUTCOMES.iter().map(|o| (o.to_string(), 0)).collect();
-    let states: Vec<StateRecord> = checked
-        .iter()
-        .map(|(state, check)| {
-            *outcomes.entry(check.outcome.name().into()).or_default() += 1;
-            let lost = check.lost.as_ref();
-            StateRecord {
-                number: state.number as u64,
-                kind: kind_name(state.kind).into(),
-                crash_point: state.crash_point,
-                persisted: state.persisted() as u64,
-                torn: state.torn() as u64,
-                outcome: check.outcome.name().into(),
-                lost: lost.map_or(0, |l| l.lost),
-                expected: lost.map_or(0, |l| l.checked),
-                problems: problems(check),
-            }
-        })
-        .collect();
-    let o = &recording.overhead;
-    DurabilityRecord {
-        states_asked: opts.states as u64,
-        states_checked: states.len() as u64,
-        seed: opts.seed,
-        sector_bytes: u64::from(opts.sector_bytes),
-        torn: opts.torn,
-        outcomes,
-        acknowledged: acks.len() as u64,
-        worst_loss: states.iter().map(|s| s.lost).max().unwrap_or(0),
-        checksums: false,
-        recording: RecordingCost {
-            writes: o.writes,
-            write_bytes: o.write_bytes,
-            zeroes: o.zeroes,
-            flushes: o.flushes,
-            log_bytes: o.log_bytes,
-            logging_ns: o.logging_ns,
-            applying_ns: o.applying_ns,
-            syncing_ns: o.syncing_ns,
-            checking_ns: 0,
-        },
-        states,
-    }
-}
-
-fn kind_name(kind: StateKind) -> &'static str {
-    match kind {
-        StateKind::Flushed => "flushed",
-        StateKind::Issued => "issued",
-        StateKind::Subset => "subset",
     }
 }
