@@ -3,10 +3,9 @@
 //! that stack, stopped on every exit path), then the acknowledged commits, TPC-C's conditions,
 //! `CHECK TABLE ... EXTENDED`, and once it is stopped, `innochecksum` on every tablespace.
 
-use super::{check_commits, StateCheck};
+use super::{check_commits, state_stack, StateCheck};
 use crate::mariadb::{check_tablespaces, MyOptions, MyServer};
 use crate::tpcc::Ack;
-use bakeoff_stack::{Options, Stack, StackSpec};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -20,15 +19,7 @@ pub(super) fn check(
     (acks, crash_ns): (&[Ack], u64),
     found: &mut StateCheck,
 ) -> Result<(), String> {
-    let spec =
-        StackSpec::parse(&format!("dir:path={}", root.display())).map_err(|e| e.to_string())?;
-    // Its images directory is the caller's (beside the mount), not the default one.
-    let opts = Options {
-        name: Some(format!("{name}-dir")),
-        images: root.parent().unwrap_or(root).to_path_buf(),
-        ..Options::default()
-    };
-    let mut stack = Stack::create(&spec, &opts).map_err(|e| e.to_string())?;
+    let mut stack = state_stack(root, name)?;
     // The run's own variables: the redo log's size and the doublewrite as the run had them.
     let mut my = MyOptions::new(root.join(data_dir));
     my.set_all(variables).map_err(|e| e.to_string())?;

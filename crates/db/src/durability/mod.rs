@@ -237,6 +237,20 @@ fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found:
     }
 }
 
+/// A `dir` stack over the mounted state `root`, named for `name`, so that a server started
+/// from the state is a daemon of it (stopped on every exit path); its images directory is the
+/// caller's, beside the mount, not the default one.
+fn state_stack(root: &Path, name: &str) -> Result<bakeoff_stack::Stack, String> {
+    let spec = bakeoff_stack::StackSpec::parse(&format!("dir:path={}", root.display()))
+        .map_err(|e| e.to_string())?;
+    let opts = bakeoff_stack::Options {
+        name: Some(format!("{name}-dir")),
+        images: root.parent().unwrap_or(root).to_path_buf(),
+        ..bakeoff_stack::Options::default()
+    };
+    bakeoff_stack::Stack::create(&spec, &opts).map_err(|e| e.to_string())
+}
+
 /// The acknowledged New-Orders and TPC-C's consistency conditions on `conn`, into `found`.
 fn check_commits(conn: &mut dyn Conn, acks: &[Ack], crash_ns: u64, found: &mut StateCheck) {
     match lost_commits(conn, acks, crash_ns) {

@@ -3,10 +3,9 @@
 //! then the acknowledged commits, TPC-C's conditions, `pg_amcheck`, and once it is stopped,
 //! `pg_checksums`.
 
-use super::{check_commits, StateCheck};
+use super::{check_commits, state_stack, StateCheck};
 use crate::postgres::{check_checksums, PgOptions, PgServer};
 use crate::tpcc::Ack;
-use bakeoff_stack::{Options, Stack, StackSpec};
 use std::path::Path;
 
 /// Runs the checks into `found`; an error is the cluster failing to start (or a check that
@@ -20,15 +19,7 @@ pub(super) fn check(
     crash_ns: u64,
     found: &mut StateCheck,
 ) -> Result<(), String> {
-    let spec =
-        StackSpec::parse(&format!("dir:path={}", root.display())).map_err(|e| e.to_string())?;
-    // Its images directory is the caller's (beside the mount), not the default one.
-    let opts = Options {
-        name: Some(format!("{name}-dir")),
-        images: root.parent().unwrap_or(root).to_path_buf(),
-        ..Options::default()
-    };
-    let mut stack = Stack::create(&spec, &opts).map_err(|e| e.to_string())?;
+    let mut stack = state_stack(root, name)?;
     let mut pg = PgOptions::new(root.join(data_dir));
     pg.name = Some(name.to_string());
     let server = PgServer::start_existing(&mut stack, pg).map_err(|e| e.to_string())?;

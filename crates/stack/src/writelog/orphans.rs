@@ -31,33 +31,17 @@ pub struct LogMount {
 
 /// The write logs' mounts among the lines of a `mountinfo` file.
 pub fn parse_mountinfo(text: &str) -> Vec<LogMount> {
-    text.lines().filter_map(parse_line).collect()
-}
-
-fn parse_line(line: &str) -> Option<LogMount> {
-    // `ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER`
-    let (left, right) = line.split_once(" - ")?;
-    let mut right = right.split(' ');
-    if right.next()? != FS_TYPE {
-        return None;
-    }
-    let pid = right.next()?.strip_prefix(FS_NAME_PREFIX)?.parse().ok()?;
-    let fields: Vec<&str> = left.split(' ').collect();
-    let connection = fields.get(2)?.split_once(':')?.1.parse().ok()?;
-    let mountpoint = PathBuf::from(unescape(fields.get(4)?));
-    Some(LogMount {
-        mountpoint,
-        connection,
-        pid,
-    })
-}
-
-/// `mountinfo` writes a space, tab, newline and backslash in a path as octal escapes.
-fn unescape(path: &str) -> String {
-    path.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
+    (bakeoff_probe::parse_mountinfo(text).into_iter())
+        .filter(|m| m.fstype == FS_TYPE)
+        .filter_map(|m| {
+            let pid = m.source.strip_prefix(FS_NAME_PREFIX)?.parse().ok()?;
+            Some(LogMount {
+                mountpoint: PathBuf::from(m.mount_point),
+                connection: m.minor,
+                pid,
+            })
+        })
+        .collect()
 }
 
 /// Whether the process `pid` has ended: gone, or a zombie (`Z`, or `X` dead).
