@@ -250,15 +250,14 @@ impl CrashRun {
             &mut on_state,
         )
         .map_err(stack_failure)?;
-        let mut record = durability_record(&checked, &opts, &acks, &recording);
-        record.states_asked = u64::from(self.states);
-        record.checksums = matches!(
+        let checksums = matches!(
             checker.db,
             StateDb::Postgres {
                 checksums: true,
                 ..
             }
         );
+        let mut record = durability_record(&checked, &opts, &acks, &recording, checksums);
         record.recording.checking_ns = started.elapsed().as_nanos() as u64;
         Ok(record)
     }

@@ -43,6 +43,7 @@ pub(super) fn durability_record(
     opts: &CrashOptions,
     acks: &[Ack],
     recording: &Recording,
+    checksums: bool,
 ) -> DurabilityRecord {
     let mut outcomes: std::collections::BTreeMap<String, u64> =
         OUTCOMES.iter().map(|o| (o.to_string(), 0)).collect();
@@ -74,7 +75,7 @@ pub(super) fn durability_record(
         outcomes,
         acknowledged: acks.len() as u64,
         worst_loss: states.iter().map(|s| s.lost).max().unwrap_or(0),
-        checksums: false,
+        checksums,
         recording: RecordingCost {
             writes: o.writes,
             write_bytes: o.write_bytes,
