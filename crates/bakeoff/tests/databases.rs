@@ -3,7 +3,7 @@
 //! server, socket directory, mount or loop device behind (root and PostgreSQL; in CI for real).
 
 mod common;
-use bakeoff_testkit::{privileged, privileged_turn, serial};
+use bakeoff_testkit::{privileged, privileged_shared_turn, serial, shared};
 use common::db::*;
 use common::Scene;
 use std::process::Child;
@@ -30,7 +30,7 @@ fn assert_consistent(record: &serde_json::Value) {
 
 #[test]
 fn sqlite_tpcc_writes_to_the_device_on_ext4_and_not_on_tmpfs() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = db_scene();
@@ -66,7 +66,7 @@ fn postgres_wal_lands_on_the_log_stack_and_each_stack_is_reported_apart() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let set = "db=postgres,warehouses=1,terminals=2,runtime=10s,ramp_max=10s";
     // The default size (`auto`), not the scene's 1 GiB.
@@ -209,7 +209,7 @@ fn pgbench_through_bakeoff_reports_the_tps_pgbench_printed() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let set = "scale=2,clients=2,jobs=2,runtime=5s";
     let r = scene.db_record(scene.db_run("pgbench", "tmpfs:size=1g", set, &[]));
@@ -343,7 +343,7 @@ fn a_full_disk_during_a_postgresql_load_is_named_from_the_servers_log() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let images = scene.images.path().to_str().unwrap().to_string();
     let set = "db=postgres,warehouses=1,terminals=1,runtime=2s";

@@ -6,7 +6,7 @@
 //! `synchronous=FULL`, are shown below the CLI (crates/db/tests/durability_*.rs).
 
 mod common;
-use bakeoff_testkit::{privileged_turn, require};
+use bakeoff_testkit::{privileged_shared_turn, privileged_turn, require};
 use common::db::*;
 use common::Scene;
 use std::path::Path;
@@ -105,7 +105,7 @@ ramp_time = "0"
 
 #[test]
 fn a_comparison_shows_unsynced_sqlite_at_risk_beside_its_synced_baseline() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     if !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
@@ -204,7 +204,7 @@ fn kill_9_while_running_or_checking_then_cleanup_leaves_nothing() {
 
 #[test]
 fn mariadb_defaults_recover_every_acknowledged_commit() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     if !mariadb() || !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {

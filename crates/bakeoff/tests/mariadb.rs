@@ -5,7 +5,7 @@
 //! sysbench; in CI for real).
 
 mod common;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::{serial, shared};
 use common::db::*;
 use common::Scene;
 use std::process::Child;
@@ -24,7 +24,7 @@ fn sysbench_reports_the_tps_it_printed_and_the_redo_log_lands_on_the_log_stack()
     if !mariadb() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     // A 256 MiB redo log, so that it fits the scene's 1 GiB stacks.
     let set = "tables=2,table_size=20000,threads=2,runtime=10s,ramp_max=20s,\
@@ -90,7 +90,7 @@ fn tpcc_on_mariadb_loads_checks_and_logs_its_redo_on_the_log_stack() {
     if !mariadb() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let set = "db=mariadb,warehouses=1,terminals=2,runtime=10s,ramp_max=20s,\
                my.innodb_log_file_size=256M";

@@ -35,7 +35,7 @@ fn bakeoff_bin() -> String {
 }
 
 /// Root, loop devices and mpirun, or skip (fail under CI=true).
-fn mpi_turn() -> Option<std::sync::MutexGuard<'static, ()>> {
+fn mpi_turn() -> Option<bakeoff_testkit::TurnGuard> {
     let turn = privileged_turn()?;
     require(succeeds("mpirun", &["--version"]), "mpirun (OpenMPI)").then_some(turn)
 }

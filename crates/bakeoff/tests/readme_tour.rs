@@ -50,7 +50,7 @@
 mod common;
 #[path = "readme_tour/stand_ins.rs"]
 mod stand_ins;
-use bakeoff_testkit::{privileged_turn, scratch_dir};
+use bakeoff_testkit::{privileged_shared_turn, scratch_dir};
 use stand_ins::{prepare, results_stand_in, with_args, StandIns};
 use std::path::Path;
 
@@ -342,7 +342,7 @@ fn run_command(s: &StandIns, line: &str, command: &str, entry: &Entry, name: &st
 
 #[test]
 fn every_line_of_the_readme_tour_runs() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     if !common::db::postgres() || !common::db::mariadb() {

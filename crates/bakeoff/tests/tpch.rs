@@ -5,7 +5,7 @@
 //! rows and the stacks as columns; the keys a TPC-H run refuses.
 
 mod common;
-use bakeoff_testkit::{privileged_turn, serial};
+use bakeoff_testkit::{privileged_shared_turn, serial, shared};
 use common::db::*;
 use common::Scene;
 use serde_json::Value;
@@ -86,7 +86,7 @@ fn tpch_on_postgres_times_every_phase_with_the_servers_cpu_and_checks_the_rows()
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let run = scene.db_run("tpch", "ext4", "db=postgres,sf=0.01", &[]);
     let r = scene.db_record(run);
@@ -108,7 +108,7 @@ fn tpch_on_postgres_times_every_phase_with_the_servers_cpu_and_checks_the_rows()
 
 #[test]
 fn tpch_on_sqlite_times_every_phase_and_prints_the_queries() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = db_scene();
@@ -135,7 +135,7 @@ fn tpch_on_sqlite_times_every_phase_and_prints_the_queries() {
 
 #[test]
 fn a_corrupted_row_fails_the_run_naming_the_query_that_answered_wrongly() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = db_scene();
@@ -201,7 +201,7 @@ fn under_a_memory_limit_the_server_runs_in_the_runs_cgroup() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let run = scene.db_run(
         "tpch",
@@ -257,7 +257,7 @@ fn compare_shows_tpch_phases_as_rows_and_stacks_as_columns() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let images = scene.images.path().to_str().unwrap().to_string();
     let out_dir = scene.state.path().join("study");

@@ -365,13 +365,27 @@ fn slob_readers_keep_iodepth_ios_in_flight() {
         "device queue depth {} at iodepth=1",
         queue(&one)
     );
-    // More in flight gives more IOPS until the device saturates: a loop device over this VM's
-    // virtual disk gave 1.93x on one quiet CI run and 1.41x (28,538 -> 40,314: the host
-    // answered single reads in 35 µs) on another; the queue depths above are the claim.
-    let (a, b) = (fig(&one, "read_iops"), fig(&eight, "read_iops"));
+    // Whether more in flight gives more IOPS is the host's business (a loop device over this
+    // VM's virtual disk gave 1.93x on one quiet CI run, 1.41x on another and 0.87x on a third),
+    // not bakeoff's. bakeoff's own figures must agree with the queue it claims to keep: by
+    // Little's law, reads per second times their mean latency is the number in flight, 2 readers
+    // x iodepth while the readers refill at once.
+    let in_flight = |v: &serde_json::Value| {
+        let roles = v["roles"].as_array().unwrap();
+        (roles.iter())
+            .flat_map(|r| r["ops"].as_array().unwrap())
+            .filter(|o| o["kind"] == "read")
+            .map(|o| o["iops"].as_f64().unwrap() * o["lat"]["mean_ns"].as_f64().unwrap() / 1e9)
+            .sum::<f64>()
+    };
+    let (l1, l8) = (in_flight(&one), in_flight(&eight));
     assert!(
-        b >= 1.2 * a,
-        "read IOPS {a:.0} at iodepth=1, {b:.0} at iodepth=8"
+        (1.0..=2.2).contains(&l1),
+        "{l1:.2} reads in flight at iodepth=1"
+    );
+    assert!(
+        (12.0..=16.5).contains(&l8),
+        "{l8:.2} reads in flight at iodepth=8"
     );
 }
 

@@ -16,7 +16,7 @@ use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::writelog::{Recorder, RecorderOptions};
 use bakeoff_stack::{Options, Stack, StackKind, StackSpec};
 use bakeoff_testkit::command::sh;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::{images_dir, privileged};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -45,7 +45,7 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
     if !privileged() || !bakeoff_testkit::require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let dir = images_dir();
     let dir = dir.path();
     let mut ledger = Ledger::create(&dir.join("state"), "durability-pg").unwrap();

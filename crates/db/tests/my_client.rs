@@ -5,7 +5,7 @@
 mod my_common;
 use bakeoff_db::mariadb::MyServer;
 use bakeoff_db::{Conn, ErrorKind, Value};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use my_common::*;
 
 /// A server on a tmpfs stack, for the closure.
@@ -13,7 +13,7 @@ fn with_server(test: impl FnOnce(&MyServer)) {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(512, 4);
     test(&server);
     stack.destroy().unwrap();

@@ -7,7 +7,7 @@ mod my_common;
 use bakeoff_db::mariadb::{check_tablespaces, MyServer};
 use bakeoff_db::Conn;
 use bakeoff_testkit::command::sh;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use my_common::*;
 use std::io::{Seek, SeekFrom, Write};
 
@@ -16,7 +16,7 @@ fn a_crashed_instance_recovers_its_commits_and_its_checks_find_a_corrupt_page() 
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, mut stack, server) = tmpfs_server(1024, 4);
     let mut conn = server.connect().unwrap();
     conn.batch(

@@ -8,7 +8,7 @@
 mod my_common;
 use bakeoff_db::mariadb::MyServer;
 use bakeoff_db::{Conn, Value};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use my_common::*;
 use std::os::unix::fs::MetadataExt;
 
@@ -17,7 +17,7 @@ fn a_server_answers_reads_back_its_variables_and_stops_with_nothing_left() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 512);
     let mut opts = options(&stack, 4);
@@ -83,7 +83,7 @@ fn a_restart_starts_the_same_instance_again_and_teardown_stops_it() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, mut stack, mut server) = tmpfs_server(512, 2);
     let mut conn = server.connect().unwrap();
     conn.batch("CREATE TABLE kept (n BIGINT); INSERT INTO kept VALUES (7)")
@@ -128,7 +128,7 @@ fn wrong_variables_are_refused_before_anything_is_created() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 64);
     let cases = [
@@ -173,7 +173,7 @@ fn the_redo_log_goes_where_redo_dir_says_on_another_stack_and_innodb_counts_it()
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     // Declared first, dropped last: the server on the data stack stops before the log stack goes.
     let log_stack = tmpfs(images.path(), 256);
@@ -235,7 +235,7 @@ fn a_server_started_under_a_memory_limit_runs_in_the_runs_cgroup() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 256);
     stack.limit_memory(2 << 30).unwrap();

@@ -4,7 +4,7 @@
 
 mod my_common;
 use bakeoff_db::sysbench::{RunOptions, Sysbench};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use my_common::*;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -19,7 +19,7 @@ fn sysbench_reports_the_tps_it_printed_and_every_transaction_in_the_histogram() 
     {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(512, 2);
     let sysbench = Sysbench::for_server(&server);
     assert!(sysbench.version().unwrap().starts_with("sysbench 1."));

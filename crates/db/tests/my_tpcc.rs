@@ -12,7 +12,7 @@ use bakeoff_db::tpcc::inputs::{LineInput, Terminal, Transaction, KINDS, UNUSED_I
 use bakeoff_db::tpcc::transactions::{self, Outcome};
 use bakeoff_db::tpcc::{self, check_consistency, procedures, Table, TpccPlan, TpccRun};
 use bakeoff_db::{Conn, Database, Db, ErrorKind, Value};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use my_common::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -89,7 +89,7 @@ fn tpcc_loads_runs_by_statements_and_by_procedures_and_stays_consistent() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1024, 6);
     let db = server.database();
     let start = Instant::now();
@@ -190,7 +190,7 @@ fn each_procedure_leaves_the_database_as_the_statements_do() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1536, 4);
     let statements_db = server.database();
     tpcc::load(&statements_db, &plan(true)).unwrap();
@@ -274,7 +274,7 @@ fn a_procedure_rolls_back_whole_and_its_conflicts_are_retryable() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1024, 4);
     let db = server.database();
     tpcc::load(&db, &plan(true)).unwrap();

@@ -50,6 +50,7 @@ fn a_killed_owners_server_is_stopped_by_cleanup_before_the_unmount() {
     if !privileged() {
         return;
     }
+    let _turn = bakeoff_testkit::shared();
     let state = tempfile::tempdir().unwrap();
     let images = images_dir();
     let report = images.path().join("report");

@@ -11,6 +11,7 @@ fn with_server(test: impl FnOnce(&bakeoff_db::postgres::PgServer)) {
     if !privileged() {
         return;
     }
+    let _turn = bakeoff_testkit::shared();
     let (_images, stack, server) = tmpfs_server(256, 4);
     test(&server);
     stack.destroy().unwrap();

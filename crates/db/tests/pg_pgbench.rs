@@ -8,7 +8,7 @@ use bakeoff_db::pgbench::{Pgbench, RunOptions, RunReport};
 use bakeoff_db::postgres::settings::render;
 use bakeoff_db::postgres::{PgDatabase, PgServer};
 use bakeoff_db::Conn;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::{serial, shared};
 use pg_common::*;
 use std::os::unix::fs::{chown, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -45,7 +45,7 @@ fn pgbench_reports_the_tps_it_printed_and_every_transaction_in_the_histogram() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(512, 4);
     let bench = Pgbench::for_server(&server);
     let init = bench.init(2).unwrap();

@@ -11,7 +11,7 @@ use bakeoff_db::tpcc::inputs::{LineInput, Terminal, Transaction, UNUSED_ITEM};
 use bakeoff_db::tpcc::transactions::{self, Outcome};
 use bakeoff_db::tpcc::{self, check_consistency, procedures, Table, TpccPlan};
 use bakeoff_db::{Conn, Database, ErrorKind, Value};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -45,7 +45,7 @@ fn procedures_complete_every_kind_roll_back_one_percent_and_stay_consistent() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1024, 6);
     let db = Arc::new(server.database());
     let statements_load = tpcc::load(db.as_ref(), &plan(false)).unwrap();
@@ -125,7 +125,7 @@ fn each_function_leaves_the_database_as_the_statements_do() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1536, 4);
     let statements_db = server.database();
     tpcc::load(&statements_db, &plan(true)).unwrap();
@@ -188,7 +188,7 @@ fn a_rollback_undoes_the_function_and_a_deadlock_in_it_is_retried() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1024, 4);
     let db = server.database();
     tpcc::load(&db, &plan(true)).unwrap();

@@ -7,7 +7,7 @@ mod pg_common;
 use bakeoff_db::postgres::{check_checksums, PgOptions, PgServer};
 use bakeoff_db::Conn;
 use bakeoff_testkit::command::sh;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::*;
 use std::io::{Seek, SeekFrom, Write};
 
@@ -40,7 +40,7 @@ fn a_crashed_cluster_recovers_its_commits_and_its_checks_find_a_corrupt_page() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 512);
     let mut opts = options(&stack, 4);

@@ -8,7 +8,7 @@
 mod pg_common;
 use bakeoff_db::postgres::PgServer;
 use bakeoff_db::Conn;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::*;
 use std::os::unix::fs::MetadataExt;
 
@@ -17,7 +17,7 @@ fn a_server_answers_reads_back_its_settings_and_stops_with_nothing_left() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 512);
     let mut opts = options(&stack, 4);
@@ -88,7 +88,7 @@ fn a_restart_starts_the_same_cluster_again_and_teardown_stops_it() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, mut stack, mut server) = tmpfs_server(512, 2);
     let mut conn = server.connect().unwrap();
     conn.batch("CREATE TABLE kept (n bigint); INSERT INTO kept VALUES (7)")
@@ -123,7 +123,7 @@ fn wrong_settings_are_refused_before_anything_is_created() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let mut stack = tmpfs(images.path(), 64);
     let cases = [
@@ -165,7 +165,7 @@ fn the_wal_goes_where_wal_dir_says_on_another_stack() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     // Declared first, dropped last: the server on the data stack stops before the log stack goes.
     let log_stack = tmpfs(images.path(), 256);
@@ -196,7 +196,7 @@ fn a_server_started_under_a_memory_limit_runs_in_the_runs_cgroup() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let images = images_dir();
     let (stack, server) = server_in_memory_cgroup(images.path(), 128, 2 << 30, 2);
     assert_eq!(

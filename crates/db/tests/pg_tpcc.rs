@@ -7,7 +7,7 @@ mod pg_common;
 use bakeoff_db::tpcc::inputs::KINDS;
 use bakeoff_db::tpcc::{self, check_consistency, check_row_counts, Table, TpccPlan};
 use bakeoff_db::Database;
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -18,7 +18,7 @@ fn tpcc_loads_runs_and_stays_consistent_on_a_managed_server() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(1024, 4);
     let plan = TpccPlan {
         warehouses: 1,

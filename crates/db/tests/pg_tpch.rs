@@ -8,7 +8,7 @@ use bakeoff_db::sqlite::{Sqlite, SqliteOptions};
 use bakeoff_db::tpch::queries::QUERIES;
 use bakeoff_db::tpch::{self, Phase, PhaseReport, Table, Tpch, TpchPlan};
 use bakeoff_db::{Database, Value};
-use bakeoff_testkit::serial;
+use bakeoff_testkit::shared;
 use pg_common::*;
 use std::sync::atomic::AtomicBool;
 
@@ -47,7 +47,7 @@ fn tpch_runs_every_phase_on_a_server_in_the_runs_memory_cgroup() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     // The generator's 300 MiB text pool is the client's, not the server's: made before the
     // process joins the cgroup, it is charged where it was made.
     assert!(tpch::init_generator() >= 300 << 20);
@@ -120,7 +120,7 @@ fn postgres_and_sqlite_answer_the_22_queries_alike() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(512, 4);
     let pg = server.database();
     let dir = tempfile::tempdir().unwrap();
@@ -173,7 +173,7 @@ fn load_at_sf_0_1() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let reports = run_at(0.1, 2048);
     assert_eq!(reports[1].rows, 866_602, "rows loaded at SF 0.1");
 }
@@ -221,7 +221,7 @@ fn answers_at_sf_1() {
     if !privileged() {
         return;
     }
-    let _turn = serial();
+    let _turn = shared();
     let (_images, stack, server) = tmpfs_server(5 << 10, 4);
     let db = server.database();
     let plan = TpchPlan {

@@ -48,6 +48,7 @@ fn loaded(dir: &Path) -> Arc<Sqlite> {
 
 #[test]
 fn a_short_run_completes_every_transaction_and_stays_consistent() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = loaded(dir.path());
     let mut conn = db.connect().unwrap();
@@ -117,6 +118,7 @@ fn a_short_run_completes_every_transaction_and_stays_consistent() {
 
 #[test]
 fn a_corrupted_database_fails_its_checks_naming_the_place() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = loaded(dir.path());
     let mut conn = db.connect().unwrap();
@@ -156,6 +158,7 @@ fn a_corrupted_database_fails_its_checks_naming_the_place() {
 
 #[test]
 fn an_open_loop_run_keeps_its_rate_and_busy_conflicts_are_retried() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = loaded(dir.path());
     let paced = TpccPlan {
@@ -211,6 +214,7 @@ fn an_open_loop_run_keeps_its_rate_and_busy_conflicts_are_retried() {
 
 #[test]
 fn a_database_error_ends_the_run_naming_the_transaction_and_bad_plans_are_refused() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = wal(&dir.path().join("empty.db"));
     let mut conn = db.connect().unwrap();
@@ -262,6 +266,7 @@ fn a_database_error_ends_the_run_naming_the_transaction_and_bad_plans_are_refuse
 
 #[test]
 fn a_delivery_counts_the_districts_it_had_nothing_to_deliver_in() {
+    let _turn = bakeoff_testkit::shared();
     use bakeoff_db::tpcc::inputs::Transaction;
     use bakeoff_db::tpcc::transactions::{self, Outcome};
     let dir = tempfile::tempdir().unwrap();
@@ -290,6 +295,7 @@ fn a_delivery_counts_the_districts_it_had_nothing_to_deliver_in() {
 /// those acknowledged before the crash point are looked for.
 #[test]
 fn the_journal_finds_every_acknowledged_new_order_and_counts_the_missing() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = loaded(dir.path());
     let journaled = TpccPlan {

@@ -56,6 +56,7 @@ fn ready() -> &'static Sqlite {
 
 #[test]
 fn every_phase_runs_in_order_and_says_what_it_did() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let tpch = Tpch::new(&db, PLAN).unwrap();
@@ -102,6 +103,7 @@ fn every_phase_runs_in_order_and_says_what_it_did() {
 
 #[test]
 fn all_22_queries_answer_and_q1_and_q6_agree_with_the_generated_rows() {
+    let _turn = bakeoff_testkit::shared();
     let db = ready();
     let tpch = Tpch::new(db, PLAN).unwrap();
     let mut empty = Vec::new();
@@ -180,6 +182,7 @@ impl Number for Value {
 
 #[test]
 fn a_table_with_a_row_missing_is_named() {
+    let _turn = bakeoff_testkit::shared();
     let (_dir, db) = loaded();
     let mut conn = db.connect().unwrap();
     conn.execute("DELETE FROM nation WHERE n_nationkey = 3", &[])
@@ -208,6 +211,7 @@ fn a_table_with_a_row_missing_is_named() {
 
 #[test]
 fn an_order_deleted_under_its_line_items_fails_the_keys_phase() {
+    let _turn = bakeoff_testkit::shared();
     let (_dir, db) = loaded();
     let mut conn = db.connect().unwrap();
     conn.execute("DELETE FROM orders WHERE o_orderkey = 1", &[])
@@ -228,6 +232,7 @@ fn an_order_deleted_under_its_line_items_fails_the_keys_phase() {
 
 #[test]
 fn a_raised_stop_ends_the_load_and_the_queries_and_bad_queries_are_named() {
+    let _turn = bakeoff_testkit::shared();
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let tpch = Tpch::new(&db, PLAN).unwrap();

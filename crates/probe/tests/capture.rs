@@ -504,7 +504,7 @@ fn a_pwrite_on_an_append_only_file_is_recorded_at_the_end() {
 
 /// A privileged test's turn and a scratch directory holding `fio.dat` (1 MiB of zeros) for
 /// fio to write in; `None` when the test cannot run here (a failure under CI=true).
-fn fio_scene() -> Option<(std::sync::MutexGuard<'static, ()>, tempfile::TempDir)> {
+fn fio_scene() -> Option<(bakeoff_testkit::TurnGuard, tempfile::TempDir)> {
     let turn = bakeoff_testkit::privileged_turn()?;
     let fio = bakeoff_testkit::command::succeeds("fio", &["--version"]);
     if !bakeoff_testkit::require(fio, "fio") {

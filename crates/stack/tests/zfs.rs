@@ -12,7 +12,6 @@ use bakeoff_stack::{Stack, StackSpec};
 use common::{options, scratch};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 /// Root, loop devices and zfs-fuse (or OpenZFS): false skips, under `CI=true` it fails.
@@ -27,7 +26,7 @@ fn zfs_privileged() -> bool {
 
 /// One ZFS test at a time (this binary's serial lock): zfs-fuse is one daemon per host. Waits
 /// (2 min at most) for a daemon someone else runs to go, since a stack refuses to share one.
-fn zfs_turn() -> MutexGuard<'static, ()> {
+fn zfs_turn() -> bakeoff_testkit::TurnGuard {
     let guard = bakeoff_testkit::serial();
     let start = Instant::now();
     while !foreign_daemons().is_empty() && start.elapsed() < Duration::from_secs(120) {

@@ -1,15 +1,18 @@
 //! Scaffolding for bakeoff's tests, written once: whether a privileged test can run (and the
-//! rule that under `CI=true` a test that cannot run fails instead of skipping), the per-binary
-//! serial lock, scratch directories and the process-wide state directory. Commands are in
+//! rule that under `CI=true` a test that cannot run fails instead of skipping), turns on the
+//! machine ([`turn`]), scratch directories and the process-wide state directory. Commands are in
 //! [`command`]; loop devices, mounts and device counters in [`loop_device`].
 //!
 //! A dev-dependency of the crates whose tests use it; never published.
 
 pub mod command;
 pub mod loop_device;
+pub mod turn;
+
+pub use turn::{Turn, TurnGuard};
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 /// Where tests put images and scratch directories: on disk (`/tmp` may be a tmpfs, which a
 /// loop device with direct I/O cannot sit on) and where CI looks for leftovers.
@@ -47,20 +50,27 @@ pub fn privileged() -> bool {
     require(root && control && losetup, &what)
 }
 
-/// This test binary's turn: tests that drop the page cache machine-wide, count a device's I/O
-/// or start the one zfs-fuse daemon a machine has run one at a time. Hold it for the whole test.
-///
-/// The lock is a static of this crate, and every test binary links its own copy: it orders the
-/// tests of one binary, while binaries run one after another as `cargo test` runs them.
-pub fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    // A test that failed while holding the lock leaves nothing behind it that needs repair.
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+/// The machine alone ([`Turn::Alone`]): tests that drop the page cache machine-wide, count a
+/// device's I/O, measure CPU or latency, or start the one zfs-fuse daemon a machine has. Hold
+/// it for the whole test.
+pub fn serial() -> TurnGuard {
+    turn::take(Turn::Alone)
+}
+
+/// A turn beside other shared ones ([`Turn::Shared`]): tests that check what a database or a
+/// command did, never how fast or at what cost. Hold it for the whole test.
+pub fn shared() -> TurnGuard {
+    turn::take(Turn::Shared)
 }
 
 /// [`privileged`], then [`serial`]: the turn of a privileged test, or `None` when it skips.
-pub fn privileged_turn() -> Option<MutexGuard<'static, ()>> {
+pub fn privileged_turn() -> Option<TurnGuard> {
     privileged().then(serial)
+}
+
+/// [`privileged`], then [`shared`].
+pub fn privileged_shared_turn() -> Option<TurnGuard> {
+    privileged().then(shared)
 }
 
 /// A fresh directory under [`SCRATCH`], removed on drop.
