@@ -64,6 +64,10 @@ pub struct DaemonStart {
     pub stop: StopBy,
     /// How long it may take to write its pid.
     pub ready_within: Duration,
+    /// Where the start command writes the pid of the process it leaves running (`$!`), when it
+    /// detaches one: a daemon that exits before writing its pid file (a failed recovery, a bad
+    /// option) is then noticed at once rather than after `ready_within`.
+    pub launched: Option<PathBuf>,
 }
 
 /// Starts a daemon: records its stop first (by pid file, so a crash between its start and its
@@ -112,6 +116,14 @@ fn wait_for_pid(spec: &DaemonStart) -> Result<i32, StackError> {
         let pid = pid_in(&spec.pidfile);
         if let Some(pid) = pid.filter(|&p| exe_of(p).as_deref() == Some(&*exe)) {
             return Ok(pid);
+        }
+        let launched = spec.launched.as_deref().and_then(pid_in);
+        if let Some(gone) = launched.filter(|&p| !alive(p)) {
+            return Err(StackError::Environment(format!(
+                "{} exited (pid {gone}) before it wrote its pid to {}",
+                spec.name,
+                spec.pidfile.display()
+            )));
         }
         if start.elapsed() > spec.ready_within {
             let what = match pid {

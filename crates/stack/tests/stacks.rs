@@ -185,6 +185,7 @@ fn a_daemon_started_on_a_live_stack_is_checked_and_stopped() {
             user: nobody,
         },
         ready_within: std::time::Duration::from_secs(10),
+        launched: None,
     };
     let pid = stack.start_daemon(start).unwrap().pid();
     let owner = std::fs::metadata(format!("/proc/{pid}")).unwrap();

@@ -98,8 +98,13 @@ impl MyServer {
         let server = Binaries::path(&self.binaries.mariadbd);
         let defaults = format!("--defaults-file={}", self.cnf.display());
         let log = self.log_file.to_string_lossy().into_owned();
-        let script = r#"exec "$0" "$1" </dev/null >>"$2" 2>&1 &"#;
-        let start = Cmd::new("sh", &["-c", script, &server, &defaults, &log]).user(Some(self.user));
+        // `$!` is mariadbd itself (the background child execs it): a server that exits before
+        // its pid file (InnoDB cannot recover, say) is noticed at once.
+        let launched = self.socket_dir.join("mariadbd.launched");
+        let script = r#""$0" "$1" </dev/null >>"$2" 2>&1 & echo $! >"$3""#;
+        let at = launched.to_string_lossy().into_owned();
+        let start =
+            Cmd::new("sh", &["-c", script, &server, &defaults, &log, &at]).user(Some(self.user));
         let socket = format!("--socket={}", self.socket().display());
         let shutdown = [
             Binaries::path(&self.binaries.admin),
@@ -118,6 +123,7 @@ impl MyServer {
                 user: None,
             },
             ready_within: START_TIMEOUT,
+            launched: Some(launched),
         };
         let started = stack.start_daemon(daemon).map(|d| d.pid());
         self.pid = started.map_err(|e| self.failed_start(e))?;

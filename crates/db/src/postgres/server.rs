@@ -327,6 +327,7 @@ impl PgServer {
                 user: Some(self.user),
             },
             ready_within: START_TIMEOUT,
+            launched: None,
         };
         match stack.start_daemon(daemon) {
             Ok(d) => self.pid = d.pid(),

@@ -1,25 +1,36 @@
 //! Drawing crash states from a log's index, reproducibly from a seed.
 //!
 //! State 0 is everything the run issued (the images it left), state 1 only what it flushed by
-//! its end; the others draw a crash point uniformly among the records (after
-//! [`CrashOptions::from_record`]) and keep, of the writes
-//! pending at it, none (`flushed`), all (`issued`) or a random half-chance subset with torn
-//! writes (`subset`, twice as often as each of the others). A state equal to one already made
-//! is drawn again, up to 20 tries per state asked for: a short log may hold fewer distinct
-//! states than asked for, and then fewer are returned.
+//! its end; the others keep, of the writes pending at a crash point, none (`flushed`), all
+//! (`issued`) or a random half-chance subset with torn writes (`subset`, twice as often as each
+//! of the others). The crash point is drawn uniformly among the records (after
+//! [`CrashOptions::from_record`]), except for every other subset: that one is aimed, just before
+//! a flush, the flush drawn in proportion to the bytes pending at it. A database's log is mostly
+//! one small write and its flush per commit; the states where a torn page can matter are in the
+//! few flushes that end a burst of page writes (a checkpoint's), which uniform points rarely
+//! hit. A state equal to one already made is drawn again, up to 20 tries per state asked for:
+//! a short log may hold fewer distinct states than asked for, and then fewer are returned.
 
 use super::{CrashOptions, CrashState, ImageState, LogIndex, Part, Persisted, StateKind};
-use crate::writelog::Op;
 use rand_core::{Rng, SeedableRng};
 use rand_xorshift::XorShiftRng;
 use std::collections::HashSet;
 
-/// The kinds drawn in turn after the two fixed states.
-const TURNS: [StateKind; 4] = [
-    StateKind::Subset,
-    StateKind::Flushed,
-    StateKind::Subset,
-    StateKind::Issued,
+/// Where a state's crash point is drawn.
+#[derive(Clone, Copy)]
+enum Aim {
+    /// Uniformly among the records.
+    Anywhere,
+    /// Just before a flush, in proportion to the bytes pending at it.
+    BeforeBusyFlush,
+}
+
+/// The kinds drawn in turn after the two fixed states, and where their crash points fall.
+const TURNS: [(StateKind, Aim); 4] = [
+    (StateKind::Subset, Aim::Anywhere),
+    (StateKind::Flushed, Aim::Anywhere),
+    (StateKind::Subset, Aim::BeforeBusyFlush),
+    (StateKind::Issued, Aim::Anywhere),
 ];
 
 /// Up to `opts.states` distinct crash states of the log behind `index`.
@@ -35,14 +46,19 @@ pub fn generate(index: &LogIndex, opts: &CrashOptions) -> Result<Vec<CrashState>
         if states.len() == opts.states {
             break;
         }
+        let (kind, aim) = TURNS[attempt % TURNS.len()];
         let (crash_point, kind) = match attempt {
             0 => (total, StateKind::Issued),
             1 => (total, StateKind::Flushed),
-            _ if opts.from_record >= total => (total, TURNS[attempt % TURNS.len()]),
+            _ if opts.from_record >= total => (total, kind),
             _ => {
+                let aimed = match aim {
+                    Aim::BeforeBusyFlush => plan.before_busy_flush(opts.from_record, &mut rng),
+                    Aim::Anywhere => None,
+                };
                 let window = total - opts.from_record;
-                let point = opts.from_record + 1 + rng.next_u64() % window;
-                (point, TURNS[attempt % TURNS.len()])
+                let anywhere = || opts.from_record + 1 + rng.next_u64() % window;
+                (aimed.unwrap_or_else(anywhere), kind)
             }
         };
         let images = plan.at(crash_point, kind, opts, &mut rng);
@@ -94,23 +110,54 @@ struct Plan<'a> {
     index: &'a LogIndex,
     flushes: Vec<Vec<u64>>,
     changes: Vec<Vec<u64>>,
+    /// The flushes with bytes pending on their image, in order: `(record, running total of
+    /// the bytes pending at each)`.
+    busy_flushes: Vec<(u64, u64)>,
 }
 
 impl<'a> Plan<'a> {
     fn new(index: &'a LogIndex) -> Plan<'a> {
         let n = index.images.len();
         let (mut flushes, mut changes) = (vec![Vec::new(); n], vec![Vec::new(); n]);
+        let (mut pending, mut busy_flushes, mut running) = (vec![0u64; n], Vec::new(), 0u64);
         for e in &index.entries {
-            match e.op {
-                Op::Flush => flushes[e.image as usize].push(e.seq),
-                Op::Write { .. } | Op::Zero { .. } => changes[e.image as usize].push(e.seq),
+            let image = e.image as usize;
+            match LogIndex::range(e) {
+                None => {
+                    flushes[image].push(e.seq);
+                    if pending[image] > 0 {
+                        running += std::mem::take(&mut pending[image]);
+                        busy_flushes.push((e.seq, running));
+                    }
+                }
+                Some((_, len)) => {
+                    changes[image].push(e.seq);
+                    pending[image] = pending[image].saturating_add(len);
+                }
             }
         }
         Plan {
             index,
             flushes,
             changes,
+            busy_flushes,
         }
+    }
+
+    /// A crash point just before a flush after record `from_record`, drawn in proportion to the
+    /// bytes pending at it; `None` when no such flush had any.
+    fn before_busy_flush(&self, from_record: u64, rng: &mut XorShiftRng) -> Option<u64> {
+        let flushes = &self.busy_flushes;
+        let first = flushes.partition_point(|&(seq, _)| seq <= from_record);
+        let below = first.checked_sub(1).map_or(0, |i| flushes[i].1);
+        let weight = flushes.last()?.1 - below;
+        if first == flushes.len() || weight == 0 {
+            return None;
+        }
+        let drawn = below + rng.next_u64() % weight;
+        let at = flushes.partition_point(|&(_, running)| running <= drawn);
+        // Records 0..seq were issued: the flush itself was not.
+        Some(flushes[at].0)
     }
 
     /// Every image at crash point `point`, keeping what `kind` says of its pending writes.

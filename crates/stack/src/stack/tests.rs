@@ -29,6 +29,7 @@ fn sleeper(pidfile: &std::path::Path) -> DaemonStart {
         pidfile: pidfile.to_path_buf(),
         stop: StopBy::Signal,
         ready_within: Duration::from_secs(10),
+        launched: None,
     }
 }
 

@@ -235,6 +235,7 @@ pub(super) fn start(
         pidfile,
         stop: StopBy::Signal,
         ready_within: READY_TIMEOUT,
+        launched: None,
     };
     let daemon = daemon::start(start, ctx.ledger, ctx.exec).map_err(|e| {
         let others = running(&exe);
