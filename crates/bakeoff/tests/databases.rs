@@ -294,6 +294,12 @@ fn start_pg_run(scene: &Scene, phase: &str) -> (Child, Receiver<String>) {
     // Into the phase: the loaders are copying, or the terminals are running.
     std::thread::sleep(Duration::from_secs(2));
     assert!(!scene.db_leftovers().is_empty(), "the run is under way");
+    // The run's server has its socket directory, named for the run's process: what
+    // `assert_cleanup_leaves_nothing` looks for is there to find.
+    assert!(
+        !socket_dirs_of(child.id()).is_empty(),
+        "the server's socket directory"
+    );
     (child, lines)
 }
 
@@ -302,9 +308,8 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_server_or_stack() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
-    let sockets_before = socket_dirs();
     for phase in ["loading TPC-C", "measured"] {
         let (mut child, _lines) = start_pg_run(&scene, phase);
         signal(&child, "-KILL");
@@ -313,7 +318,7 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_server_or_stack() {
             !scene.db_leftovers().is_empty(),
             "kill -9 in {phase} left the run's state"
         );
-        scene.assert_cleanup_leaves_nothing(&sockets_before, &format!("kill -9 in {phase}"));
+        scene.assert_cleanup_leaves_nothing(child.id(), &format!("kill -9 in {phase}"));
     }
 }
 
@@ -322,7 +327,7 @@ fn ctrl_c_in_the_window_is_exit_130_with_the_server_stopped() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
     let (mut child, _lines) = start_pg_run(&scene, "measured");
     signal(&child, "-INT");

@@ -6,7 +6,7 @@
 //! `synchronous=FULL`, are shown below the CLI (crates/db/tests/durability_*.rs).
 
 mod common;
-use bakeoff_testkit::{privileged_shared_turn, privileged_turn, require};
+use bakeoff_testkit::{privileged_shared_turn, require};
 use common::db::*;
 use common::Scene;
 use std::path::Path;
@@ -177,7 +177,7 @@ fn a_comparison_shows_unsynced_sqlite_at_risk_beside_its_synced_baseline() {
 
 #[test]
 fn kill_9_while_running_or_checking_then_cleanup_leaves_nothing() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     if !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
@@ -196,7 +196,7 @@ fn kill_9_while_running_or_checking_then_cleanup_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(500));
         child.kill().unwrap();
         child.wait().unwrap();
-        scene.assert_cleanup_leaves_nothing(&[], &format!("kill -9 while {when}"));
+        scene.assert_cleanup_leaves_nothing(child.id(), &format!("kill -9 while {when}"));
         let left: Vec<_> = std::fs::read_dir(scene.images.path()).unwrap().collect();
         assert!(left.is_empty(), "after kill -9 while {when}: {left:?}");
     }

@@ -4,7 +4,7 @@
 //! no read-only loop device (root; in CI for real).
 
 mod common;
-use bakeoff_testkit::{privileged_turn, walk};
+use bakeoff_testkit::{privileged_shared_turn, privileged_turn, walk};
 use common::Scene;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -120,7 +120,7 @@ fn assert_killed(out: &Output) {
 
 #[test]
 fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = Scene::new();
@@ -169,7 +169,7 @@ fn kill_9_in_layout_run_and_teardown_then_cleanup_leaves_nothing() {
 
 #[test]
 fn ctrl_c_and_sigterm_tear_the_stack_down() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = Scene::new();
@@ -205,7 +205,7 @@ fn ctrl_c_and_sigterm_tear_the_stack_down() {
 
 #[test]
 fn a_stack_too_small_is_refused_before_any_data_is_written() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = Scene::new();
@@ -236,7 +236,7 @@ fn a_stack_too_small_is_refused_before_any_data_is_written() {
 
 #[test]
 fn two_runs_at_once_use_their_own_devices() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = Scene::new();

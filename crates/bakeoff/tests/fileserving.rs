@@ -7,7 +7,7 @@
 mod common;
 
 use bakeoff_testkit::loop_device::LoopFs;
-use bakeoff_testkit::{privileged_turn, serial};
+use bakeoff_testkit::{privileged_shared_turn, privileged_turn, serial};
 use common::Scene;
 use serde_json::Value;
 use std::process::Command;
@@ -50,7 +50,7 @@ fn clients_running() -> usize {
 
 #[test]
 fn fileserver_with_four_clients_counts_every_operation_and_reuses_its_dataset() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let fs = LoopFs::new(1 << 30, "ext4", "");
@@ -155,7 +155,7 @@ fn personalities_on(scene: &Scene, stack: &str) {
 
 #[test]
 fn every_file_serving_personality_runs_on_every_kernel_file_system() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let scene = Scene::new();

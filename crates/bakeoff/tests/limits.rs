@@ -5,7 +5,7 @@
 
 mod common;
 use bakeoff_testkit::loop_device::LoopFs;
-use bakeoff_testkit::{privileged_turn, scratch_dir};
+use bakeoff_testkit::{privileged_shared_turn, privileged_turn, scratch_dir};
 use common::bakeoff;
 use predicates::prelude::*;
 use proptest::prelude::*;
@@ -110,7 +110,7 @@ fn full_cases() -> impl Strategy<Value = (String, u64, u64)> {
 /// `zfs_pools_below_64_mib_are_refused`, its capacity there too.
 #[test]
 fn a_dry_run_is_ok_exactly_when_the_real_run_gets_past_building() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let config = Config {
@@ -174,7 +174,7 @@ fn a_dry_run_is_ok_exactly_when_the_real_run_gets_past_building() {
 /// file system of `--images` cannot hold, and mkfs's allocation beyond the free space.
 #[test]
 fn what_cannot_be_built_is_refused_up_front() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let d = scratch_dir();

@@ -5,7 +5,7 @@
 //! sysbench; in CI for real).
 
 mod common;
-use bakeoff_testkit::{serial, shared};
+use bakeoff_testkit::shared;
 use common::db::*;
 use common::Scene;
 use std::process::Child;
@@ -164,6 +164,12 @@ fn start_run(scene: &Scene, phase: &str) -> (Child, Receiver<String>) {
     // Into the phase: sysbench is inserting, or its clients are running.
     std::thread::sleep(Duration::from_secs(2));
     assert!(!scene.db_leftovers().is_empty(), "the run is under way");
+    // The run's server has its socket directory, named for the run's process: what
+    // `assert_cleanup_leaves_nothing` looks for is there to find.
+    assert!(
+        !socket_dirs_of(child.id()).is_empty(),
+        "the server's socket directory"
+    );
     (child, lines)
 }
 
@@ -172,9 +178,8 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_mariadb_or_stack() {
     if !mariadb() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
-    let sockets_before = socket_dirs();
     for phase in ["loading sysbench", "measured"] {
         let (mut child, _lines) = start_run(&scene, phase);
         signal(&child, "-KILL");
@@ -184,7 +189,7 @@ fn kill_9_in_the_load_and_the_window_then_cleanup_leaves_no_mariadb_or_stack() {
             left.iter().any(|l| l.contains("mariadbd")),
             "kill -9 in {phase} left the server: {left:#?}"
         );
-        scene.assert_cleanup_leaves_nothing(&sockets_before, &format!("kill -9 in {phase}"));
+        scene.assert_cleanup_leaves_nothing(child.id(), &format!("kill -9 in {phase}"));
     }
 }
 
@@ -193,17 +198,14 @@ fn ctrl_c_in_the_window_is_exit_130_with_mariadb_stopped() {
     if !mariadb() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
-    let sockets_before = socket_dirs();
     let (mut child, _lines) = start_run(&scene, "measured");
     signal(&child, "-INT");
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     let left = scene.db_leftovers();
     assert!(left.is_empty(), "after Ctrl-C: {left:#?}");
-    let new_sockets: Vec<String> = (socket_dirs().into_iter())
-        .filter(|d| !sockets_before.contains(d))
-        .collect();
-    assert!(new_sockets.is_empty(), "{new_sockets:?}");
+    let sockets = socket_dirs_of(child.id());
+    assert!(sockets.is_empty(), "{sockets:?}");
 }

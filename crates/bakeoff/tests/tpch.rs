@@ -5,7 +5,7 @@
 //! rows and the stacks as columns; the keys a TPC-H run refuses.
 
 mod common;
-use bakeoff_testkit::{privileged_shared_turn, serial, shared};
+use bakeoff_testkit::{privileged_shared_turn, shared};
 use common::db::*;
 use common::Scene;
 use serde_json::Value;
@@ -235,9 +235,8 @@ fn kill_9_in_the_load_then_cleanup_leaves_no_server_socket_mount_or_loop() {
     if !postgres() {
         return;
     }
-    let _serial = serial();
+    let _turn = shared();
     let scene = db_scene();
-    let sockets_before = socket_dirs();
     // SF 0.1: several seconds of load to kill it in.
     let run = scene.db_run("tpch", "ext4", "db=postgres,sf=0.1", &[]);
     let (mut child, lines) = spawn_watched(run);
@@ -249,7 +248,7 @@ fn kill_9_in_the_load_then_cleanup_leaves_no_server_socket_mount_or_loop() {
         !scene.db_leftovers().is_empty(),
         "kill -9 left the run's state"
     );
-    scene.assert_cleanup_leaves_nothing(&sockets_before, "kill -9 in the load");
+    scene.assert_cleanup_leaves_nothing(child.id(), "kill -9 in the load");
 }
 
 #[test]

@@ -125,6 +125,16 @@ pub fn socket_dirs() -> Vec<String> {
         .collect()
 }
 
+/// The socket directories of the run of process `pid`: a server is named for its stack, and a
+/// stack for its process (`ext4-PID-0`). Another test's servers, beside this one, are not its.
+pub fn socket_dirs_of(pid: u32) -> Vec<String> {
+    let mark = format!("-{pid}-");
+    socket_dirs()
+        .into_iter()
+        .filter(|d| d.contains(&mark))
+        .collect()
+}
+
 /// Spawns `cmd` with its standard error read line by line into a channel.
 pub fn spawn_watched(mut cmd: Command) -> (Child, Receiver<String>) {
     let mut child = cmd
@@ -185,18 +195,13 @@ pub fn assert_exit(out: &Output, code: i32) {
 }
 
 impl Scene {
-    /// After a run was killed: `bakeoff cleanup` succeeds and leaves no server, loop device,
-    /// mount, or socket directory beyond `sockets_before`.
-    pub fn assert_cleanup_leaves_nothing(&self, sockets_before: &[String], what: &str) {
+    /// After the run of process `killed` was killed: `bakeoff cleanup` succeeds and leaves no
+    /// server, loop device, mount, or socket directory of that run.
+    pub fn assert_cleanup_leaves_nothing(&self, killed: u32, what: &str) {
         assert_exit(&self.cmd(&["cleanup"]).output().unwrap(), 0);
         let left = self.db_leftovers();
         assert!(left.is_empty(), "after {what} and cleanup: {left:#?}");
-        let new_sockets: Vec<String> = (socket_dirs().into_iter())
-            .filter(|d| !sockets_before.contains(d))
-            .collect();
-        assert!(
-            new_sockets.is_empty(),
-            "socket directories left: {new_sockets:?}"
-        );
+        let sockets = socket_dirs_of(killed);
+        assert!(sockets.is_empty(), "socket directories left: {sockets:?}");
     }
 }

@@ -81,12 +81,18 @@ fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failur
     preflight::size(&what, text).map(Some)
 }
 
+/// What checking one crash state took on this project's 2-core VM: 2.5 to 5 s for
+/// PostgreSQL, MariaDB and SQLite (docs/durability.md, 2026-11-28).
+const CRASH_STATE_SECS: f64 = 4.0;
+
 fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
+    let states = plan.study.crash_states.unwrap_or(0);
     let per_run: f64 = plans
         .iter()
         .map(|p| p.timed().as_secs_f64() + p.overhead_secs())
         .sum::<f64>()
-        / plans.len().max(1) as f64;
+        / plans.len().max(1) as f64
+        + f64::from(states) * CRASH_STATE_SECS;
     let disk = (plan.cells.iter().zip(plans))
         .map(|(c, p)| {
             let Ok(Place::Stacks { data: spec, log }) = place_of(c) else {
@@ -121,7 +127,11 @@ fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
     if plans.iter().any(|p| matches!(p, Work::Recipe(_))) {
         println!("estimated time: not known: a recipe's phases take what they take (docs/phases.md has the build recipe's times)");
     } else {
-        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down)", per_run * plan.order.len() as f64 / 60.0);
+        let checks = match states {
+            0 => String::new(),
+            n => format!(", checking {n} crash states at about {CRASH_STATE_SECS:.0} s each"),
+        };
+        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down{checks})", per_run * plan.order.len() as f64 / 60.0);
     }
     println!(
         "disk: up to {} of sparse images at a time under {}",
