@@ -3,13 +3,33 @@
 # and then the README tour's; the other lane runs everything else. Tests that measure (CPU,
 # latency, device counters, the page cache) or touch what a machine has one of take the machine
 # alone, and the other lane waits for them; tests that only check outcomes share it
-# (bakeoff_testkit::turn, CONTRIBUTING.md "Tests"). `cargo test --workspace` runs the same tests
-# in one lane. Arguments go to every `cargo test` (e.g. `-- --nocapture`). The database lane's
-# output follows the other's.
+# (bakeoff_testkit::turn, CONTRIBUTING.md "Tests"). A test that compares speeds runs after both
+# lanes (a lane's tests that need no turn could run beside it). `cargo test --workspace` runs
+# the same tests in one lane. Arguments go to every `cargo test` (e.g. `-- --nocapture`); the
+# database lane's output follows the other's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # bakeoff's test files that run in the database lane (all their turns are shared).
 db_lane=(readme_tour)
+# Tests that compare speeds, as `package test-file test`: run last, with nothing beside them.
+last=("bakeoff-db pg_pgbench a_server_bakeoff_started_performs_as_one_started_by_hand")
+cargo_args=()
+test_args=()
+after_dashes=0
+for arg in "$@"; do
+    if [ "$after_dashes" -eq 0 ] && [ "$arg" = "--" ]; then
+        after_dashes=1
+    elif [ "$after_dashes" -eq 0 ]; then
+        cargo_args+=("$arg")
+    else
+        test_args+=("$arg")
+    fi
+done
+skip=()
+for entry in "${last[@]}"; do
+    read -r _ _ name <<<"$entry"
+    skip+=(--skip "$name")
+done
 rest=()
 for file in crates/bakeoff/tests/*.rs; do
     name=$(basename "$file" .rs)
@@ -17,28 +37,35 @@ for file in crates/bakeoff/tests/*.rs; do
 done
 tour=()
 for name in "${db_lane[@]}"; do tour+=(--test "$name"); done
-cargo test --workspace --no-run || exit $?
+cargo test --workspace --no-run "${cargo_args[@]}" || exit $?
 log=$(mktemp -t bakeoff-db-lane.XXXXXX)
 (
-    cargo test -p bakeoff-db "$@"
+    cargo test -p bakeoff-db "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}"
     db=$?
-    cargo test -p bakeoff "${tour[@]}" "$@"
+    cargo test -p bakeoff "${tour[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
     tour=$?
     [ "$db" -eq 0 ] && [ "$tour" -eq 0 ]
 ) >"$log" 2>&1 &
 lane=$!
 trap 'kill "$lane" 2>/dev/null; rm -f "$log"' EXIT
 trap 'exit 130' INT TERM
-cargo test -p bakeoff --bins "${rest[@]}" "$@"
+cargo test -p bakeoff --bins "${rest[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
 bakeoff=$?
-cargo test --workspace --exclude bakeoff-db --exclude bakeoff "$@"
+cargo test --workspace --exclude bakeoff-db --exclude bakeoff "${cargo_args[@]}" -- "${test_args[@]}"
 others=$?
 wait "$lane"
 db=$?
 echo "--- the database lane (bakeoff-db's tests, then bakeoff's ${db_lane[*]}) ---"
 cat "$log"
-if [ "$bakeoff" -ne 0 ] || [ "$others" -ne 0 ] || [ "$db" -ne 0 ]; then
+echo "--- the comparisons of speed, alone ---"
+alone=0
+for entry in "${last[@]}"; do
+    read -r package file name <<<"$entry"
+    cargo test -p "$package" --test "$file" "${cargo_args[@]}" -- "${test_args[@]}" --exact "$name" ||
+        alone=1
+done
+if [ "$bakeoff" -ne 0 ] || [ "$others" -ne 0 ] || [ "$db" -ne 0 ] || [ "$alone" -ne 0 ]; then
     echo "scripts/test.sh: failed (bakeoff: exit $bakeoff; other crates: exit $others;" \
-        "the database lane: exit $db)" >&2
+        "the database lane: exit $db; the comparisons of speed: exit $alone)" >&2
     exit 1
 fi

@@ -51,6 +51,7 @@ fn fraction(hits: i64, of: i64) -> f64 {
 
 #[test]
 fn one_and_two_warehouses_follow_the_population_rules() {
+    let _turn = bakeoff_testkit::shared();
     for warehouses in [1, 2] {
         let p = Population::new(42, NOW);
         let mut bc = 0;
@@ -180,6 +181,7 @@ fn strip_syllables(name: &str) -> bool {
 
 #[test]
 fn the_population_is_reproducible_per_seed_and_warehouse() {
+    let _turn = bakeoff_testkit::shared();
     let a = Population::new(7, NOW);
     let b = Population::new(7, NOW);
     let c = Population::new(8, NOW);
