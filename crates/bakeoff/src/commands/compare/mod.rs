@@ -81,8 +81,10 @@ fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failur
     preflight::size(&what, text).map(Some)
 }
 
-/// What checking one crash state took on this project's 2-core VM: 2.5 to 5 s for
-/// PostgreSQL, MariaDB and SQLite (docs/durability.md, 2026-11-28).
+/// What checking one crash state took on this project's 2-core VM, debug build (the records of
+/// docs/studies/records/crash-states-2026-11-28/: `checking_ns` over the states): 2.0 s
+/// (PostgreSQL, `fsync=off`: most states do not start) to 5.0 s (PostgreSQL on btrfs); 3.3 s
+/// for PostgreSQL's defaults on ext4, 3.4 s for MariaDB.
 const CRASH_STATE_SECS: f64 = 4.0;
 
 fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
