@@ -109,6 +109,7 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
             checksums: true,
         },
         mountpoint: dir.join("mnt"),
+        origin: fs.clone(),
     };
     let work = dir.join("work");
     let outcomes = durability_common::outcomes(

@@ -3,6 +3,7 @@
 //! metadata was broken by the file system's own debugger (root; in CI for real).
 
 use bakeoff_stack::exec::Exec;
+use bakeoff_stack::fs::check::StateChecking;
 use bakeoff_stack::spec::StackKind;
 use bakeoff_testkit::command::sh;
 use bakeoff_testkit::loop_device::{mkfs, LoopDevice, Mount};
@@ -24,7 +25,9 @@ fn written(fs: &str) -> LoopDevice {
 
 fn check(fs: &str, device: &Path) -> bakeoff_stack::fs::check::FsCheck {
     let kind = StackKind::named(fs).unwrap();
-    let check = kind.driver().fs_check.expect("a check");
+    let Some(StateChecking::Kernel(check)) = kind.driver().crash_state else {
+        panic!("{fs} has a check of its unmounted devices");
+    };
     check(&[device.to_path_buf()], &mut Exec::default()).unwrap()
 }
 
@@ -86,6 +89,6 @@ fn ext4_xfs_and_btrfs_checks_pass_a_clean_file_system_and_name_damage() {
     assert!(StackKind::named("tmpfs")
         .unwrap()
         .driver()
-        .fs_check
+        .crash_state
         .is_none());
 }

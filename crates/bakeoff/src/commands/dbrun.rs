@@ -154,7 +154,11 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     // The server lives on the data stack and may hold its WAL on the log stack: it stops
     // first; then the log stack goes before the data stack (a zfs log pool shares the data
     // stack's zfs-fuse, which stops with the data stack).
+    let origin = stack.target.clone();
     let stopped = stack.stop_started_daemons().map_err(stack_failure);
+    if let Some(crash) = crash.as_mut() {
+        crash.end_window();
+    }
     let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));
     let torn = stack.destroy().map_err(stack_failure);
     let mut record = outcome?;
@@ -163,7 +167,7 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     torn?;
     if let Some(crash) = crash {
         if record.status == RunStatus::Completed {
-            let checker = crash::checker(plan, run.spec, &crash);
+            let checker = crash::checker(plan, run.spec, &origin, &crash);
             record.durability = Some(crash.finish(&checker, interrupt)?);
         }
     }

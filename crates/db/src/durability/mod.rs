@@ -18,8 +18,10 @@ use crate::backend::{Conn, Database};
 use crate::integrity::{sqlite_integrity_check, PageCheck};
 use crate::sqlite::{Sqlite, SqliteOptions};
 use crate::tpcc::{check_consistency, lost_commits, Ack, LostCommits};
+use bakeoff_stack::daemon::Daemon;
 use bakeoff_stack::exec::Exec;
-use bakeoff_stack::fs::check::FsCheck;
+use bakeoff_stack::fs::check::{CheckFn, FsCheck, StateChecking};
+use bakeoff_stack::fs::zfs::state as zfs_state;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::{StackError, StackKind};
 use mounted::MountedState;
@@ -148,13 +150,15 @@ pub struct Checker {
     pub kind: StackKind,
     /// The database and where it is.
     pub db: StateDb,
-    /// Where each state is mounted while it is checked.
+    /// Where each state is mounted while it is checked (a ZFS pool's alternate root).
     pub mountpoint: PathBuf,
+    /// Where the run's stack was mounted: a ZFS dataset comes back there, below `mountpoint`.
+    pub origin: PathBuf,
 }
 
 impl Checker {
     /// Checks the state whose images are `images`: see the module. The acknowledged commits
-    /// `acks` at or before `crash_ns` must be there. Every loop device and mount is in
+    /// `acks` at or before `crash_ns` must be there. Every loop device, mount and pool is in
     /// `ledger` before it exists and is gone when this returns.
     pub fn check(
         &self,
@@ -165,32 +169,79 @@ impl Checker {
         exec: &mut Exec,
     ) -> Result<StateCheck, StackError> {
         let kind = self.kind;
-        let fs_type = kind.driver().mount_type.ok_or_else(|| {
+        let cannot = || {
             StackError::Environment(format!(
-                "a {} stack's crash states cannot be checked: bakeoff cannot mount it from images",
+                "a {} stack's crash states cannot be checked: bakeoff cannot bring it back from images",
                 kind.name()
             ))
-        })?;
+        };
+        let how = kind.driver().crash_state.ok_or_else(cannot)?;
         let mut found = StateCheck::new();
         let mut state = MountedState::attach(images, &self.mountpoint, ledger, exec)?;
-        if let Err(e) = state.mount(fs_type, exec) {
-            found.mount_error = Some(e);
-            state.close(exec)?;
-            return Ok(found.conclude());
+        let root = match how {
+            StateChecking::Kernel(check) => {
+                let fs_type = kind.driver().mount_type.ok_or_else(cannot)?;
+                kernel_recovery(&mut state, fs_type, check, &mut found, exec)?
+            }
+            StateChecking::Pool => match state.import_pool(&self.origin, exec)? {
+                Ok(root) => {
+                    let pool = state.pool().unwrap_or_default().to_string();
+                    found.fs_check = Some(zfs_state::scrub(&pool, exec)?);
+                    Some(root)
+                }
+                Err(e) => {
+                    found.mount_error = Some(e);
+                    None
+                }
+            },
+        };
+        if let Some(root) = root {
+            check_database(&self.db, &root, acks, crash_ns, &mut found);
         }
-        state.unmount(exec)?;
-        if let Some(check) = kind.driver().fs_check {
-            found.fs_check = Some(check(&state.devices, exec)?);
-        }
-        if let Err(e) = state.mount(fs_type, exec) {
-            found.mount_error = Some(e);
-            state.close(exec)?;
-            return Ok(found.conclude());
-        }
-        check_database(&self.db, &state.mountpoint, acks, crash_ns, &mut found);
         state.close(exec)?;
         Ok(found.conclude())
     }
+
+    /// Starts what checking this run's states needs throughout (ZFS on zfs-fuse: a daemon of
+    /// the checks' own, under `dir`); stop it with [`Checker::stop_serving`].
+    pub fn serve(
+        &self,
+        dir: &Path,
+        ledger: &mut Ledger,
+        exec: &mut Exec,
+    ) -> Result<Option<Daemon>, StackError> {
+        match self.kind.driver().crash_state {
+            Some(StateChecking::Pool) => zfs_state::serve(dir, ledger, exec),
+            _ => Ok(None),
+        }
+    }
+
+    /// Stops what [`Checker::serve`] started.
+    pub fn stop_serving(&self, served: Option<Daemon>, exec: &mut Exec) -> Result<(), StackError> {
+        served.map_or(Ok(()), |d| zfs_state::stop_serving(&d, exec))
+    }
+}
+
+/// A kernel file system's recovery: a mount (the journal replayed) and unmount, its own check,
+/// and a mount again for the database; the mount point, or `None` if it would not mount.
+fn kernel_recovery(
+    state: &mut MountedState,
+    fs_type: &str,
+    check: CheckFn,
+    found: &mut StateCheck,
+    exec: &mut Exec,
+) -> Result<Option<PathBuf>, StackError> {
+    if let Err(e) = state.mount(fs_type, exec) {
+        found.mount_error = Some(e);
+        return Ok(None);
+    }
+    state.unmount(exec)?;
+    found.fs_check = Some(check(&state.devices, exec)?);
+    if let Err(e) = state.mount(fs_type, exec) {
+        found.mount_error = Some(e);
+        return Ok(None);
+    }
+    Ok(Some(state.mountpoint.clone()))
 }
 
 /// Opens the database on the mounted state and runs its checks into `found`.

@@ -1,8 +1,9 @@
-//! A crash state's images on fresh loop devices, mounted: every step in the ledger before it
-//! happens, undone in reverse on [`MountedState::close`] or on drop (a check that fails midway
-//! leaves nothing attached or mounted).
+//! A crash state's images on fresh loop devices, mounted (or, for ZFS, its pool imported):
+//! every step in the ledger before it happens, undone in reverse on [`MountedState::close`] or
+//! on drop (a check that fails midway leaves nothing attached, imported or mounted).
 
 use bakeoff_stack::exec::Exec;
+use bakeoff_stack::fs::zfs::state::{self as zfs_state, Imported};
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::undo::{perform, Undo};
 use bakeoff_stack::StackError;
@@ -17,6 +18,7 @@ pub struct MountedState<'a> {
     /// Where the file system is mounted while it is.
     pub mountpoint: PathBuf,
     mounted: bool,
+    pool: Option<Imported>,
 }
 
 impl<'a> MountedState<'a> {
@@ -33,6 +35,7 @@ impl<'a> MountedState<'a> {
             images: Vec::new(),
             mountpoint: mountpoint.to_path_buf(),
             mounted: false,
+            pool: None,
         };
         for image in images {
             state.ledger.record(Undo::DetachLoop {
@@ -63,6 +66,28 @@ impl<'a> MountedState<'a> {
         Ok(())
     }
 
+    /// Imports the ZFS pool on the devices with the mount point as its alternate root; its
+    /// dataset, mounted at `origin` in the run, comes back below it: the path, or `Err` with
+    /// why the pool did not come back (damage).
+    pub fn import_pool(
+        &mut self,
+        origin: &Path,
+        exec: &mut Exec,
+    ) -> Result<Result<PathBuf, String>, StackError> {
+        let imported =
+            zfs_state::import(&self.devices, &self.mountpoint, origin, self.ledger, exec)?;
+        Ok(imported.map(|pool| {
+            let mount = pool.mount.clone();
+            self.pool = Some(pool);
+            mount
+        }))
+    }
+
+    /// The imported pool's name.
+    pub fn pool(&self) -> Option<&str> {
+        self.pool.as_ref().map(|p| p.pool.as_str())
+    }
+
     /// Unmounts it.
     pub fn unmount(&mut self, exec: &mut Exec) -> Result<(), StackError> {
         if self.mounted {
@@ -80,11 +105,16 @@ impl<'a> MountedState<'a> {
 
     fn release(&mut self, exec: &mut Exec) -> Result<(), StackError> {
         let mut failed = None;
+        if let Some(pool) = self.pool.take() {
+            failed = zfs_state::export(&pool, exec).err().map(|e| e.to_string());
+        }
         if self.mounted {
             let undo = Undo::Unmount {
                 path: self.mountpoint.clone(),
             };
-            failed = perform(&undo, exec).err();
+            if let Err(e) = perform(&undo, exec) {
+                failed.get_or_insert(e);
+            }
             self.mounted = false;
         }
         for image in self.images.drain(..) {

@@ -19,6 +19,9 @@ pub struct Sources<'a> {
     pub base: &'a Path,
     /// A directory of the caller's for working copies and each state's images.
     pub work: &'a Path,
+    /// The log's records after this many are left out (the stack's teardown after the run:
+    /// ZFS's `zpool destroy` marks its labels, which no power cut does); `None` keeps all.
+    pub end: Option<u64>,
 }
 
 /// Draws the states `opts` asks for from `from.log` and checks each with `checker` against the
@@ -34,7 +37,10 @@ pub fn check_states(
     exec: &mut Exec,
     on_state: &mut dyn FnMut(&CrashState, &StateCheck) -> bool,
 ) -> Result<Vec<(CrashState, StateCheck)>, StackError> {
-    let index = LogIndex::read(from.log)?;
+    let mut index = LogIndex::read(from.log)?;
+    if let Some(end) = from.end {
+        index.end_at(end);
+    }
     let mut states = generate(&index, opts).map_err(StackError::Environment)?;
     states.sort_by_key(|s| s.crash_point);
     let copies = from.work.join("durable");
@@ -43,6 +49,35 @@ pub fn check_states(
     })?;
     std::fs::create_dir_all(&copies).map_err(StackError::io("creating", &copies))?;
     let mut materialiser = Materialiser::new(&index, Base::Dir(from.base.to_path_buf()), &copies)?;
+    let served = checker.serve(&from.work.join("serving"), ledger, exec)?;
+    let checked = check_each(
+        states,
+        &mut materialiser,
+        from,
+        checker,
+        acks,
+        ledger,
+        exec,
+        on_state,
+    );
+    let stopped = checker.stop_serving(served, exec);
+    let checked = checked?;
+    stopped?;
+    Ok(checked)
+}
+
+/// Materialises and checks each state in turn.
+#[allow(clippy::too_many_arguments)]
+fn check_each(
+    states: Vec<CrashState>,
+    materialiser: &mut Materialiser,
+    from: &Sources,
+    checker: &Checker,
+    acks: &[Ack],
+    ledger: &mut Ledger,
+    exec: &mut Exec,
+    on_state: &mut dyn FnMut(&CrashState, &StateCheck) -> bool,
+) -> Result<Vec<(CrashState, StateCheck)>, StackError> {
     let mut checked = Vec::with_capacity(states.len());
     for state in states {
         let dir = from.work.join(format!("state-{}", state.number));

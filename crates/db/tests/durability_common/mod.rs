@@ -26,7 +26,12 @@ pub fn outcomes(
         torn: true,
         from_record: 0,
     };
-    let from = Sources { log, base, work };
+    let from = Sources {
+        log,
+        base,
+        work,
+        end: None,
+    };
     let mut print = |state: &CrashState, check: &StateCheck| {
         eprintln!(
             "{label} state {} ({:?}, crash point {}, {} persisted, {} torn): {:?}, lost {:?}, \

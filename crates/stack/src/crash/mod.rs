@@ -62,6 +62,16 @@ impl LogIndex {
         }
     }
 
+    /// Leaves out the records after the first `records`: what followed the window the states
+    /// are drawn from (a teardown's unmount or `zpool destroy` is no power cut). The end moment
+    /// becomes the first record left out's.
+    pub fn end_at(&mut self, records: u64) {
+        if let Some(first_out) = self.entries.get(records as usize) {
+            self.end_ns = first_out.time_ns.saturating_sub(1);
+            self.entries.truncate(records as usize);
+        }
+    }
+
     /// The bytes a record changes, as `(offset, len)`; `None` for a flush.
     pub fn range(entry: &Entry) -> Option<(u64, u64)> {
         match entry.op {

@@ -26,6 +26,18 @@ pub struct FsCheck {
 /// A type's check: its devices (the data devices first, as built), unmounted.
 pub type CheckFn = fn(&[PathBuf], &mut Exec) -> Result<FsCheck, StackError>;
 
+/// How a crash state of a type is brought back and checked, as after an outage.
+#[derive(Clone, Copy, Debug)]
+pub enum StateChecking {
+    /// A kernel file system: mounted as its `mount_type` (the kernel replays its journal),
+    /// unmounted, checked read-only by this, then mounted again for the database.
+    Kernel(CheckFn),
+    /// A ZFS pool: imported from the state's devices (its own recovery: the newest valid
+    /// uberblock, then the intent log when the dataset mounts), scrubbed, read back by
+    /// `zpool status -x` ([`crate::fs::zfs::state`]).
+    Pool,
+}
+
 /// ext4: `e2fsck -fn` (forced, answering no): exit 0 is clean, 4 is damage left uncorrected,
 /// 12 damage it could not go past (no root directory: "Cannot proceed").
 pub fn ext4(devices: &[PathBuf], exec: &mut Exec) -> Result<FsCheck, StackError> {

@@ -93,9 +93,9 @@ pub struct Driver {
     /// The kernel file-system type whose parser checks `mount=` before anything is built;
     /// `None` where the driver checks its options itself (ZFS) or takes none.
     pub mount_type: Option<&'static str>,
-    /// Its own read-only check of its unmounted devices (`e2fsck -fn`): what a crash state is
-    /// put through; `None` where it has none here.
-    pub fs_check: Option<super::check::CheckFn>,
+    /// How a crash state of it is brought back and checked (`e2fsck -fn` of its unmounted
+    /// devices, a ZFS pool's import and scrub); `None` where its states cannot be checked.
+    pub crash_state: Option<super::check::StateChecking>,
 }
 
 impl Driver {
@@ -126,7 +126,7 @@ impl Driver {
             capacity: super::capacity::whole,
             mkfs_bytes: |_| 0,
             mount_type: None,
-            fs_check: None,
+            crash_state: None,
         }
     }
 }

@@ -21,7 +21,7 @@ pub const DRIVER: Driver = Driver {
     capacity: super::capacity::ext4,
     mkfs_bytes: super::limits::ext4_mkfs_bytes,
     mount_type: Some("ext4"),
-    fs_check: Some(super::check::ext4),
+    crash_state: Some(super::check::StateChecking::Kernel(super::check::ext4)),
     ..Driver::basic("ext4", build)
 };
 

@@ -21,7 +21,7 @@ pub const DRIVER: Driver = Driver {
     capacity: super::capacity::xfs,
     mkfs_bytes: super::limits::xfs_mkfs_bytes,
     mount_type: Some("xfs"),
-    fs_check: Some(super::check::xfs),
+    crash_state: Some(super::check::StateChecking::Kernel(super::check::xfs)),
     ..Driver::basic("xfs", build)
 };
 

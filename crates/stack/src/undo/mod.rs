@@ -147,10 +147,13 @@ fn destroy_pool(name: &str, exec: &mut Exec) -> Result<(), String> {
 /// then SIGKILL after a grace period. A pid that is gone or reused by another program is left
 /// alone.
 pub fn stop_daemon(pid: i32, exe: &str, stop: &StopBy, exec: &mut Exec) -> Result<(), String> {
-    let ours = || exe_of(pid).as_deref() == Some(exe) && alive(pid);
-    if !ours() {
+    if exe_of(pid).as_deref() != Some(exe) || !alive(pid) {
         return Ok(());
     }
+    // Once it is exiting its executable is no longer readable, but it is not gone: zfs-fuse's
+    // hundred threads take a moment, and it holds its lock until the last one ends. A pid
+    // reused meanwhile would show another executable.
+    let ours = || alive(pid) && exe_of(pid).is_none_or(|e| e == exe);
     if let StopBy::Command { argv, user } = stop {
         if let Some((program, args)) = argv.split_first() {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();

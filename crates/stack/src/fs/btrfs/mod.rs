@@ -30,7 +30,7 @@ pub const DRIVER: Driver = Driver {
         ])
     },
     size_limits: super::limits::btrfs,
-    fs_check: Some(super::check::btrfs),
+    crash_state: Some(super::check::StateChecking::Kernel(super::check::btrfs)),
     capacity: super::capacity::btrfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     mount_type: Some("btrfs"),

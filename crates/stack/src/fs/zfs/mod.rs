@@ -17,6 +17,7 @@ mod openzfs;
 pub mod owner;
 pub mod read;
 pub mod spec;
+pub mod state;
 pub use self::model::{dataset, openzfs_loaded, pool_name};
 pub use self::read::{layout, read_back, redundancy};
 
@@ -50,6 +51,7 @@ pub const DRIVER: Driver = Driver {
     size_limits: super::limits::zfs,
     capacity: super::capacity::zfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
+    crash_state: Some(super::check::StateChecking::Pool),
     ..Driver::basic("zfs", build)
 };
 

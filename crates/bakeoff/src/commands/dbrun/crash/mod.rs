@@ -104,14 +104,13 @@ fn check_room(work: &Work, opts: &StackOpts) -> Result<(), Failure> {
     ))
 }
 
-/// The data stack must be loop devices with a file system bakeoff can mount from images and
-/// check on its own.
+/// The data stack must be loop devices with a file system bakeoff can bring back from images
+/// and check with its own tool.
 fn check_stack(data: &StackSpec, opts: &StackOpts) -> Result<(), String> {
-    let driver = data.kind.driver();
-    if driver.fs_check.is_none() || driver.mount_type.is_none() {
+    if data.kind.driver().crash_state.is_none() {
         return Err(format!(
-            "{}: the states of ext4, xfs and btrfs stacks can be checked (a file system \
-             bakeoff mounts from loop images and checks with its own tool)",
+            "{}: the states of ext4, xfs, btrfs and zfs stacks can be checked (a file system \
+             bakeoff brings back from loop images and checks with its own tool)",
             data.text
         ));
     }
@@ -135,6 +134,8 @@ pub struct CrashRun {
     quiet: bool,
     /// The New-Orders the run's client saw acknowledged.
     pub acknowledged: Vec<Ack>,
+    /// Records in the run's log when the run ended, before the stack's teardown.
+    end: Option<u64>,
 }
 
 impl CrashRun {
@@ -170,6 +171,7 @@ impl CrashRun {
             seed: plan.seed,
             quiet,
             acknowledged: Vec::new(),
+            end: None,
         };
         run.recorder = Some(recorder.map_err(stack_failure)?);
         Ok(run)
@@ -196,6 +198,12 @@ impl CrashRun {
         std::fs::remove_file(&load).map_err(StackError::io("removing", &load))
     }
 
+    /// Marks the end of the window the states are drawn from: the run is over (its server
+    /// stopped) and the stack's teardown is next; a power cut is no unmount or `zpool destroy`.
+    pub fn end_window(&mut self) {
+        self.end = self.recorder.as_ref().map(Recorder::records);
+    }
+
     /// Ends the recording (the stack is torn down), draws the states and checks each against
     /// the acknowledged commits; Ctrl-C (`interrupt`) stops after the state being checked.
     pub fn finish(
@@ -217,6 +225,7 @@ impl CrashRun {
             log: &recording.log,
             base: &base,
             work: &work,
+            end: self.end,
         };
         if !self.quiet {
             eprintln!(
@@ -299,8 +308,9 @@ fn make_images(dir: &Path, n: usize, size: u64, ledger: &mut Ledger) -> Result<(
     Ok(())
 }
 
-/// The checker for a run of `plan` on a stack of `spec`'s type, mounting states under `dir`.
-pub fn checker(plan: &DbPlan, spec: &StackSpec, run: &CrashRun) -> Checker {
+/// The checker for a run of `plan` on a stack of `spec`'s type that was mounted at `origin`,
+/// mounting states under the run's directory.
+pub fn checker(plan: &DbPlan, spec: &StackSpec, origin: &Path, run: &CrashRun) -> Checker {
     let db = match plan.db {
         Db::Sqlite => StateDb::Sqlite {
             file: PathBuf::from(bakeoff_db::sqlite::managed::FILE),
@@ -321,5 +331,6 @@ pub fn checker(plan: &DbPlan, spec: &StackSpec, run: &CrashRun) -> Checker {
         kind: spec.kind,
         db,
         mountpoint: run.dir.join("mnt"),
+        origin: origin.to_path_buf(),
     }
 }
