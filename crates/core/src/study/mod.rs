@@ -250,6 +250,38 @@ pub struct StudyPlan {
     pub order: Vec<RunSlot>,
 }
 
+impl StudyPlan {
+    /// How many cells this plan adds to `saved` (a study's plan as a results directory holds
+    /// it): `Ok(0)` when they run the same; `Ok(n)` when this one runs the saved cells, in the
+    /// same order and with the same repetitions, crash states, size and memory limit, and `n`
+    /// more after them (a stack or a workload appended to the study file); `Err` with what
+    /// differs otherwise, since the saved runs would not be runs of this study.
+    pub fn grows(&self, saved: &StudyPlan) -> Result<usize, String> {
+        let (a, b) = (&saved.study, &self.study);
+        let settings = [
+            ("repeat", a.repeat.to_string(), b.repeat.to_string()),
+            ("crash_states", format!("{:?}", a.crash_states), format!("{:?}", b.crash_states)),
+            ("size", a.size.clone(), b.size.clone()),
+            ("mem_limit", format!("{:?}", a.mem_limit), format!("{:?}", b.mem_limit)),
+        ];
+        if let Some((key, was, is)) = settings.iter().find(|(_, was, is)| was != is) {
+            return Err(format!("its {key} was {was} and is {is}"));
+        }
+        let n = saved.cells.len();
+        match self.cells.get(..n) {
+            Some(head) if head == saved.cells.as_slice() => Ok(self.cells.len() - n),
+            _ => {
+                let changed = (saved.cells.iter().enumerate())
+                    .find(|(i, c)| self.cells.get(*i) != Some(*c))
+                    .map_or_else(String::new, |(_, c)| format!(": cell {} ", c.label));
+                Err(format!(
+                    "its cells differ{changed}(cells may only be added after the saved ones)"
+                ))
+            }
+        }
+    }
+}
+
 impl Study {
     /// The spec of the stack the study calls `stack` (a name of a table, else the spec itself).
     pub fn spec_of<'a>(&'a self, stack: &'a str) -> &'a str {

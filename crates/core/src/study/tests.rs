@@ -399,3 +399,23 @@ fn a_study_file_asks_for_crash_states_as_a_whole_number_from_one() {
         assert!(e.message.contains(says), "{e}");
     }
 }
+
+#[test]
+fn a_plan_grows_by_cells_added_after_the_saved_ones_only() {
+    let saved = study(&["ext4", "xfs"], &[], 2).expand().unwrap();
+    assert_eq!(saved.grows(&saved), Ok(0));
+    let grown = study(&["ext4", "xfs", "zfs"], &[], 2).expand().unwrap();
+    assert_eq!(grown.grows(&saved), Ok(1));
+    // Not a prefix: a stack inserted before the saved ones, or one removed.
+    let inserted = study(&["zfs", "ext4", "xfs"], &[], 2).expand().unwrap();
+    let e = inserted.grows(&saved).unwrap_err();
+    assert!(e.contains("cells differ") && e.contains("ext4"), "{e}");
+    assert!(saved.grows(&grown).is_err());
+    // The same cells run differently.
+    let more = study(&["ext4", "xfs", "zfs"], &[], 3).expand().unwrap();
+    assert!(more.grows(&saved).unwrap_err().contains("repeat was 2 and is 3"));
+    let mut crash = study(&["ext4", "xfs", "zfs"], &[], 2);
+    crash.crash_states = Some(10);
+    let e = crash.expand().unwrap().grows(&saved).unwrap_err();
+    assert!(e.contains("crash_states was None and is Some(10)"), "{e}");
+}

@@ -150,7 +150,7 @@ pub fn run_path(out: &Path, cell_id: &str, rep: u32) -> PathBuf {
 }
 
 /// Checks the results directory can take this study: a new directory, or with `--resume`
-/// one that holds the same study.
+/// one that holds the same study or one this study grows (cells added after the saved ones).
 fn check_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failure> {
     let path = out.join("study.json");
     if !path.exists() {
@@ -166,23 +166,37 @@ fn check_results(out: &Path, plan: &StudyPlan, resume: bool) -> Result<(), Failu
         ));
     }
     let saved = super::results::read_plan(out)?;
-    if saved.cells != plan.cells || saved.study.repeat != plan.study.repeat {
-        return Err(failure(
+    match plan.grows(&saved) {
+        Ok(_) => Ok(()),
+        Err(why) => Err(failure(
             Code::Usage,
             format!(
-                "--resume: the study in {} differs from this one",
+                "--resume: the study in {} differs from this one: {why}",
                 out.display()
             ),
-        ));
+        )),
     }
-    Ok(())
 }
 
-/// Saves the plan unless the results directory already holds it (checked by `check_results`).
+/// Saves the plan unless the results directory already holds it (checked by `check_results`),
+/// or holds a plan this one grows: then this one replaces it, and the new cells are said.
 fn save_plan(out: &Path, plan: &StudyPlan) -> Result<(), Failure> {
     let path = out.join("study.json");
     if path.exists() {
-        return Ok(());
+        let saved = super::results::read_plan(out)?;
+        let added = plan.grows(&saved).unwrap_or(0);
+        if added == 0 {
+            return Ok(());
+        }
+        let labels: Vec<&str> = plan.cells[saved.cells.len()..]
+            .iter()
+            .map(|c| c.label.as_str())
+            .collect();
+        eprintln!(
+            "bakeoff: --resume: the study grew by {added} cell(s) ({}); the runs already in {} are kept",
+            labels.join(", "),
+            out.display()
+        );
     }
     let text = serde_json::to_string_pretty(plan).expect("plans serialise");
     write_atomically(&path, &text)
