@@ -239,3 +239,38 @@ fn report_options_are_checked_before_reading() {
             "--columns: unknown figure 'bogus'",
         ));
 }
+
+#[test]
+fn resume_runs_only_the_cells_a_grown_study_added_and_refuses_a_changed_one() {
+    let root = tmp();
+    let out = results(root.path());
+    let kept = std::fs::read_to_string(record_path(&out, 1, 2)).unwrap();
+    let c = root.path().join("c");
+    std::fs::create_dir(&c).unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    let out_arg = out.to_str().unwrap();
+    // A stack appended: only its cell runs; the saved runs are kept as they were.
+    let grown = format!("dir={}", c.display());
+    let extra = ["--stack", &grown, "--out", out_arg, "--resume"];
+    common::quick_compare(&a, &b, 2, &extra)
+        .success()
+        .stderr(predicate::str::contains("the study grew by 1 cell(s)"));
+    assert_eq!(study(&out)["cells"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        std::fs::read_to_string(record_path(&out, 1, 2)).unwrap(),
+        kept
+    );
+    assert!(record_path(&out, 2, 1).exists() && record_path(&out, 2, 2).exists());
+    let (code, json, _) = report(&[&out]);
+    let rows = json["rows"].as_array().unwrap();
+    let runs: Vec<u64> = rows.iter().map(|r| r["runs"].as_u64().unwrap()).collect();
+    assert_eq!((code, runs), (0, vec![2, 2, 2]));
+    // Other repetitions, or the cells in another order, are another study.
+    let more = common::quick_compare(&a, &b, 3, &extra);
+    more.code(2)
+        .stderr(predicate::str::contains("repeat was 2 and is 3"));
+    let swapped = common::quick_compare(&b, &a, 2, &extra);
+    swapped
+        .code(2)
+        .stderr(predicate::str::contains("cells differ"));
+}

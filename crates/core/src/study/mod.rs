@@ -260,9 +260,17 @@ impl StudyPlan {
         let (a, b) = (&saved.study, &self.study);
         let settings = [
             ("repeat", a.repeat.to_string(), b.repeat.to_string()),
-            ("crash_states", format!("{:?}", a.crash_states), format!("{:?}", b.crash_states)),
+            (
+                "crash_states",
+                format!("{:?}", a.crash_states),
+                format!("{:?}", b.crash_states),
+            ),
             ("size", a.size.clone(), b.size.clone()),
-            ("mem_limit", format!("{:?}", a.mem_limit), format!("{:?}", b.mem_limit)),
+            (
+                "mem_limit",
+                format!("{:?}", a.mem_limit),
+                format!("{:?}", b.mem_limit),
+            ),
         ];
         if let Some((key, was, is)) = settings.iter().find(|(_, was, is)| was != is) {
             return Err(format!("its {key} was {was} and is {is}"));

@@ -413,7 +413,10 @@ fn a_plan_grows_by_cells_added_after_the_saved_ones_only() {
     assert!(saved.grows(&grown).is_err());
     // The same cells run differently.
     let more = study(&["ext4", "xfs", "zfs"], &[], 3).expand().unwrap();
-    assert!(more.grows(&saved).unwrap_err().contains("repeat was 2 and is 3"));
+    assert!(more
+        .grows(&saved)
+        .unwrap_err()
+        .contains("repeat was 2 and is 3"));
     let mut crash = study(&["ext4", "xfs", "zfs"], &[], 2);
     crash.crash_states = Some(10);
     let e = crash.expand().unwrap().grows(&saved).unwrap_err();

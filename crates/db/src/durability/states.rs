@@ -49,35 +49,8 @@ pub fn check_states(
     })?;
     std::fs::create_dir_all(&copies).map_err(StackError::io("creating", &copies))?;
     let mut materialiser = Materialiser::new(&index, Base::Dir(from.base.to_path_buf()), &copies)?;
+    // Stopped after the last state; on an error, by the ledger's undo with everything else.
     let served = checker.serve(&from.work.join("serving"), ledger, exec)?;
-    let checked = check_each(
-        states,
-        &mut materialiser,
-        from,
-        checker,
-        acks,
-        ledger,
-        exec,
-        on_state,
-    );
-    let stopped = checker.stop_serving(served, exec);
-    let checked = checked?;
-    stopped?;
-    Ok(checked)
-}
-
-/// Materialises and checks each state in turn.
-#[allow(clippy::too_many_arguments)]
-fn check_each(
-    states: Vec<CrashState>,
-    materialiser: &mut Materialiser,
-    from: &Sources,
-    checker: &Checker,
-    acks: &[Ack],
-    ledger: &mut Ledger,
-    exec: &mut Exec,
-    on_state: &mut dyn FnMut(&CrashState, &StateCheck) -> bool,
-) -> Result<Vec<(CrashState, StateCheck)>, StackError> {
     let mut checked = Vec::with_capacity(states.len());
     for state in states {
         let dir = from.work.join(format!("state-{}", state.number));
@@ -92,5 +65,6 @@ fn check_each(
             break;
         }
     }
+    checker.stop_serving(served, exec)?;
     Ok(checked)
 }

@@ -3,7 +3,29 @@
 //! long this session's finished runs took against their plans.
 
 use super::super::pipeline::Work;
+use bakeoff_stack::fs::check::StateChecking;
+use bakeoff_stack::StackKind;
 use std::time::Duration;
+
+/// What checking one crash state of a kernel file system took on this project's 2-core VM,
+/// debug build (the records of docs/studies/records/crash-states-2026-11-28/: `checking_ns`
+/// over the states): 2.0 s (PostgreSQL, `fsync=off`: most states do not start) to 5.0 s
+/// (PostgreSQL on btrfs); 3.3 s for PostgreSQL's defaults on ext4, 3.4 s for MariaDB.
+pub const KERNEL_STATE_SECS: u32 = 4;
+
+/// The same for a ZFS state on zfs-fuse (an import, a scrub and an export around the
+/// database's checks): 9.2 s and 10.1 s in the two ZFS cells of
+/// docs/studies/records/fullpage-risk/.
+pub const POOL_STATE_SECS: u32 = 10;
+
+/// Seconds checking `states` crash states of a stack of type `kind` takes.
+pub fn checking_secs(kind: Option<StackKind>, states: u32) -> f64 {
+    let each = match kind.and_then(|k| k.driver().crash_state) {
+        Some(StateChecking::Pool) => POOL_STATE_SECS,
+        _ => KERNEL_STATE_SECS,
+    };
+    f64::from(states * each)
+}
 
 /// Seconds one run of `plan` is planned to take.
 pub fn planned_secs(plan: &Work) -> f64 {

@@ -81,20 +81,22 @@ fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failur
     preflight::size(&what, text).map(Some)
 }
 
-/// What checking one crash state took on this project's 2-core VM, debug build (the records of
-/// docs/studies/records/crash-states-2026-11-28/: `checking_ns` over the states): 2.0 s
-/// (PostgreSQL, `fsync=off`: most states do not start) to 5.0 s (PostgreSQL on btrfs); 3.3 s
-/// for PostgreSQL's defaults on ext4, 3.4 s for MariaDB.
-const CRASH_STATE_SECS: f64 = 4.0;
-
-fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
+fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts, out: &Path) {
     let states = plan.study.crash_states.unwrap_or(0);
-    let per_run: f64 = plans
-        .iter()
-        .map(|p| p.timed().as_secs_f64() + p.overhead_secs())
-        .sum::<f64>()
-        / plans.len().max(1) as f64
-        + f64::from(states) * CRASH_STATE_SECS;
+    let left: Vec<&bakeoff_core::study::RunSlot> = (plan.order.iter())
+        .filter(|s| !run_path(out, &plan.cells[s.cell].id, s.rep).exists())
+        .collect();
+    let secs: f64 = (left.iter())
+        .map(|s| {
+            let cell = &plan.cells[s.cell];
+            let kind = match place_of(cell) {
+                Ok(Place::Stacks { data, .. }) => Some(data.kind),
+                _ => None,
+            };
+            eta::planned_secs(&plans[s.cell]) + eta::checking_secs(kind, states)
+        })
+        // (An empty `sum` of floats is -0.0, printed "-0".)
+        .fold(0.0, |all, run| all + run);
     let disk = (plan.cells.iter().zip(plans))
         .map(|(c, p)| {
             let Ok(Place::Stacks { data: spec, log }) = place_of(c) else {
@@ -131,9 +133,21 @@ fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts) {
     } else {
         let checks = match states {
             0 => String::new(),
-            n => format!(", checking {n} crash states at about {CRASH_STATE_SECS:.0} s each"),
+            n => format!(
+                ", checking {n} crash states at about {} s each ({} s on ZFS)",
+                eta::KERNEL_STATE_SECS,
+                eta::POOL_STATE_SECS
+            ),
         };
-        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down{checks})", per_run * plan.order.len() as f64 / 60.0);
+        let done = match plan.order.len() - left.len() {
+            0 => String::new(),
+            n => format!(
+                "; {n} of the {} runs are already in {}",
+                plan.order.len(),
+                out.display()
+            ),
+        };
+        println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down{checks}){done}", secs / 60.0);
     }
     println!(
         "disk: up to {} of sparse images at a time under {}",
@@ -220,7 +234,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
     let (exports, opts) = check(&args, &plan, &plans, &out)?;
     if args.run_opts.dry_run {
-        print_dry_run(&plan, &plans, &opts);
+        print_dry_run(&plan, &plans, &opts, &out);
         drop(exports);
         eprintln!("dry run: ok, the study would start");
         return Ok(Code::Ok);
