@@ -233,6 +233,19 @@ impl Stack {
         drop_caches()
     }
 
+    /// Writes back what the stack holds for its devices, as a running system's writeback would
+    /// in time: the driver's step before a cold run (ZFS: export and re-import, so the open
+    /// transaction group is synced), then `sync`. A run with crash states ends its states'
+    /// window here, before the teardown (an unmount, ZFS's `zpool destroy`), which no power
+    /// cut does.
+    pub fn write_back(&mut self) -> Result<(), StackError> {
+        let prepared = (self.spec.kind.driver().prepare_cold)(&self.info, &mut self.exec);
+        self.info.commands = self.exec.log.clone();
+        prepared?;
+        rustix::fs::sync();
+        Ok(())
+    }
+
     /// The daemons the stack owns (zfs-fuse, and any started with [`Stack::start_daemon`]):
     /// their CPU is the stack's daemons' CPU.
     pub fn daemons(&self) -> &[Daemon] {

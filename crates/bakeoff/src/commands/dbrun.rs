@@ -155,8 +155,12 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     // first; then the log stack goes before the data stack (a zfs log pool shares the data
     // stack's zfs-fuse, which stops with the data stack).
     let origin = stack.target.clone();
-    let stopped = stack.stop_started_daemons().map_err(stack_failure);
+    let mut stopped = stack.stop_started_daemons().map_err(stack_failure);
     if let Some(crash) = crash.as_mut() {
+        // The file system's writeback is in the states' window; the teardown is not.
+        if stopped.is_ok() {
+            stopped = stack.write_back().map_err(stack_failure);
+        }
         crash.end_window();
     }
     let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));

@@ -199,7 +199,8 @@ impl CrashRun {
     }
 
     /// Marks the end of the window the states are drawn from: the run is over (its server
-    /// stopped) and the stack's teardown is next; a power cut is no unmount or `zpool destroy`.
+    /// stopped, the stack written back) and the stack's teardown is next; a power cut is no
+    /// unmount or `zpool destroy`.
     pub fn end_window(&mut self) {
         self.end = self.recorder.as_ref().map(Recorder::records);
     }
