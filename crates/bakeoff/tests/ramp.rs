@@ -423,10 +423,15 @@ fn a_ramp_finds_the_capacity_a_saturating_closed_loop_measures_on_ext4() {
     };
     // What was measured, for `--nocapture` (and for whoever reads the log of a passing run).
     eprintln!("{said}");
-    if !(0.8..=1.1).contains(&ratio) {
-        // The shared virtual disk stalls now and then (a CI run: mean 8 ms at 19.8k/s and
-        // 59 ms at 22.8k/s, then 0.5 ms at 20.9k/s in the same ramp, closed loops of 37k and
-        // 40k around it): one stall in a 3 s point ends a ramp early. Once more.
+    // The shared virtual disk stalls now and then (a CI run: mean 8 ms at 19.8k/s and 59 ms at
+    // 22.8k/s, then 0.5 ms at 20.9k/s in the same ramp, closed loops of 37k and 40k around it):
+    // one stall in a 3 s point ends a ramp early. Up to two more tries: a CI run missed twice
+    // (0.75 and 0.75, other processes 6 %), and on a quiet machine a miss (0.69) was followed
+    // by 1.00.
+    for _ in 0..2 {
+        if (0.8..=1.1).contains(&ratio) {
+            break;
+        }
         let Some(again) = attempt() else {
             return;
         };
