@@ -127,7 +127,7 @@ fn findings(text: &str, n: usize) -> String {
 }
 
 /// The first `n` non-empty lines of `text`, joined by " / ".
-fn first_lines(text: &str, n: usize) -> String {
+pub(crate) fn first_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text
         .lines()
         .map(str::trim)

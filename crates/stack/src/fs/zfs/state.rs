@@ -15,7 +15,7 @@ use super::dataset;
 use crate::daemon::Daemon;
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec};
-use crate::fs::check::FsCheck;
+use crate::fs::check::{first_lines, FsCheck};
 use crate::ledger::Ledger;
 use crate::undo::{perform, Undo};
 use std::path::{Component, Path, PathBuf};
@@ -66,12 +66,8 @@ pub fn serve(
 
 /// Stops the daemon [`serve`] started.
 pub fn stop_serving(daemon: &Daemon, exec: &mut Exec) -> Result<(), StackError> {
-    let undo = Undo::StopDaemon {
-        pid: daemon.pid(),
-        exe: daemon.info.exe.clone(),
-        stop: daemon.stop.clone(),
-    };
-    perform(&undo, exec).map_err(StackError::Environment)
+    crate::undo::stop_daemon(daemon.pid(), &daemon.info.exe, &daemon.stop, exec)
+        .map_err(StackError::Environment)
 }
 
 /// Imports the one pool on `devices` with `root` as its alternate root; its dataset was mounted
@@ -94,7 +90,7 @@ pub fn import(
         [one] => one.clone(),
         [] => {
             remove_links(&links, exec)?;
-            let said = first_line(&format!("{}\n{}", listing.stdout, listing.stderr)).to_string();
+            let said = first_lines(&format!("{}\n{}", listing.stdout, listing.stderr), 1);
             return Ok(Err(format!(
                 "no pool found on the state's devices ({said})"
             )));
@@ -135,7 +131,10 @@ pub fn import(
     };
     if out.status != Some(0) {
         remove_made(&imported, exec)?;
-        return Ok(Err(format!("zpool import: {}", first_line(&out.stderr))));
+        return Ok(Err(format!(
+            "zpool import: {}",
+            first_lines(&out.stderr, 1)
+        )));
     }
     ledger.record(Undo::Unmount {
         path: mount.clone(),
@@ -284,13 +283,6 @@ fn device_with_errors(line: &str) -> bool {
     words.len() >= 5
         && words[2..5].iter().all(|w| w.parse::<u64>().is_ok())
         && words[2..5].iter().any(|w| *w != "0")
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("(nothing said)")
 }
 
 #[cfg(test)]
