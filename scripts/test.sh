@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test of the workspace, in two lanes at once. The database lane runs bakeoff-db's tests
-# and then bakeoff's test files whose turns are all shared (db_lane); the other lane runs
+# and then bakeoff's test files whose turns are mostly shared (db_lane); the other lane runs
 # everything else. Tests that measure (CPU, latency, device counters, the page cache) or touch
 # what a machine has one of take the machine alone, and the other lane waits for them; tests
 # that only check outcomes share it (bakeoff_testkit::turn, CONTRIBUTING.md "Tests"). A test that compares speeds runs after both
@@ -9,8 +9,9 @@
 # database lane's output follows the other's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# bakeoff's test files that run in the database lane (all their turns are shared).
-db_lane=(readme_tour tpch mariadb durability)
+# bakeoff's test files that run in the database lane: long tests whose turns are mostly shared,
+# so they overlap lane A's shared tests (a test's turn still orders it against every other).
+db_lane=(readme_tour tpch mariadb durability limits fileserving databases)
 # Tests that compare speeds, as `package test-file test`: run last, with nothing beside them.
 last=("bakeoff-db pg_pgbench a_server_bakeoff_started_performs_as_one_started_by_hand")
 cargo_args=()
