@@ -237,11 +237,13 @@ pub struct RunArgs {
     /// fit or replay (docs/replay.md). Needs root.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["replay", "mpi"])]
     pub capture: Option<PathBuf>,
-    /// A TPC-C run (PostgreSQL, MariaDB or SQLite) on a loop-backed ext4, xfs, btrfs or zfs
-    /// stack: record every write and flush that reaches the stack's devices in the measured run, then check
-    /// N states a power cut could have left (the file system's check, the database's
-    /// recovery and integrity checks, the commits it acknowledged) and report what each
-    /// outcome cost (docs/durability.md). Needs root and /dev/fuse; recording slows the run.
+    /// A TPC-C run (PostgreSQL, MariaDB or SQLite), or an I/O workload with verify=, on a
+    /// loop-backed ext4, xfs, btrfs or zfs stack: record every write and flush that reaches
+    /// the stack's devices in the measured run, then check N states a power cut could have
+    /// left (the file system's check, the database's recovery and integrity checks and the
+    /// commits it acknowledged, or every verified block against the writes a sync
+    /// acknowledged) and report what each outcome cost (docs/durability.md). Needs root and
+    /// /dev/fuse; recording slows the run.
     #[arg(long, value_name = "N", conflicts_with_all = ["capture", "mpi"])]
     pub crash_states: Option<u32>,
     /// Where to run: a directory (data files are laid out inside it) or a loop device.

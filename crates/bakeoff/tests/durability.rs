@@ -50,7 +50,7 @@ fn crash_states_are_refused_where_they_cannot_be_checked() {
     refuse(tpcc("raw", "runtime=2s", "3"), "ext4, xfs, btrfs and zfs");
     refuse(tpcc("ext4:offset=1m", "runtime=2s", "3"), "offset=");
     let io = ["run", "randwrite", "--stack", "ext4", "--crash-states", "3"];
-    usage_refusal(&scene, &io, "TPC-C runs");
+    usage_refusal(&scene, &io, "add --set verify=crc32c to randwrite");
     let dir = scene.images.path().to_str().unwrap();
     let target = ["run", "tpcc", "--target", dir, "--crash-states", "3"];
     usage_refusal(&scene, &target, "instead of --target");

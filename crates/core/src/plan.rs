@@ -285,6 +285,10 @@ pub struct Plan {
     /// in a final pass (see [`crate::verify`]); the filesets' `verify` say where the blocks are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Algorithm>,
+    /// Under `--crash-states`: the run keeps a journal of its verified writes and syncs and
+    /// hands it back here (a crash state's check needs it); off otherwise.
+    #[serde(skip)]
+    pub journal: crate::verify::journal::JournalSink,
 }
 
 fn first_repetition() -> u32 {

@@ -373,7 +373,11 @@ pub fn execute_gated(
     // Every worker has been joined (on every path of `run_gated`): close the files here.
     drop(files);
     match verifier {
-        Some(v) => output.map(|o| verified(o, &v, interrupt)),
+        Some(v) => {
+            let output = output.map(|o| verified(o, &v, interrupt));
+            plan.journal.put(v.journal());
+            output
+        }
         None => output,
     }
 }

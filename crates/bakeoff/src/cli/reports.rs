@@ -123,8 +123,8 @@ pub struct CompareArgs {
     /// added after the saved ones: a stack or workload appended, the rest unchanged).
     #[arg(long)]
     pub resume: bool,
-    /// Check N crash states in every run, as `run --crash-states` (TPC-C on ext4, xfs, btrfs
-    /// or zfs): the comparison shows each cell's risk beside its cost (docs/durability.md).
+    /// Check N crash states in every run, as `run --crash-states` (TPC-C, or an I/O workload
+    /// with verify=, on ext4, xfs, btrfs or zfs): the comparison shows each cell's risk beside its cost (docs/durability.md).
     /// A study file says it with its crash_states key.
     #[arg(long, value_name = "N")]
     pub crash_states: Option<u32>,

@@ -50,6 +50,7 @@ pub fn record_plan(plan: &DbPlan) -> Plan {
         clients: 0,
         replay: None,
         verify: None,
+        journal: Default::default(),
     }
 }
 
@@ -112,18 +113,13 @@ pub fn stack_bytes(
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
     let (bytes, _) = stack_bytes(plan, run.spec, run.log_spec, run.opts);
     let mut options = super::stack::options(run.spec, run.opts, None, bytes.data)?;
-    let mut crash = match run.crash_states {
-        Some(states) => {
-            super::cleanup::replay_stale(false)?;
-            let size = run.spec.size.unwrap_or(options.backing.size);
-            let images = run.spec.roles().len();
-            let crash =
-                crash::CrashRun::start(&options.images, images, size, plan, states, run.quiet)?;
-            options.backing.logged = Some(crash.mount());
-            Some(crash)
-        }
-        None => None,
-    };
+    let mut crash = crash::serve_images(
+        run.spec,
+        &mut options,
+        plan.seed,
+        run.crash_states,
+        run.quiet,
+    )?;
     let mut stack = super::stack::build_from(run.spec, options, run.quiet)?;
     let mut log_stack = match run.log_spec {
         Some(log) => Some(super::stack::build(

@@ -1,11 +1,13 @@
 //! One measured run on a freshly built stack, torn down on every path: shared by `run --stack`,
 //! `demo` and `compare`.
 
+use super::dbrun::crash::{block_checker, serve_images, CrashRun};
 use super::measure::{measure_with_devices, Known};
 use crate::cli::StackOpts;
 use crate::exit::{stack_failure, Failure};
 use bakeoff_core::ramp::RampSpec;
 use bakeoff_core::record::{RunRecord, RunStatus};
+use bakeoff_core::verify::journal::JournalSink;
 use bakeoff_core::Plan;
 use bakeoff_engine::placement::log_filesets;
 use bakeoff_engine::{Placement, Target};
@@ -30,7 +32,8 @@ pub struct StackRun<'a> {
     pub quiet: bool,
     /// `run --capture FILE` of a database: trace its file-system calls into FILE.
     pub capture: Option<&'a Path>,
-    /// `run --crash-states N` of a database: record the window's writes, check N crash states.
+    /// `run --crash-states N`: record the window's writes, check N crash states (a TPC-C
+    /// run's acknowledged commits, a verified I/O run's synced blocks).
     pub crash_states: Option<u32>,
 }
 
@@ -51,7 +54,23 @@ pub fn run_on_stack_ramped(
     ramp: Option<&RampSpec>,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Failure> {
-    let (mut stack, mut log_stack) = build_stacks(run, plan)?;
+    let (stack, log_stack, crash) = build_stacks(run, plan)?;
+    // Dropped in reverse: on an early return the stacks go before the write log under them.
+    let mut crash = crash;
+    let mut log_stack = log_stack;
+    let mut stack = stack;
+    let journalled;
+    let plan = match crash {
+        Some(_) => {
+            // The states are judged against the run's journal of writes and syncs.
+            journalled = Plan {
+                journal: JournalSink::on(),
+                ..plan.clone()
+            };
+            &journalled
+        }
+        None => plan,
+    };
     if let Some(bytes) = run.mem_limit {
         stack.limit_memory(bytes).map_err(stack_failure)?;
     }
@@ -65,7 +84,12 @@ pub fn run_on_stack_ramped(
             if let Some(l) = log_stack.as_mut() {
                 l.prepare_run(run.warm).map_err(stack_failure)?;
             }
-            stack.prepare_run(run.warm).map_err(stack_failure)
+            stack.prepare_run(run.warm).map_err(stack_failure)?;
+            match crash.as_ref() {
+                // The states start from the laid-out files, synced.
+                Some(c) => c.checkpoint(&mut stack).map_err(stack_failure),
+                None => Ok(()),
+            }
         };
         measure_with_devices(
             plan,
@@ -95,23 +119,46 @@ pub fn run_on_stack_ramped(
     record.log_stack = log_stack.as_ref().map(|l| l.info.clone());
     record.cold = Some(!run.warm);
     complete(&mut record, broken());
+    let origin = stack.target.clone();
+    if let Some(c) = crash.as_mut() {
+        // The file system's writeback is in the states' window; the teardown is not.
+        stack.write_back().map_err(stack_failure)?;
+        c.end_window();
+    }
     if let Some(l) = log_stack {
         l.destroy().map_err(stack_failure)?;
     }
     stack.destroy().map_err(stack_failure)?;
+    if let Some(c) = crash.filter(|_| record.status == RunStatus::Completed) {
+        let journal = plan.journal.take().unwrap_or_default();
+        let checker = block_checker(journal, run.spec, &origin, &c);
+        record.durability = Some(c.finish(&checker, interrupt)?);
+        record.findings = bakeoff_core::findings::run_findings(&record);
+    }
     Ok(record)
 }
 
+/// The stacks of a run, and the write log under the data stack's images (`--crash-states`).
+type Built = (Stack, Option<Stack>, Option<CrashRun>);
+
 /// Builds the stack (and the log stack, which holds the log filesets) and checks that they
 /// hold `plan`'s dataset.
-fn build_stacks(run: &StackRun, plan: &Plan) -> Result<(Stack, Option<Stack>), Failure> {
+fn build_stacks(run: &StackRun, plan: &Plan) -> Result<Built, Failure> {
     let logs = log_filesets(plan);
     let log_bytes: u64 = logs.iter().map(|&i| fileset_bytes(plan, i)).sum();
     let data_bytes = match run.log_spec {
         Some(_) => plan.dataset_bytes() - log_bytes,
         None => plan.dataset_bytes(),
     };
-    let stack = super::stack::build(run.spec, run.opts, None, data_bytes, run.quiet)?;
+    let mut options = super::stack::options(run.spec, run.opts, None, data_bytes)?;
+    let crash = serve_images(
+        run.spec,
+        &mut options,
+        plan.seed,
+        run.crash_states,
+        run.quiet,
+    )?;
+    let stack = super::stack::build_from(run.spec, options, run.quiet)?;
     let log_stack = match run.log_spec {
         Some(spec) => {
             // The user's --device disks are the data stack's; the log stack is built on loops.
@@ -125,7 +172,7 @@ fn build_stacks(run: &StackRun, plan: &Plan) -> Result<(Stack, Option<Stack>), F
             None
         }
     };
-    Ok((stack, log_stack))
+    Ok((stack, log_stack, crash))
 }
 
 /// Completes a record that knows its stacks: the figures that need the stacks' read-back, or,

@@ -4,6 +4,7 @@
 use super::{found, Finding, Warning};
 use crate::findings::context::Ctx;
 use crate::findings::Severity::Info;
+use crate::record::durability::Acknowledged;
 
 /// States that lost commits the client saw acknowledged: the configuration acknowledges
 /// before the data is durable (or a device or layer lies about its flushes).
@@ -14,11 +15,24 @@ pub(super) fn acknowledged_commits_lost(c: &Ctx) -> Option<Finding> {
         return None;
     }
     let ev = format!(
-        "{losing} of {} crash states lost acknowledged New-Orders, the worst {} of {} \
-         acknowledged (seed {})",
-        d.states_checked, d.worst_loss, d.acknowledged, d.seed
+        "{losing} of {} crash states lost acknowledged {}, the worst {} of {} acknowledged \
+         (seed {})",
+        d.states_checked,
+        d.acknowledged_unit.noun(),
+        d.worst_loss,
+        d.acknowledged,
+        d.seed
     );
-    let title = "a power cut loses commits this configuration acknowledged";
+    let title = match d.acknowledged_unit {
+        Acknowledged::NewOrders => "a power cut loses commits this configuration acknowledged",
+        Acknowledged::Blocks => "a power cut loses writes a sync acknowledged",
+    };
+    if d.acknowledged_unit == Acknowledged::Blocks {
+        let fix = "a layer acknowledged a sync before the data was durable: a mount without \
+                   barriers (nobarrier), a volatile write cache, zfs sync=disabled; the \
+                   record's durability.states name the first block lost in each state";
+        return found("acknowledged_commits_lost", Warning, title, ev, fix);
+    }
     let fix = "a setting that acknowledges before the data is durable (pg.synchronous_commit=off, \
                pg.fsync=off, sqlite.synchronous=OFF or NORMAL in WAL mode, zfs sync=disabled) \
                buys its speed with these commits: compare with it on";
@@ -39,6 +53,13 @@ pub(super) fn crash_damage(c: &Ctx) -> Option<Finding> {
         d.count("corrupt")
     );
     let title = "a power cut can leave this stack or database damaged";
+    if d.acknowledged_unit == Acknowledged::Blocks {
+        let fix = "a block larger than the device's sector, overwritten in place, is torn by a \
+                   power cut mid-write and loses the version it overwrote: write it elsewhere \
+                   first (a journal or doublewrite, as databases do) or use a copy-on-write \
+                   stack; the record's durability.states say which block of which file";
+        return found("crash_damage", Warning, title, ev, fix);
+    }
     let fix = "a database must sync what it writes (not sqlite.synchronous=off, pg.fsync=off); \
                torn pages need full-page images (pg.full_page_writes=on), InnoDB's doublewrite \
                or a copy-on-write stack; a file system that does not mount or check clean needs \
@@ -54,15 +75,21 @@ pub(super) fn crash_states_clean(c: &Ctx) -> Option<Finding> {
         return None;
     }
     let ev = format!(
-        "{} of {} crash states clean, {} acknowledged New-Orders looked for (seed {}, torn \
-         writes at {} bytes)",
+        "{} of {} crash states clean, {} acknowledged {} looked for (seed {}, torn writes at \
+         {} bytes)",
         d.count("clean"),
         d.states_checked,
         d.acknowledged,
+        d.acknowledged_unit.noun(),
         d.seed,
         d.sector_bytes
     );
-    let title = "every crash state checked recovered with every acknowledged commit";
+    let title = match d.acknowledged_unit {
+        Acknowledged::NewOrders => {
+            "every crash state checked recovered with every acknowledged commit"
+        }
+        Acknowledged::Blocks => "every crash state checked held every acknowledged write intact",
+    };
     let fix = "more states (--crash-states) find rarer failures: none of N clean bounds the \
                failure rate at about 3/N (95 %)";
     found("crash_states_clean", Info, title, ev, fix)

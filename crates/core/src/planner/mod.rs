@@ -251,6 +251,7 @@ pub(crate) fn build(
         clients: run.clients,
         replay: None,
         verify: None,
+        journal: Default::default(),
     };
     files::size_trees(&mut plan, inputs)?;
     let (algorithm, val) = &run.verify;

@@ -15,6 +15,35 @@ pub const OUTCOMES: [&str; 5] = [
     "clean",
 ];
 
+/// What a run's states were checked for: what its client saw acknowledged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Acknowledged {
+    /// TPC-C's New-Order commits (`run tpcc`).
+    #[default]
+    NewOrders,
+    /// A verified I/O run's blocks whose write a sync (or `O_DSYNC`) made durable.
+    Blocks,
+}
+
+impl Acknowledged {
+    /// What was counted, as a table or a line says it: `New-Orders`, `blocks`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Acknowledged::NewOrders => "New-Orders",
+            Acknowledged::Blocks => "blocks",
+        }
+    }
+
+    /// What a lost one was: `commits`, `writes`.
+    pub fn what(self) -> &'static str {
+        match self {
+            Acknowledged::NewOrders => "commits",
+            Acknowledged::Blocks => "writes",
+        }
+    }
+}
+
 /// The crash states of one run and what checking them found.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DurabilityRecord {
@@ -30,8 +59,12 @@ pub struct DurabilityRecord {
     pub torn: bool,
     /// States per outcome (every name of [`OUTCOMES`], zeros included).
     pub outcomes: BTreeMap<String, u64>,
-    /// New-Order commits the client saw acknowledged in the window.
+    /// New-Order commits the client saw acknowledged in the window (a verified I/O run: its
+    /// blocks with a write made durable; `acknowledged_unit` says which).
     pub acknowledged: u64,
+    /// What `acknowledged`, a state's `lost` and `expected` count.
+    #[serde(default)]
+    pub acknowledged_unit: Acknowledged,
     /// The most acknowledged commits one state lost.
     pub worst_loss: u64,
     /// The database's page checksums were on (PostgreSQL's `data_checksums`).

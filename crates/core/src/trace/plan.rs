@@ -68,6 +68,7 @@ pub fn plan_replay(trace: &Trace, name: &str, settings: &Settings) -> Result<Pla
         clients: 0,
         replay: Some(replay),
         verify: None,
+        journal: Default::default(),
     })
 }
 

@@ -7,6 +7,7 @@
 //! describes the format and what it detects.
 
 mod header;
+pub mod journal;
 
 pub use header::{check, check_generation, stamp, Checksum, Fault, Header};
 

@@ -7,6 +7,7 @@
 //! found: file system damaged, database fails to start, corruption found, acknowledged commits
 //! lost, clean.
 
+mod blocks;
 mod mariadb;
 pub mod mounted;
 mod postgres;
@@ -66,8 +67,12 @@ pub struct StateCheck {
     pub fs_check: Option<FsCheck>,
     /// Why the database did not open or start, if it did not.
     pub start_error: Option<String>,
-    /// The acknowledged commits looked for, and those missing.
+    /// The acknowledged commits (or a verified run's acknowledged blocks) looked for, and
+    /// those missing.
     pub lost: Option<LostCommits>,
+    /// The first acknowledged write found missing, in words, where the check can name it (a
+    /// verified run's block: its offset and the generations expected).
+    pub lost_first: Option<String>,
     /// The database's integrity checks.
     pub integrity: Vec<PageCheck>,
     /// TPC-C's consistency conditions that do not hold, each with where.
@@ -82,6 +87,7 @@ impl StateCheck {
             fs_check: None,
             start_error: None,
             lost: None,
+            lost_first: None,
             integrity: Vec::new(),
             inconsistent: Vec::new(),
         }
@@ -140,6 +146,12 @@ pub enum StateDb {
         /// The run's `my.` variables (the redo log's size, the doublewrite ...).
         variables: std::collections::BTreeMap<String, String>,
     },
+    /// A verified I/O run's files (`verify=`), each block judged against the run's journal
+    /// of writes and syncs at the state's instant.
+    Blocks {
+        /// The journal, with the files' paths during the run.
+        journal: std::sync::Arc<bakeoff_core::verify::journal::Journal>,
+    },
 }
 
 /// How the states of one run are checked: the file system they hold, the database on it,
@@ -196,7 +208,8 @@ impl Checker {
             },
         };
         if let Some(root) = root {
-            check_database(&self.db, &root, acks, crash_ns, &mut found);
+            let at = (acks, crash_ns);
+            check_database(&self.db, &root, &self.origin, at, &mut found);
         }
         state.close(exec)?;
         Ok(found.conclude())
@@ -244,8 +257,16 @@ fn kernel_recovery(
     Ok(Some(state.mountpoint.clone()))
 }
 
-/// Opens the database on the mounted state and runs its checks into `found`.
-fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found: &mut StateCheck) {
+/// Opens the database on the mounted state `root` (the run's stack was at `origin`) and runs
+/// its checks into `found`: the commits in `acks` acknowledged at or before `crash_ns` must be
+/// there.
+fn check_database(
+    db: &StateDb,
+    root: &Path,
+    origin: &Path,
+    (acks, crash_ns): (&[Ack], u64),
+    found: &mut StateCheck,
+) {
     match db {
         StateDb::Postgres {
             data_dir,
@@ -267,6 +288,7 @@ fn check_database(db: &StateDb, root: &Path, acks: &[Ack], crash_ns: u64, found:
                 found.start_error = Some(e);
             }
         }
+        StateDb::Blocks { journal } => blocks::check(root, origin, journal, crash_ns, found),
         StateDb::Sqlite { file, options } => {
             let path = root.join(file);
             let opened = Sqlite::open(&path, options.clone()).and_then(|db| db.connect());

@@ -13,6 +13,9 @@ pub use pass::{check_file, FileCheck};
 use crate::layout::{Dataset, Region};
 use bakeoff_core::plan::{Algorithm, BlockGrid, Plan};
 use bakeoff_core::record::verify::{VerifiedFileset, VerifyMismatch, VerifyRecord};
+use bakeoff_core::verify::journal::{
+    FilesetJournal, Journal, JournalFile, JournalSync, JournalWrite,
+};
 use bakeoff_core::verify::{Fault, HEADER_BYTES};
 use std::fmt;
 use std::path::PathBuf;
@@ -22,6 +25,13 @@ use table::Generations;
 
 /// Mismatches described in the record (every one is counted).
 pub const FIRST_KEPT: usize = 8;
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock of a run's journal, the write log's and the
+/// TPC-C client's acknowledgements (the run's own clock is the TSC's, from its start).
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
 
 /// Who found a mismatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +176,10 @@ pub struct FilesetVerify {
     files: Vec<FileBlocks>,
     /// The run's counts.
     pub tally: Arc<Tally>,
+    /// The run keeps a journal of its writes and syncs (`--crash-states`).
+    journaling: bool,
+    /// Its workers' journals, added as they end.
+    journal: Mutex<(Vec<JournalWrite>, Vec<JournalSync>)>,
 }
 
 impl FilesetVerify {
@@ -191,6 +205,43 @@ impl FilesetVerify {
             generations: Generations::new(first),
             files,
             tally: v.tally.clone(),
+            journaling: v.journaling,
+            journal: Mutex::default(),
+        }
+    }
+
+    /// True if its workers journal their writes and syncs.
+    pub fn journaling(&self) -> bool {
+        self.journaling
+    }
+
+    /// Adds a worker's journal.
+    pub fn add_journal(&self, writes: Vec<JournalWrite>, syncs: Vec<JournalSync>) {
+        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        j.0.extend(writes);
+        j.1.extend(syncs);
+    }
+
+    /// Its journal, taken (the workers have ended).
+    fn take_journal(&self) -> FilesetJournal {
+        let mut j = self.journal.lock().unwrap_or_else(|e| e.into_inner());
+        let (writes, syncs) = std::mem::take(&mut *j);
+        let files = (self.files.iter())
+            .map(|f| JournalFile {
+                path: f.region.path.clone(),
+                base: f.region.base,
+                size: f.region.size,
+                first: f.first as u32,
+                blocks: f.blocks as u32,
+            })
+            .collect();
+        FilesetJournal {
+            name: self.name.clone(),
+            algorithm: self.algorithm,
+            grid: self.grid,
+            files,
+            writes,
+            syncs,
         }
     }
 
@@ -233,6 +284,7 @@ pub struct Verifier {
     filesets: Vec<Option<Arc<FilesetVerify>>>,
     unverified: Vec<String>,
     tally: Arc<Tally>,
+    journaling: bool,
 }
 
 impl Verifier {
@@ -244,6 +296,7 @@ impl Verifier {
             filesets: Vec::new(),
             unverified: Vec::new(),
             tally: Arc::new(Tally::default()),
+            journaling: plan.journal.is_on(),
         };
         for (f, regions) in plan.filesets.iter().zip(&dataset.filesets) {
             let fileset = f
@@ -260,6 +313,15 @@ impl Verifier {
     /// Fileset `i`'s blocks, if verified.
     pub fn fileset(&self, i: usize) -> Option<Arc<FilesetVerify>> {
         self.filesets.get(i).cloned().flatten()
+    }
+
+    /// Every verified fileset's journal, taken once the workers have ended (empty filesets'
+    /// writes and syncs when the run kept none).
+    pub fn journal(&self) -> Journal {
+        let filesets = self.filesets.iter().flatten();
+        Journal {
+            filesets: filesets.map(|f| f.take_journal()).collect(),
+        }
     }
 
     /// The first mismatch found, if any.

@@ -128,7 +128,10 @@ impl<E: Engine> Worker<E> {
             last_read: None,
             dirtied: false,
             commits_on_dirty: role.steps.iter().any(|s| matches!(s, Step::Dirty { .. })),
-            verify: verify.map(|f| verify::WorkerVerify::new(f, depth as usize)),
+            verify: verify.map(|f| {
+                let sync_writes = role.sync_mode != bakeoff_core::plan::SyncMode::None;
+                verify::WorkerVerify::new(f, depth as usize, sync_writes)
+            }),
             role,
             shared,
         };
@@ -164,7 +167,7 @@ impl<E: Engine> Worker<E> {
         if let Err(e) = outcome {
             self.shared.fail(e);
         }
-        if let Some(v) = &self.verify {
+        if let Some(v) = self.verify.as_mut() {
             v.finish();
         }
         self.stats
@@ -224,11 +227,15 @@ impl<E: Engine> Worker<E> {
 
     /// Syncs one file and accounts it.
     fn sync(&mut self, file: u32, kind: SyncKind) -> Result<(), RunError> {
+        let called = self.verify.as_ref().and_then(|v| v.journal_now());
         let t0 = self.shared.now_ns();
         self.engine
             .sync(file, kind)
             .map_err(|e| self.io_error(sync_name(kind), file, 0, 0, e))?;
         let t1 = self.shared.now_ns();
+        if let (Some(v), Some(called)) = (self.verify.as_mut(), called) {
+            v.journal_sync(file, called);
+        }
         let measured = self.shared.in_window(t1);
         self.stats
             .record(OpKind::Sync, 0, t1 - t0, t1 - t0, measured);

@@ -8,7 +8,8 @@ use super::Worker;
 use crate::engines::{Engine, IoReq};
 use crate::shared::RunError;
 use crate::verify::table::{ReadTicket, WriteTicket};
-use crate::verify::FilesetVerify;
+use crate::verify::{monotonic_ns, FilesetVerify};
+use bakeoff_core::verify::journal::{JournalSync, JournalWrite};
 use bakeoff_core::verify::{check, check_generation, stamp};
 use std::sync::Arc;
 
@@ -19,6 +20,18 @@ struct Mark {
     block: Option<usize>,
     write: WriteTicket,
     read: ReadTicket,
+    /// A journalled write's `CLOCK_MONOTONIC` before it was issued.
+    started_ns: u64,
+}
+
+/// A worker's journal under `--crash-states` (appended without a lock; handed to its
+/// fileset when the worker ends).
+#[derive(Default)]
+struct WorkerJournal {
+    writes: Vec<JournalWrite>,
+    syncs: Vec<JournalSync>,
+    /// The role's files are `O_DSYNC`/`O_SYNC`: a write is durable when it completes.
+    durable: bool,
 }
 
 /// A worker's verification: its fileset's blocks, a mark per slot, and its counts (added to
@@ -29,23 +42,53 @@ pub(crate) struct WorkerVerify {
     written: u64,
     checked: u64,
     raced: u64,
+    journal: Option<WorkerJournal>,
 }
 
 impl WorkerVerify {
-    /// For a worker of `depth` slots on `fileset`.
-    pub(crate) fn new(fileset: Arc<FilesetVerify>, depth: usize) -> WorkerVerify {
+    /// For a worker of `depth` slots on `fileset`; `sync_writes`: its files are opened
+    /// `O_DSYNC` or `O_SYNC`.
+    pub(crate) fn new(
+        fileset: Arc<FilesetVerify>,
+        depth: usize,
+        sync_writes: bool,
+    ) -> WorkerVerify {
+        let journal = fileset.journaling().then(|| WorkerJournal {
+            durable: sync_writes,
+            ..WorkerJournal::default()
+        });
         WorkerVerify {
             fileset,
             marks: vec![Mark::default(); depth],
             written: 0,
             checked: 0,
             raced: 0,
+            journal,
         }
     }
 
-    /// Adds this worker's counts to the run's.
-    pub(crate) fn finish(&self) {
+    /// Adds this worker's counts (and journal) to the run's.
+    pub(crate) fn finish(&mut self) {
         (self.fileset.tally).add(self.written, self.checked, self.raced);
+        if let Some(j) = self.journal.take() {
+            self.fileset.add_journal(j.writes, j.syncs);
+        }
+    }
+
+    /// `CLOCK_MONOTONIC` now, if the run keeps a journal (a sync's call is read with it).
+    pub(crate) fn journal_now(&self) -> Option<u64> {
+        self.journal.as_ref().map(|_| monotonic_ns())
+    }
+
+    /// Journals a sync of `file` called at `called_ns` that has just returned.
+    pub(crate) fn journal_sync(&mut self, file: u32, called_ns: u64) {
+        if let Some(j) = self.journal.as_mut() {
+            j.syncs.push(JournalSync {
+                file,
+                called_ns,
+                returned_ns: monotonic_ns(),
+            });
+        }
     }
 }
 
@@ -74,6 +117,10 @@ impl<E: Engine> Worker<E> {
             return;
         };
         if req.write {
+            if v.journal.is_some() {
+                // Read before the generation is taken: the write's interval covers it.
+                mark.started_ns = monotonic_ns();
+            }
             mark.write = v.fileset.generations.start_write(i);
             let buf = &mut self.engine.buf_mut(req.slot)[..req.len as usize];
             stamp(buf, req.offset, mark.write.generation, v.fileset.algorithm);
@@ -97,6 +144,15 @@ impl<E: Engine> Worker<E> {
         let table = &v.fileset.generations;
         if req.write {
             table.end_write(i, mark.write);
+            if let Some(j) = v.journal.as_mut() {
+                j.writes.push(JournalWrite {
+                    block: i as u32,
+                    generation: mark.write.generation,
+                    started_ns: mark.started_ns,
+                    completed_ns: monotonic_ns(),
+                    durable: j.durable,
+                });
+            }
             return Ok(());
         }
         let Some((min, max)) = table.end_read(i, mark.read) else {

@@ -29,7 +29,8 @@ pub fn lines(r: &RunRecord) -> String {
     );
     let _ = writeln!(
         s,
-        "         acknowledged New-Orders {}; states losing any {}, the worst lost {}",
+        "         acknowledged {} {}; states losing any {}, the worst lost {}",
+        d.acknowledged_unit.noun(),
         group(d.acknowledged),
         group(d.states_losing_commits()),
         group(d.worst_loss)
@@ -112,6 +113,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect(),
             acknowledged: 120,
+            acknowledged_unit: Default::default(),
             worst_loss: 3,
             states,
             ..DurabilityRecord::default()

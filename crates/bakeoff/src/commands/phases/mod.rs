@@ -64,6 +64,7 @@ pub fn record_plan(plan: &RecipePlan) -> Plan {
         clients: 0,
         replay: None,
         verify: None,
+        journal: Default::default(),
     }
 }
 

@@ -14,7 +14,8 @@ use crate::cli::StackOpts;
 use crate::commands::pipeline::{Place, Work};
 use crate::exit::{failure, stack_failure, Code, Failure};
 use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
-use bakeoff_core::record::durability::DurabilityRecord;
+use bakeoff_core::record::durability::{Acknowledged, DurabilityRecord};
+use bakeoff_core::verify::journal::Journal;
 use bakeoff_db::durability::{check_states, Checker, Sources, StateCheck, StateDb};
 use bakeoff_db::tpcc::Ack;
 use bakeoff_stack::crash::{CrashOptions, CrashState};
@@ -40,13 +41,7 @@ pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Resul
     if states == 0 {
         return usage("give at least 1 state".into());
     }
-    if !matches!(work, Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. })) {
-        return usage(
-            "checks TPC-C runs (`run tpcc`): their New-Order keys are the acknowledged commits \
-             looked for in each state"
-                .into(),
-        );
-    }
+    check_work(work).or_else(usage)?;
     let data = match place {
         Place::Stacks { log: Some(_), .. } => {
             return usage("one stack only: a log stack's writes are not recorded yet".into())
@@ -67,6 +62,44 @@ pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Resul
             Code::Environment,
             "--crash-states: /dev/fuse is missing (modprobe fuse): the write log is a FUSE \
              file system under the stack's loop devices",
+        ));
+    }
+    Ok(())
+}
+
+/// The work must say what a crash may not lose: a TPC-C run's acknowledged New-Orders, or a
+/// verified I/O run's blocks acknowledged by a sync.
+fn check_work(work: &Work) -> Result<(), String> {
+    let plan = match work {
+        Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. }) => return Ok(()),
+        Work::Io(plan) => plan,
+        _ => {
+            return Err(
+                "checks TPC-C runs (`run tpcc`: their New-Order keys are the acknowledged \
+                 commits looked for in each state) and I/O workloads with `verify=` (their \
+                 blocks acknowledged by a sync)"
+                    .into(),
+            )
+        }
+    };
+    if plan.verify.is_none() {
+        return Err(format!(
+            "an I/O workload's states are checked by reading its blocks back: add --set \
+             verify=crc32c to {}",
+            plan.workload
+        ));
+    }
+    if plan.clients > 0 {
+        return Err(
+            "clients= runs its I/O in other processes, whose writes bakeoff does not \
+                    journal: drop clients="
+                .into(),
+        );
+    }
+    if plan.filesets.iter().all(|f| f.verify.is_none()) {
+        return Err(format!(
+            "{} has no verified fileset (a log writer's redo is not written in blocks)",
+            plan.workload
         ));
     }
     Ok(())
@@ -138,6 +171,26 @@ pub struct CrashRun {
     end: Option<u64>,
 }
 
+/// Under `--crash-states` (`states`), starts the write log the data stack of `spec` is to be
+/// built on and points `options` at it; `None` otherwise.
+pub fn serve_images(
+    spec: &StackSpec,
+    options: &mut bakeoff_stack::Options,
+    seed: u64,
+    states: Option<u32>,
+    quiet: bool,
+) -> Result<Option<CrashRun>, Failure> {
+    let Some(states) = states else {
+        return Ok(None);
+    };
+    crate::commands::cleanup::replay_stale(false)?;
+    let size = spec.size.unwrap_or(options.backing.size);
+    let images = spec.roles().len();
+    let crash = CrashRun::start(&options.images, images, size, seed, states, quiet)?;
+    options.backing.logged = Some(crash.mount());
+    Ok(Some(crash))
+}
+
 impl CrashRun {
     /// Makes `n` images of `size` bytes in a new directory under `images` and serves them,
     /// recording, at the mount a stack's loop devices go over ([`CrashRun::mount`]).
@@ -145,7 +198,7 @@ impl CrashRun {
         images: &Path,
         n: usize,
         size: u64,
-        plan: &DbPlan,
+        seed: u64,
         states: u32,
         quiet: bool,
     ) -> Result<CrashRun, Failure> {
@@ -168,7 +221,7 @@ impl CrashRun {
             exec: Exec::default(),
             dir,
             states,
-            seed: plan.seed,
+            seed,
             quiet,
             acknowledged: Vec::new(),
             end: None,
@@ -191,6 +244,16 @@ impl CrashRun {
         exec.run("sync", &["-f", &target])?;
         for backing in &stack.info.backing {
             exec.run("blockdev", &["--flushbufs", &backing.device])?;
+        }
+        // A stack that sends no flushes (ext4's `nobarrier`) still starts from a flushed base.
+        for image in
+            std::fs::read_dir(self.mount()).map_err(StackError::io("listing", &self.mount()))?
+        {
+            let path = image
+                .map_err(StackError::io("listing", &self.mount()))?
+                .path();
+            let file = std::fs::File::open(&path).map_err(StackError::io("opening", &path))?;
+            file.sync_all().map_err(StackError::io("flushing", &path))?;
         }
         recorder.checkpoint(&self.dir.join("base"), &self.dir.join("run.log"))?;
         // The load's log is not needed: the states start from the base.
@@ -260,14 +323,15 @@ impl CrashRun {
             &mut on_state,
         )
         .map_err(stack_failure)?;
-        let checksums = matches!(
-            checker.db,
-            StateDb::Postgres {
-                checksums: true,
-                ..
-            }
-        );
-        let mut record = durability_record(&checked, &opts, &acks, &recording, checksums);
+        let (checksums, acknowledged) = match &checker.db {
+            StateDb::Postgres { checksums, .. } => (*checksums, acks.len() as u64),
+            StateDb::Blocks { journal } => (true, journal.acknowledged_blocks()),
+            _ => (false, acks.len() as u64),
+        };
+        let mut record = durability_record(&checked, &opts, acknowledged, &recording, checksums);
+        if matches!(checker.db, StateDb::Blocks { .. }) {
+            record.acknowledged_unit = Acknowledged::Blocks;
+        }
         record.recording.checking_ns = started.elapsed().as_nanos() as u64;
         Ok(record)
     }
@@ -307,6 +371,19 @@ fn make_images(dir: &Path, n: usize, size: u64, ledger: &mut Ledger) -> Result<(
             .map_err(StackError::io("sizing", &image))?;
     }
     Ok(())
+}
+
+/// The checker of a verified I/O run's states: its blocks against `journal`, the run's stack
+/// of `spec`'s type having been mounted at `origin`.
+pub fn block_checker(journal: Journal, spec: &StackSpec, origin: &Path, run: &CrashRun) -> Checker {
+    Checker {
+        kind: spec.kind,
+        db: StateDb::Blocks {
+            journal: std::sync::Arc::new(journal),
+        },
+        mountpoint: run.dir.join("mnt"),
+        origin: origin.to_path_buf(),
+    }
 }
 
 /// The checker for a run of `plan` on a stack of `spec`'s type that was mounted at `origin`,

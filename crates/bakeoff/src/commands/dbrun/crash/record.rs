@@ -3,7 +3,6 @@
 
 use bakeoff_core::record::durability::{DurabilityRecord, RecordingCost, StateRecord, OUTCOMES};
 use bakeoff_db::durability::StateCheck;
-use bakeoff_db::tpcc::Ack;
 use bakeoff_stack::crash::{CrashOptions, CrashState, StateKind};
 use bakeoff_stack::writelog::Recording;
 
@@ -23,6 +22,7 @@ pub(super) fn state_line(check: &StateCheck) -> String {
 fn problems(check: &StateCheck) -> Vec<String> {
     let mut found = Vec::new();
     found.extend(check.mount_error.iter().map(|e| format!("mount: {e}")));
+    found.extend(check.lost_first.iter().cloned());
     let damaged = check.fs_check.as_ref().filter(|c| !c.clean);
     found.extend(damaged.map(|c| format!("{}: {}", c.command, c.found)));
     found.extend(check.start_error.iter().map(|e| format!("start: {e}")));
@@ -41,7 +41,7 @@ fn problems(check: &StateCheck) -> Vec<String> {
 pub(super) fn durability_record(
     checked: &[(CrashState, StateCheck)],
     opts: &CrashOptions,
-    acks: &[Ack],
+    acknowledged: u64,
     recording: &Recording,
     checksums: bool,
 ) -> DurabilityRecord {
@@ -73,7 +73,8 @@ pub(super) fn durability_record(
         sector_bytes: u64::from(opts.sector_bytes),
         torn: opts.torn,
         outcomes,
-        acknowledged: acks.len() as u64,
+        acknowledged,
+        acknowledged_unit: Default::default(),
         worst_loss: states.iter().map(|s| s.lost).max().unwrap_or(0),
         checksums,
         recording: RecordingCost {
