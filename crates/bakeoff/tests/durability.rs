@@ -54,17 +54,40 @@ fn crash_states_are_refused_where_they_cannot_be_checked() {
     let dir = scene.images.path().to_str().unwrap();
     let target = ["run", "tpcc", "--target", dir, "--crash-states", "3"];
     usage_refusal(&scene, &target, "instead of --target");
-    let log = [
+    let log = |log: &'static str| {
+        let set = "db=postgres,warehouses=1,runtime=2s";
+        [
+            "run",
+            "tpcc",
+            "--stack",
+            "ext4",
+            "--log-stack",
+            log,
+            "--set",
+            set,
+            "--crash-states",
+            "3",
+        ]
+    };
+    usage_refusal(&scene, &log("zfs"), "ext4, xfs and btrfs log stacks");
+    usage_refusal(&scene, &log("xfs:offset=1m"), "offset= is not supported");
+    let io_log = [
         "run",
-        "tpcc",
+        "oltp",
         "--stack",
         "ext4",
         "--log-stack",
         "xfs",
+        "--set",
+        "verify=crc32c",
         "--crash-states",
         "3",
     ];
-    usage_refusal(&scene, &log, "one stack only");
+    usage_refusal(
+        &scene,
+        &io_log,
+        "an I/O workload's log stack is not recorded",
+    );
     let capture = [
         "run",
         "tpcc",
@@ -224,6 +247,34 @@ fn mariadb_defaults_recover_every_acknowledged_commit() {
         "{:?}",
         scene.db_leftovers()
     );
+}
+
+#[test]
+fn a_log_stacks_writes_are_recorded_and_its_state_recovered_beside_the_data_stacks() {
+    let Some(_turn) = privileged_shared_turn() else {
+        return;
+    };
+    if !postgres() || !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
+        return;
+    }
+    let scene = db_scene();
+    // PostgreSQL's WAL on an xfs log stack, its data on ext4: one log orders both stacks'
+    // writes; each state brings both back (pg_wal pointed at the log stack's state).
+    let set = "db=postgres,warehouses=1,terminals=2,runtime=4s,ramp_time=0";
+    let extra = ["--log-stack", "xfs", "--crash-states", "4"];
+    let r = scene.db_record(scene.db_run("tpcc", "ext4", set, &extra));
+    let d = &r["durability"];
+    assert!(f(&d["states_checked"]) >= 3.0, "{d}");
+    assert_eq!(d["outcomes"]["clean"], d["states_checked"], "{d}");
+    // (A state whose WAL was not found would not start: PostgreSQL needs it to recover.)
+    assert!(f(&d["acknowledged"]) > 20.0, "{d}");
+    assert!(
+        scene.db_leftovers().is_empty(),
+        "{:?}",
+        scene.db_leftovers()
+    );
+    let left: Vec<_> = std::fs::read_dir(scene.images.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

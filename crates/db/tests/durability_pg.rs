@@ -110,6 +110,7 @@ fn postgresql_defaults_leave_every_crash_state_clean() {
         },
         mountpoint: dir.join("mnt"),
         origin: fs.clone(),
+        log: None,
     };
     let work = dir.join("work");
     let outcomes = durability_common::outcomes(

@@ -37,6 +37,9 @@ pub struct BackingOptions {
     /// served from there, already made and sized by the recorder's owner, who removes them;
     /// the stack only attaches its loop devices over them (`crate::writelog`).
     pub logged: Option<PathBuf>,
+    /// The number of this stack's first image on the write log's mount (a log stack's follow
+    /// the data stack's: one log orders both stacks' writes, as one power cut hits both).
+    pub logged_first: usize,
 }
 
 /// A device a stack sits on.
@@ -62,11 +65,11 @@ pub fn loop_device(
     size: u64,
     offset: u64,
     role: &str,
-    logged: Option<&Path>,
+    logged: Option<(&Path, usize)>,
 ) -> Result<Backing, StackError> {
     let name = format!("disk{index}.img");
     let image = match logged {
-        Some(mount) => mount.join(&name),
+        Some((mount, first)) => mount.join(format!("disk{}.img", first + index)),
         None => {
             let image = ctx.dir.join(&name);
             ctx.ledger.record(Undo::RemoveFile {
@@ -218,6 +221,9 @@ pub fn provide(
     }
     let size = spec.size.unwrap_or(opts.size);
     (0..n)
-        .map(|i| loop_device(ctx, i, size, spec.offset, role(i), opts.logged.as_deref()))
+        .map(|i| {
+            let logged = opts.logged.as_deref().map(|m| (m, opts.logged_first));
+            loop_device(ctx, i, size, spec.offset, role(i), logged)
+        })
         .collect()
 }

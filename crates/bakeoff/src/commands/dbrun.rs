@@ -113,22 +113,21 @@ pub fn stack_bytes(
 pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<RunRecord, Failure> {
     let (bytes, _) = stack_bytes(plan, run.spec, run.log_spec, run.opts);
     let mut options = super::stack::options(run.spec, run.opts, None, bytes.data)?;
+    let log_opts = loop_only(run.opts);
+    let mut log_options = match run.log_spec {
+        Some(log) => Some(super::stack::options(log, &log_opts, None, bytes.log)?),
+        None => None,
+    };
     let mut crash = crash::serve_images(
         run.spec,
         &mut options,
+        run.log_spec.zip(log_options.as_mut()),
         plan.seed,
-        run.crash_states,
-        run.quiet,
+        (run.crash_states, run.quiet),
     )?;
     let mut stack = super::stack::build_from(run.spec, options, run.quiet)?;
-    let mut log_stack = match run.log_spec {
-        Some(log) => Some(super::stack::build(
-            log,
-            &loop_only(run.opts),
-            None,
-            bytes.log,
-            run.quiet,
-        )?),
+    let mut log_stack = match run.log_spec.zip(log_options) {
+        Some((log, options)) => Some(super::stack::build_from(log, options, run.quiet)?),
         None => None,
     };
     let outcome = match plan.work {
@@ -157,6 +156,9 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
         if stopped.is_ok() {
             stopped = stack.write_back().map_err(stack_failure);
         }
+        if let (true, Some(log)) = (stopped.is_ok(), log_stack.as_mut()) {
+            stopped = log.write_back().map_err(stack_failure);
+        }
         crash.end_window();
     }
     let log_torn = log_stack.map_or(Ok(()), |l| l.destroy().map_err(stack_failure));
@@ -167,7 +169,8 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     torn?;
     if let Some(crash) = crash {
         if record.status == RunStatus::Completed {
-            let checker = crash::checker(plan, run.spec, &origin, &crash);
+            let stacks = (run.spec, run.log_spec);
+            let checker = crash::checker(plan, stacks, &origin, &crash);
             record.durability = Some(crash.finish(&checker, interrupt)?);
         }
     }
@@ -196,7 +199,11 @@ fn run_on(
     let load = load::phase(plan, opened.as_ref(), &data, &probe, interrupt, run.quiet)?;
     if let Some(crash) = crash.as_deref() {
         // The states start from the loaded database, stopped cleanly and flushed.
-        (opened.quiesce(stack, &mut |s| crash.checkpoint(s))).map_err(setup_failure)?;
+        let mut checkpoint = |s: &mut Stack| {
+            let stacks: Vec<&Stack> = std::iter::once(&*s).chain(log_stack).collect();
+            crash.checkpoint(&stacks)
+        };
+        (opened.quiesce(stack, &mut checkpoint)).map_err(setup_failure)?;
     }
     if !run.warm {
         opened.make_cold(stack).map_err(setup_failure)?;

@@ -87,7 +87,7 @@ pub fn run_on_stack_ramped(
             stack.prepare_run(run.warm).map_err(stack_failure)?;
             match crash.as_ref() {
                 // The states start from the laid-out files, synced.
-                Some(c) => c.checkpoint(&mut stack).map_err(stack_failure),
+                Some(c) => c.checkpoint(&[&stack]).map_err(stack_failure),
                 None => Ok(()),
             }
         };
@@ -151,13 +151,8 @@ fn build_stacks(run: &StackRun, plan: &Plan) -> Result<Built, Failure> {
         None => plan.dataset_bytes(),
     };
     let mut options = super::stack::options(run.spec, run.opts, None, data_bytes)?;
-    let crash = serve_images(
-        run.spec,
-        &mut options,
-        plan.seed,
-        run.crash_states,
-        run.quiet,
-    )?;
+    let states = (run.crash_states, run.quiet);
+    let crash = serve_images(run.spec, &mut options, None, plan.seed, states)?;
     let stack = super::stack::build_from(run.spec, options, run.quiet)?;
     let log_stack = match run.log_spec {
         Some(spec) => {

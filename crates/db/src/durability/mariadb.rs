@@ -7,14 +7,15 @@ use super::{check_commits, state_stack, StateCheck};
 use crate::mariadb::{check_tablespaces, MyOptions, MyServer};
 use crate::tpcc::Ack;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Runs the checks into `found`; an error is the instance failing to start (or a check that
+/// Runs the checks into `found` (`redo`: the log stack's redo directory in the state, where
+/// the run kept it there); an error is the instance failing to start (or a check that
 /// could not run), in words.
 pub(super) fn check(
     root: &Path,
     data_dir: &Path,
-    name: &str,
+    (name, redo): (&str, Option<PathBuf>),
     variables: &BTreeMap<String, String>,
     (acks, crash_ns): (&[Ack], u64),
     found: &mut StateCheck,
@@ -24,6 +25,8 @@ pub(super) fn check(
     let mut my = MyOptions::new(root.join(data_dir));
     my.set_all(variables).map_err(|e| e.to_string())?;
     my.name = Some(name.to_string());
+    // The redo log on the log stack, where the run kept it there.
+    my.redo_dir = redo;
     let server = MyServer::start_existing(&mut stack, my).map_err(|e| e.to_string())?;
     let mut conn = server.connect().map_err(|e| e.to_string())?;
     check_commits(&mut conn, acks, crash_ns, found);

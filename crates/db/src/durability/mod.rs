@@ -25,7 +25,7 @@ use bakeoff_stack::fs::check::{CheckFn, FsCheck, StateChecking};
 use bakeoff_stack::fs::zfs::state as zfs_state;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::{StackError, StackKind};
-use mounted::MountedState;
+use mounted::{GroupId, MountedState, DATA};
 use std::path::{Path, PathBuf};
 
 /// A state's outcome, from the worst.
@@ -166,6 +166,19 @@ pub struct Checker {
     pub mountpoint: PathBuf,
     /// Where the run's stack was mounted: a ZFS dataset comes back there, below `mountpoint`.
     pub origin: PathBuf,
+    /// The run's log stack (its WAL or redo), if it had one.
+    pub log: Option<LogState>,
+}
+
+/// A run's log stack in its states: its images follow the data stack's.
+#[derive(Clone, Debug)]
+pub struct LogState {
+    /// Its type: a kernel file system (ext4, xfs, btrfs).
+    pub kind: StackKind,
+    /// Its first image's index among a state's images.
+    pub first: usize,
+    /// Where it is mounted while a state is checked (created if missing).
+    pub mountpoint: PathBuf,
 }
 
 impl Checker {
@@ -188,12 +201,17 @@ impl Checker {
             ))
         };
         let how = kind.driver().crash_state.ok_or_else(cannot)?;
+        let split = self
+            .log
+            .as_ref()
+            .map_or(images.len(), |l| l.first.min(images.len()));
+        let (data_images, log_images) = images.split_at(split);
         let mut found = StateCheck::new();
-        let mut state = MountedState::attach(images, &self.mountpoint, ledger, exec)?;
+        let mut state = MountedState::attach(data_images, &self.mountpoint, ledger, exec)?;
         let root = match how {
             StateChecking::Kernel(check) => {
                 let fs_type = kind.driver().mount_type.ok_or_else(cannot)?;
-                kernel_recovery(&mut state, fs_type, check, &mut found, exec)?
+                kernel_recovery(&mut state, DATA, (fs_type, check), &mut found, exec)?
             }
             StateChecking::Pool => match state.import_pool(&self.origin, exec)? {
                 Ok(root) => {
@@ -207,9 +225,18 @@ impl Checker {
                 }
             },
         };
-        if let Some(root) = root {
+        let log_root = match &self.log {
+            Some(log) => recover_log(&mut state, log, log_images, &mut found, exec)?,
+            None => None,
+        };
+        if let Some(root) = root.filter(|_| self.log.is_none() || log_root.is_some()) {
             let at = (acks, crash_ns);
-            check_database(&self.db, &root, &self.origin, at, &mut found);
+            let places = Places {
+                root: &root,
+                origin: &self.origin,
+                log: log_root.as_deref(),
+            };
+            check_database(&self.db, &places, at, &mut found);
         }
         state.close(exec)?;
         Ok(found.conclude())
@@ -235,46 +262,90 @@ impl Checker {
     }
 }
 
-/// A kernel file system's recovery: a mount (the journal replayed) and unmount, its own check,
-/// and a mount again for the database; the mount point, or `None` if it would not mount.
+/// A kernel file system's recovery of a state's `group`: a mount (the journal replayed) and
+/// unmount, its own check, and a mount again for the database; the mount point, or `None` if
+/// it would not mount.
 fn kernel_recovery(
     state: &mut MountedState,
-    fs_type: &str,
-    check: CheckFn,
+    group: GroupId,
+    (fs_type, check): (&str, CheckFn),
     found: &mut StateCheck,
     exec: &mut Exec,
 ) -> Result<Option<PathBuf>, StackError> {
-    if let Err(e) = state.mount(fs_type, exec) {
+    if let Err(e) = state.mount(group, fs_type, exec) {
         found.mount_error = Some(e);
         return Ok(None);
     }
-    state.unmount(exec)?;
-    found.fs_check = Some(check(&state.devices, exec)?);
-    if let Err(e) = state.mount(fs_type, exec) {
+    state.unmount(group, exec)?;
+    found.fs_check = Some(check(state.devices(group), exec)?);
+    if let Err(e) = state.mount(group, fs_type, exec) {
         found.mount_error = Some(e);
         return Ok(None);
     }
-    Ok(Some(state.mountpoint.clone()))
+    Ok(Some(state.mountpoint(group).to_path_buf()))
 }
 
-/// Opens the database on the mounted state `root` (the run's stack was at `origin`) and runs
-/// its checks into `found`: the commits in `acks` acknowledged at or before `crash_ns` must be
-/// there.
+/// The log stack's recovery, as the data stack's, into `found` (its refusal to mount, or
+/// damage its check found where the data stack's found none, named as the log stack's).
+fn recover_log(
+    state: &mut MountedState,
+    log: &LogState,
+    images: &[PathBuf],
+    found: &mut StateCheck,
+    exec: &mut Exec,
+) -> Result<Option<PathBuf>, StackError> {
+    let driver = log.kind.driver();
+    let (Some(StateChecking::Kernel(check)), Some(fs_type)) =
+        (driver.crash_state, driver.mount_type)
+    else {
+        return Err(StackError::Environment(format!(
+            "a {} log stack's crash states cannot be checked: ext4, xfs and btrfs log stacks can",
+            log.kind.name()
+        )));
+    };
+    let group = state.attach_group(images, &log.mountpoint, exec)?;
+    let mut own = StateCheck::new();
+    let root = kernel_recovery(state, group, (fs_type, check), &mut own, exec)?;
+    if let Some(e) = own.mount_error {
+        found
+            .mount_error
+            .get_or_insert(format!("the log stack: {e}"));
+    }
+    let data_clean = found.fs_check.as_ref().is_none_or(|c| c.clean);
+    if let Some(c) = own.fs_check.filter(|c| !c.clean && data_clean) {
+        found.fs_check = Some(c);
+    }
+    Ok(root)
+}
+
+/// Where a state's database is: the data stack's root in the state and in the run, and the
+/// log stack's root in the state, if the run had one.
+struct Places<'a> {
+    root: &'a Path,
+    origin: &'a Path,
+    log: Option<&'a Path>,
+}
+
+/// Opens the database on the mounted state (`places`) and runs its checks into `found`: the
+/// commits in `acks` acknowledged at or before `crash_ns` must be there.
 fn check_database(
     db: &StateDb,
-    root: &Path,
-    origin: &Path,
+    places: &Places,
     (acks, crash_ns): (&[Ack], u64),
     found: &mut StateCheck,
 ) {
+    let (root, origin) = (places.root, places.origin);
     match db {
         StateDb::Postgres {
             data_dir,
             name,
             checksums,
         } => {
-            if let Err(e) = postgres::check(root, data_dir, name, *checksums, acks, crash_ns, found)
-            {
+            let wal = places
+                .log
+                .map(|l| l.join(crate::postgres::managed::WAL_DIR));
+            let at = (acks, crash_ns);
+            if let Err(e) = postgres::check(root, data_dir, (name, wal), *checksums, at, found) {
                 found.start_error = Some(e);
             }
         }
@@ -284,7 +355,10 @@ fn check_database(
             variables,
         } => {
             let at = (acks, crash_ns);
-            if let Err(e) = mariadb::check(root, data_dir, name, variables, at, found) {
+            let redo = places
+                .log
+                .map(|l| l.join(crate::mariadb::managed::REDO_DIR));
+            if let Err(e) = mariadb::check(root, data_dir, (name, redo), variables, at, found) {
                 found.start_error = Some(e);
             }
         }

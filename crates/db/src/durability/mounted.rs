@@ -1,6 +1,8 @@
 //! A crash state's images on fresh loop devices, mounted (or, for ZFS, its pool imported):
 //! every step in the ledger before it happens, undone in reverse on [`MountedState::close`] or
-//! on drop (a check that fails midway leaves nothing attached, imported or mounted).
+//! on drop (a check that fails midway leaves nothing attached, imported or mounted). A state
+//! of a run with a log stack has two groups of devices: the data stack's, then the log
+//! stack's, each mounted on its own mount point.
 
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::fs::zfs::state::{self as zfs_state, Imported};
@@ -9,20 +11,30 @@ use bakeoff_stack::undo::{perform, Undo};
 use bakeoff_stack::StackError;
 use std::path::{Path, PathBuf};
 
-/// Loop devices over a state's images, and the mount of the first.
+/// One stack's loop devices and where they are mounted.
+struct Group {
+    devices: Vec<PathBuf>,
+    images: Vec<PathBuf>,
+    mountpoint: PathBuf,
+    mounted: bool,
+}
+
+/// Which group of a state: the data stack's is [`DATA`].
+pub type GroupId = usize;
+
+/// The data stack's group, attached first.
+pub const DATA: GroupId = 0;
+
+/// Loop devices over a state's images, and their mounts.
 pub struct MountedState<'a> {
     ledger: &'a mut Ledger,
-    /// The loop devices, in the images' order.
-    pub devices: Vec<PathBuf>,
-    images: Vec<PathBuf>,
-    /// Where the file system is mounted while it is.
-    pub mountpoint: PathBuf,
-    mounted: bool,
+    groups: Vec<Group>,
     pool: Option<Imported>,
 }
 
 impl<'a> MountedState<'a> {
-    /// Attaches a loop device over each image (read-write: mounting replays a journal).
+    /// Attaches a loop device over each image (read-write: mounting replays a journal): the
+    /// data stack's group, to be mounted at `mountpoint`.
     pub fn attach(
         images: &[PathBuf],
         mountpoint: &Path,
@@ -31,51 +43,76 @@ impl<'a> MountedState<'a> {
     ) -> Result<MountedState<'a>, StackError> {
         let mut state = MountedState {
             ledger,
+            groups: Vec::new(),
+            pool: None,
+        };
+        state.attach_group(images, mountpoint, exec)?;
+        Ok(state)
+    }
+
+    /// Attaches another stack's images (a log stack's), to be mounted at `mountpoint`.
+    pub fn attach_group(
+        &mut self,
+        images: &[PathBuf],
+        mountpoint: &Path,
+        exec: &mut Exec,
+    ) -> Result<GroupId, StackError> {
+        self.groups.push(Group {
             devices: Vec::new(),
             images: Vec::new(),
             mountpoint: mountpoint.to_path_buf(),
             mounted: false,
-            pool: None,
-        };
+        });
+        let id = self.groups.len() - 1;
         for image in images {
-            state.ledger.record(Undo::DetachLoop {
+            self.ledger.record(Undo::DetachLoop {
                 backing: image.clone(),
             })?;
-            state.images.push(image.clone());
+            self.groups[id].images.push(image.clone());
             let path = image.to_string_lossy().into_owned();
             let device = exec.run("losetup", &["--find", "--show", &path])?;
-            state.devices.push(PathBuf::from(device.trim()));
+            self.groups[id].devices.push(PathBuf::from(device.trim()));
         }
-        Ok(state)
+        Ok(id)
     }
 
-    /// Mounts the first device as `fs_type`; `Err` with the kernel's words if it refuses
-    /// (the file system is damaged beyond what its journal recovers).
-    pub fn mount(&mut self, fs_type: &str, exec: &mut Exec) -> Result<(), String> {
-        std::fs::create_dir_all(&self.mountpoint).map_err(|e| e.to_string())?;
-        (self.ledger)
-            .record(Undo::Unmount {
-                path: self.mountpoint.clone(),
-            })
-            .map_err(|e| e.to_string())?;
-        let device = self.devices[0].to_string_lossy().into_owned();
-        let target = self.mountpoint.to_string_lossy().into_owned();
+    /// The group's loop devices, in its images' order.
+    pub fn devices(&self, group: GroupId) -> &[PathBuf] {
+        &self.groups[group].devices
+    }
+
+    /// Where the group is mounted while it is.
+    pub fn mountpoint(&self, group: GroupId) -> &Path {
+        &self.groups[group].mountpoint
+    }
+
+    /// Mounts the group's first device as `fs_type`; `Err` with the kernel's words if it
+    /// refuses (the file system is damaged beyond what its journal recovers).
+    pub fn mount(&mut self, group: GroupId, fs_type: &str, exec: &mut Exec) -> Result<(), String> {
+        let g = &self.groups[group];
+        std::fs::create_dir_all(&g.mountpoint).map_err(|e| e.to_string())?;
+        let undo = Undo::Unmount {
+            path: g.mountpoint.clone(),
+        };
+        self.ledger.record(undo).map_err(|e| e.to_string())?;
+        let device = g.devices[0].to_string_lossy().into_owned();
+        let target = g.mountpoint.to_string_lossy().into_owned();
         exec.run("mount", &["-t", fs_type, &device, &target])
             .map_err(|e| e.to_string())?;
-        self.mounted = true;
+        self.groups[group].mounted = true;
         Ok(())
     }
 
-    /// Imports the ZFS pool on the devices with the mount point as its alternate root; its
-    /// dataset, mounted at `origin` in the run, comes back below it: the path, or `Err` with
-    /// why the pool did not come back (damage).
+    /// Imports the ZFS pool on the data group's devices with its mount point as the alternate
+    /// root; its dataset, mounted at `origin` in the run, comes back below it: the path, or
+    /// `Err` with why the pool did not come back (damage).
     pub fn import_pool(
         &mut self,
         origin: &Path,
         exec: &mut Exec,
     ) -> Result<Result<PathBuf, String>, StackError> {
-        let imported =
-            zfs_state::import(&self.devices, &self.mountpoint, origin, self.ledger, exec)?;
+        let g = &self.groups[DATA];
+        let imported = zfs_state::import(&g.devices, &g.mountpoint, origin, self.ledger, exec)?;
         Ok(imported.map(|pool| {
             let mount = pool.mount.clone();
             self.pool = Some(pool);
@@ -88,17 +125,18 @@ impl<'a> MountedState<'a> {
         self.pool.as_ref().map(|p| p.pool.as_str())
     }
 
-    /// Unmounts it.
-    pub fn unmount(&mut self, exec: &mut Exec) -> Result<(), StackError> {
-        if self.mounted {
-            let target = self.mountpoint.to_string_lossy().into_owned();
+    /// Unmounts the group.
+    pub fn unmount(&mut self, group: GroupId, exec: &mut Exec) -> Result<(), StackError> {
+        let g = &mut self.groups[group];
+        if g.mounted {
+            let target = g.mountpoint.to_string_lossy().into_owned();
             exec.run("umount", &[&target])?;
-            self.mounted = false;
+            g.mounted = false;
         }
         Ok(())
     }
 
-    /// Unmounts and detaches; the first failure is the error.
+    /// Unmounts and detaches everything; the first failure is the error.
     pub fn close(mut self, exec: &mut Exec) -> Result<(), StackError> {
         self.release(exec)
     }
@@ -108,18 +146,21 @@ impl<'a> MountedState<'a> {
         if let Some(pool) = self.pool.take() {
             failed = zfs_state::export(&pool, exec).err().map(|e| e.to_string());
         }
-        if self.mounted {
-            let undo = Undo::Unmount {
-                path: self.mountpoint.clone(),
-            };
-            if let Err(e) = perform(&undo, exec) {
-                failed.get_or_insert(e);
+        // The log stack's group goes first, in reverse of how they came.
+        for g in self.groups.iter_mut().rev() {
+            if g.mounted {
+                let undo = Undo::Unmount {
+                    path: g.mountpoint.clone(),
+                };
+                if let Err(e) = perform(&undo, exec) {
+                    failed.get_or_insert(e);
+                }
+                g.mounted = false;
             }
-            self.mounted = false;
-        }
-        for image in self.images.drain(..) {
-            if let Err(e) = perform(&Undo::DetachLoop { backing: image }, exec) {
-                failed.get_or_insert(e);
+            for image in g.images.drain(..) {
+                if let Err(e) = perform(&Undo::DetachLoop { backing: image }, exec) {
+                    failed.get_or_insert(e);
+                }
             }
         }
         match failed {

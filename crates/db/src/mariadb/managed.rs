@@ -40,6 +40,9 @@ impl From<MyError> for SetupError {
     }
 }
 
+/// The redo log's directory on a log stack (`innodb_log_group_home_dir`).
+pub const REDO_DIR: &str = "myredo";
+
 fn check(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError> {
     let opts = options(plan, Path::new("/nonexistent"))?;
     Ok(MyServer::check(&opts, mem_limit)?)
@@ -47,7 +50,7 @@ fn check(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError> {
 
 fn open(stack: &mut Stack, at: OpenAt) -> Opened {
     let mut opts = options(at.plan, at.data)?;
-    opts.redo_dir = at.log_stack.map(|log| log.join("myredo"));
+    opts.redo_dir = at.log_stack.map(|log| log.join(REDO_DIR));
     Ok(Box::new(MyServer::start(stack, opts)?))
 }
 

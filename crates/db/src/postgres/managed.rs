@@ -47,6 +47,9 @@ impl From<PgError> for SetupError {
     }
 }
 
+/// The WAL's directory on a log stack (`pg_wal` links to it).
+pub const WAL_DIR: &str = "pgwal";
+
 fn check(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError> {
     let opts = options(plan, Path::new("/nonexistent"))?;
     Ok(PgServer::check(&opts, mem_limit)?)
@@ -54,7 +57,7 @@ fn check(plan: &DbPlan, mem_limit: Option<u64>) -> Result<(), SetupError> {
 
 fn open(stack: &mut Stack, at: OpenAt) -> Opened {
     let mut opts = options(at.plan, at.data)?;
-    opts.wal_dir = at.log_stack.map(|log| log.join("pgwal"));
+    opts.wal_dir = at.log_stack.map(|log| log.join(WAL_DIR));
     opts.data_checksums = at.checksums;
     Ok(Box::new(PgServer::start(stack, opts)?))
 }

@@ -10,13 +10,11 @@
 //! stack's loop devices before it unmounts the FUSE mount under them) holds the mount, the
 //! directory and each state's loop device and mount while it is checked.
 
-use crate::cli::StackOpts;
-use crate::commands::pipeline::{Place, Work};
-use crate::exit::{failure, stack_failure, Code, Failure};
-use bakeoff_core::dbplan::{Db, DbPlan, DbWork};
+use crate::exit::{stack_failure, Failure};
+use bakeoff_core::dbplan::{Db, DbPlan};
 use bakeoff_core::record::durability::{Acknowledged, DurabilityRecord};
 use bakeoff_core::verify::journal::Journal;
-use bakeoff_db::durability::{check_states, Checker, Sources, StateCheck, StateDb};
+use bakeoff_db::durability::{check_states, Checker, LogState, Sources, StateCheck, StateDb};
 use bakeoff_db::tpcc::Ack;
 use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
@@ -28,133 +26,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+mod check;
 mod record;
+pub use check::check;
 use record::{durability_record, state_line};
 
 /// The sector a torn write is cut at: the loop devices' logical block size.
 const SECTOR_BYTES: u32 = 4096;
-
-/// What `--crash-states` needs, checked before anything is built (exit 2 otherwise, 3 when
-/// the machine lacks /dev/fuse).
-pub fn check(work: &Work, place: &Place, opts: &StackOpts, states: u32) -> Result<(), Failure> {
-    let usage = |m: String| Err(failure(Code::Usage, format!("--crash-states: {m}")));
-    if states == 0 {
-        return usage("give at least 1 state".into());
-    }
-    check_work(work).or_else(usage)?;
-    let data = match place {
-        Place::Stacks { log: Some(_), .. } => {
-            return usage("one stack only: a log stack's writes are not recorded yet".into())
-        }
-        Place::Target(path) => {
-            return usage(format!(
-                "bakeoff records the writes under the loop devices of a stack it builds: give \
-                 --stack ext4|xfs|btrfs instead of --target {}",
-                path.display()
-            ))
-        }
-        Place::Stacks { data, .. } => data,
-    };
-    check_stack(data, opts).or_else(usage)?;
-    check_room(work, opts)?;
-    if !Path::new("/dev/fuse").exists() {
-        return Err(failure(
-            Code::Environment,
-            "--crash-states: /dev/fuse is missing (modprobe fuse): the write log is a FUSE \
-             file system under the stack's loop devices",
-        ));
-    }
-    Ok(())
-}
-
-/// The work must say what a crash may not lose: a TPC-C run's acknowledged New-Orders, or a
-/// verified I/O run's blocks acknowledged by a sync.
-fn check_work(work: &Work) -> Result<(), String> {
-    let plan = match work {
-        Work::Db(plan) if matches!(plan.work, DbWork::Tpcc { .. }) => return Ok(()),
-        Work::Io(plan) => plan,
-        _ => {
-            return Err(
-                "checks TPC-C runs (`run tpcc`: their New-Order keys are the acknowledged \
-                 commits looked for in each state) and I/O workloads with `verify=` (their \
-                 blocks acknowledged by a sync)"
-                    .into(),
-            )
-        }
-    };
-    if plan.verify.is_none() {
-        return Err(format!(
-            "an I/O workload's states are checked by reading its blocks back: add --set \
-             verify=crc32c to {}",
-            plan.workload
-        ));
-    }
-    if plan.clients > 0 {
-        return Err(
-            "clients= runs its I/O in other processes, whose writes bakeoff does not \
-                    journal: drop clients="
-                .into(),
-        );
-    }
-    if plan.filesets.iter().all(|f| f.verify.is_none()) {
-        return Err(format!(
-            "{} has no verified fileset (a log writer's redo is not written in blocks)",
-            plan.workload
-        ));
-    }
-    Ok(())
-}
-
-/// Write rate the room check assumes for the log: above what a loop device over the write log
-/// carried here (28 MB/s of PostgreSQL TPC-C writes, 31 MB/s of SQLite's).
-const LOG_BYTES_PER_SEC: u64 = 48 << 20;
-
-/// Room under `--images` for the stack's data, the base copy of it and the log of the run's
-/// writes (estimated at [`LOG_BYTES_PER_SEC`]), beside the stack's own check.
-fn check_room(work: &Work, opts: &StackOpts) -> Result<(), Failure> {
-    let data = work.dataset_bytes();
-    let log = work.timed().as_secs().max(1) * LOG_BYTES_PER_SEC;
-    let need = 3 * data + log;
-    let (at, free) = crate::commands::preflight::free_bytes(&opts.images)?;
-    if free >= need {
-        return Ok(());
-    }
-    let mib = |b: u64| b >> 20;
-    Err(failure(
-        Code::Environment,
-        format!(
-            "--crash-states: {} has {} MiB free; the stack's data, the copy the states start \
-             from and the log of the run's writes need about {} MiB ({} MiB of data, {} MiB of \
-             log at {} MiB/s): free space there, give --images another directory, or a \
-             shorter runtime",
-            at.display(),
-            mib(free),
-            mib(need),
-            mib(data),
-            mib(log),
-            mib(LOG_BYTES_PER_SEC)
-        ),
-    ))
-}
-
-/// The data stack must be loop devices with a file system bakeoff can bring back from images
-/// and check with its own tool.
-fn check_stack(data: &StackSpec, opts: &StackOpts) -> Result<(), String> {
-    if data.kind.driver().crash_state.is_none() {
-        return Err(format!(
-            "{}: the states of ext4, xfs, btrfs and zfs stacks can be checked (a file system \
-             bakeoff brings back from loop images and checks with its own tool)",
-            data.text
-        ));
-    }
-    if !opts.devices.is_empty() {
-        return Err("the writes are recorded under loop devices: drop --device".into());
-    }
-    if data.offset > 0 {
-        return Err(format!("{}: offset= is not supported", data.text));
-    }
-    Ok(())
-}
 
 /// A run's write log, its directory and what the states are checked against.
 pub struct CrashRun {
@@ -169,35 +47,49 @@ pub struct CrashRun {
     pub acknowledged: Vec<Ack>,
     /// Records in the run's log when the run ended, before the stack's teardown.
     end: Option<u64>,
+    /// With a log stack: the number of its first image (the data stack's come first).
+    log_first: Option<usize>,
 }
 
-/// Under `--crash-states` (`states`), starts the write log the data stack of `spec` is to be
-/// built on and points `options` at it; `None` otherwise.
+/// Under `--crash-states` (`states`), starts the write log the data stack of `spec` (and the
+/// log stack of `log`, its images after the data stack's) is to be built on and points their
+/// options at it; `None` otherwise.
 pub fn serve_images(
     spec: &StackSpec,
     options: &mut bakeoff_stack::Options,
+    log: Option<(&StackSpec, &mut bakeoff_stack::Options)>,
     seed: u64,
-    states: Option<u32>,
-    quiet: bool,
+    (states, quiet): (Option<u32>, bool),
 ) -> Result<Option<CrashRun>, Failure> {
     let Some(states) = states else {
         return Ok(None);
     };
     crate::commands::cleanup::replay_stale(false)?;
-    let size = spec.size.unwrap_or(options.backing.size);
-    let images = spec.roles().len();
-    let crash = CrashRun::start(&options.images, images, size, seed, states, quiet)?;
+    let sizes_of = |spec: &StackSpec, options: &bakeoff_stack::Options| {
+        let size = spec.size.unwrap_or(options.backing.size);
+        vec![size; spec.roles().len()]
+    };
+    let mut sizes = sizes_of(spec, options);
+    let data_images = sizes.len();
+    if let Some((log_spec, log_options)) = &log {
+        sizes.extend(sizes_of(log_spec, log_options));
+    }
+    let mut crash = CrashRun::start(&options.images, &sizes, seed, states, quiet)?;
     options.backing.logged = Some(crash.mount());
+    if let Some((_, log_options)) = log {
+        log_options.backing.logged = Some(crash.mount());
+        log_options.backing.logged_first = data_images;
+        crash.log_first = Some(data_images);
+    }
     Ok(Some(crash))
 }
 
 impl CrashRun {
-    /// Makes `n` images of `size` bytes in a new directory under `images` and serves them,
-    /// recording, at the mount a stack's loop devices go over ([`CrashRun::mount`]).
+    /// Makes an image of each of `sizes` bytes in a new directory under `images` and serves
+    /// them, recording, at the mount a stack's loop devices go over ([`CrashRun::mount`]).
     pub fn start(
         images: &Path,
-        n: usize,
-        size: u64,
+        sizes: &[u64],
         seed: u64,
         states: u32,
         quiet: bool,
@@ -206,8 +98,8 @@ impl CrashRun {
         let mut ledger =
             Ledger::create(&state_dir(), &format!("write-log-{pid}")).map_err(stack_failure)?;
         let dir = images.join(format!("write-log-{pid}"));
-        let made = make_images(&dir, n, size, &mut ledger);
-        let names: Vec<String> = (0..n).map(|i| format!("disk{i}.img")).collect();
+        let made = make_images(&dir, sizes, &mut ledger);
+        let names: Vec<String> = (0..sizes.len()).map(|i| format!("disk{i}.img")).collect();
         let opts = RecorderOptions {
             backing_dir: dir.join("backing"),
             images: names,
@@ -225,6 +117,7 @@ impl CrashRun {
             quiet,
             acknowledged: Vec::new(),
             end: None,
+            log_first: None,
         };
         run.recorder = Some(recorder.map_err(stack_failure)?);
         Ok(run)
@@ -235,15 +128,17 @@ impl CrashRun {
         self.dir.join("fuse")
     }
 
-    /// Starts the log the states are drawn from, with the database stopped: the stack synced
-    /// and its devices flushed, then the images copied as the states' base.
-    pub fn checkpoint(&self, stack: &mut Stack) -> Result<(), StackError> {
+    /// Starts the log the states are drawn from, with the database stopped: the stacks synced
+    /// and their devices flushed, then the images copied as the states' base.
+    pub fn checkpoint(&self, stacks: &[&Stack]) -> Result<(), StackError> {
         let recorder = self.recorder.as_ref().expect("recording until finish");
         let mut exec = Exec::default();
-        let target = stack.target.to_string_lossy().into_owned();
-        exec.run("sync", &["-f", &target])?;
-        for backing in &stack.info.backing {
-            exec.run("blockdev", &["--flushbufs", &backing.device])?;
+        for stack in stacks {
+            let target = stack.target.to_string_lossy().into_owned();
+            exec.run("sync", &["-f", &target])?;
+            for backing in &stack.info.backing {
+                exec.run("blockdev", &["--flushbufs", &backing.device])?;
+            }
         }
         // A stack that sends no flushes (ext4's `nobarrier`) still starts from a flushed base.
         for image in
@@ -352,19 +247,22 @@ impl Drop for CrashRun {
 }
 
 /// The run's directories, each recorded for removal before it is made (an undo never removes
-/// a tree: each directory goes with its files), and `n` sparse images of `size` bytes.
-fn make_images(dir: &Path, n: usize, size: u64, ledger: &mut Ledger) -> Result<(), StackError> {
+/// a tree: each directory goes with its files), and a sparse image of each of `sizes` bytes.
+fn make_images(dir: &Path, sizes: &[u64], ledger: &mut Ledger) -> Result<(), StackError> {
     for sub in ["", "backing", "base", "work"] {
         let path = dir.join(sub);
         ledger.record(Undo::RemoveDirAndFiles { path: path.clone() })?;
         std::fs::create_dir_all(&path).map_err(StackError::io("creating", &path))?;
     }
-    // The states' mount point, made when the first is checked.
-    ledger.record(Undo::RemoveDir {
-        path: dir.join("mnt"),
-    })?;
+    // The states' mount points (the data stack's, a log stack's), made when the first is
+    // checked.
+    for sub in ["mnt", "mnt-log"] {
+        ledger.record(Undo::RemoveDir {
+            path: dir.join(sub),
+        })?;
+    }
     let backing = dir.join("backing");
-    for i in 0..n {
+    for (i, &size) in sizes.iter().enumerate() {
         let image = backing.join(format!("disk{i}.img"));
         let file = std::fs::File::create(&image).map_err(StackError::io("creating", &image))?;
         file.set_len(size)
@@ -383,12 +281,18 @@ pub fn block_checker(journal: Journal, spec: &StackSpec, origin: &Path, run: &Cr
         },
         mountpoint: run.dir.join("mnt"),
         origin: origin.to_path_buf(),
+        log: None,
     }
 }
 
-/// The checker for a run of `plan` on a stack of `spec`'s type that was mounted at `origin`,
-/// mounting states under the run's directory.
-pub fn checker(plan: &DbPlan, spec: &StackSpec, origin: &Path, run: &CrashRun) -> Checker {
+/// The checker for a run of `plan` on a stack of `spec`'s type that was mounted at `origin`
+/// (and on a log stack of `log`'s type), mounting states under the run's directory.
+pub fn checker(
+    plan: &DbPlan,
+    (spec, log): (&StackSpec, Option<&StackSpec>),
+    origin: &Path,
+    run: &CrashRun,
+) -> Checker {
     let db = match plan.db {
         Db::Sqlite => StateDb::Sqlite {
             file: PathBuf::from(bakeoff_db::sqlite::managed::FILE),
@@ -410,5 +314,10 @@ pub fn checker(plan: &DbPlan, spec: &StackSpec, origin: &Path, run: &CrashRun) -
         db,
         mountpoint: run.dir.join("mnt"),
         origin: origin.to_path_buf(),
+        log: log.zip(run.log_first).map(|(log, first)| LogState {
+            kind: log.kind,
+            first,
+            mountpoint: run.dir.join("mnt-log"),
+        }),
     }
 }
