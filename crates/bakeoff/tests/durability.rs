@@ -69,7 +69,7 @@ fn crash_states_are_refused_where_they_cannot_be_checked() {
             "3",
         ]
     };
-    usage_refusal(&scene, &log("zfs"), "ext4, xfs and btrfs log stacks");
+    usage_refusal(&scene, &log("tmpfs"), "ext4, xfs, btrfs and zfs log stacks");
     usage_refusal(&scene, &log("xfs:offset=1m"), "offset= is not supported");
     let io_log = [
         "run",

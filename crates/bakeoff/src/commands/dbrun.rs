@@ -150,6 +150,7 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     // first; then the log stack goes before the data stack (a zfs log pool shares the data
     // stack's zfs-fuse, which stops with the data stack).
     let origin = stack.target.clone();
+    let log_origin = log_stack.as_ref().map(|l| l.target.clone());
     let mut stopped = stack.stop_started_daemons().map_err(stack_failure);
     if let Some(crash) = crash.as_mut() {
         // The file system's writeback is in the states' window; the teardown is not.
@@ -169,7 +170,7 @@ pub fn run_db(run: &StackRun, plan: &DbPlan, interrupt: &AtomicBool) -> Result<R
     torn?;
     if let Some(crash) = crash {
         if record.status == RunStatus::Completed {
-            let stacks = (run.spec, run.log_spec);
+            let stacks = (run.spec, run.log_spec.zip(log_origin));
             let checker = crash::checker(plan, stacks, &origin, &crash);
             record.durability = Some(crash.finish(&checker, interrupt)?);
         }

@@ -11,6 +11,7 @@ mod blocks;
 mod mariadb;
 pub mod mounted;
 mod postgres;
+mod recovery;
 mod states;
 
 pub use states::{check_states, Sources};
@@ -21,11 +22,12 @@ use crate::sqlite::{Sqlite, SqliteOptions};
 use crate::tpcc::{check_consistency, lost_commits, Ack, LostCommits};
 use bakeoff_stack::daemon::Daemon;
 use bakeoff_stack::exec::Exec;
-use bakeoff_stack::fs::check::{CheckFn, FsCheck, StateChecking};
+use bakeoff_stack::fs::check::{FsCheck, StateChecking};
 use bakeoff_stack::fs::zfs::state as zfs_state;
 use bakeoff_stack::ledger::Ledger;
 use bakeoff_stack::{StackError, StackKind};
-use mounted::{GroupId, MountedState, DATA};
+use mounted::{MountedState, DATA};
+use recovery::{recover, recover_log};
 use std::path::{Path, PathBuf};
 
 /// A state's outcome, from the worst.
@@ -173,8 +175,11 @@ pub struct Checker {
 /// A run's log stack in its states: its images follow the data stack's.
 #[derive(Clone, Debug)]
 pub struct LogState {
-    /// Its type: a kernel file system (ext4, xfs, btrfs).
+    /// Its type.
     pub kind: StackKind,
+    /// Where it was mounted in the run: a ZFS log pool's dataset comes back there, below
+    /// `mountpoint`.
+    pub origin: PathBuf,
     /// Its first image's index among a state's images.
     pub first: usize,
     /// Where it is mounted while a state is checked (created if missing).
@@ -193,38 +198,17 @@ impl Checker {
         ledger: &mut Ledger,
         exec: &mut Exec,
     ) -> Result<StateCheck, StackError> {
-        let kind = self.kind;
-        let cannot = || {
-            StackError::Environment(format!(
-                "a {} stack's crash states cannot be checked: bakeoff cannot bring it back from images",
-                kind.name()
-            ))
-        };
-        let how = kind.driver().crash_state.ok_or_else(cannot)?;
-        let split = self
-            .log
-            .as_ref()
-            .map_or(images.len(), |l| l.first.min(images.len()));
+        let split = (self.log.as_ref()).map_or(images.len(), |l| l.first.min(images.len()));
         let (data_images, log_images) = images.split_at(split);
         let mut found = StateCheck::new();
         let mut state = MountedState::attach(data_images, &self.mountpoint, ledger, exec)?;
-        let root = match how {
-            StateChecking::Kernel(check) => {
-                let fs_type = kind.driver().mount_type.ok_or_else(cannot)?;
-                kernel_recovery(&mut state, DATA, (fs_type, check), &mut found, exec)?
-            }
-            StateChecking::Pool => match state.import_pool(&self.origin, exec)? {
-                Ok(root) => {
-                    let pool = state.pool().unwrap_or_default().to_string();
-                    found.fs_check = Some(zfs_state::scrub(&pool, exec)?);
-                    Some(root)
-                }
-                Err(e) => {
-                    found.mount_error = Some(e);
-                    None
-                }
-            },
-        };
+        let root = recover(
+            &mut state,
+            DATA,
+            (self.kind, &self.origin),
+            &mut found,
+            exec,
+        )?;
         let log_root = match &self.log {
             Some(log) => recover_log(&mut state, log, log_images, &mut found, exec)?,
             None => None,
@@ -250,9 +234,11 @@ impl Checker {
         ledger: &mut Ledger,
         exec: &mut Exec,
     ) -> Result<Option<Daemon>, StackError> {
-        match self.kind.driver().crash_state {
-            Some(StateChecking::Pool) => zfs_state::serve(dir, ledger, exec),
-            _ => Ok(None),
+        let kinds = std::iter::once(self.kind).chain(self.log.as_ref().map(|l| l.kind));
+        let pool = |k: StackKind| matches!(k.driver().crash_state, Some(StateChecking::Pool));
+        match kinds.into_iter().any(pool) {
+            true => zfs_state::serve(dir, ledger, exec),
+            false => Ok(None),
         }
     }
 
@@ -260,62 +246,6 @@ impl Checker {
     pub fn stop_serving(&self, served: Option<Daemon>, exec: &mut Exec) -> Result<(), StackError> {
         served.map_or(Ok(()), |d| zfs_state::stop_serving(&d, exec))
     }
-}
-
-/// A kernel file system's recovery of a state's `group`: a mount (the journal replayed) and
-/// unmount, its own check, and a mount again for the database; the mount point, or `None` if
-/// it would not mount.
-fn kernel_recovery(
-    state: &mut MountedState,
-    group: GroupId,
-    (fs_type, check): (&str, CheckFn),
-    found: &mut StateCheck,
-    exec: &mut Exec,
-) -> Result<Option<PathBuf>, StackError> {
-    if let Err(e) = state.mount(group, fs_type, exec) {
-        found.mount_error = Some(e);
-        return Ok(None);
-    }
-    state.unmount(group, exec)?;
-    found.fs_check = Some(check(state.devices(group), exec)?);
-    if let Err(e) = state.mount(group, fs_type, exec) {
-        found.mount_error = Some(e);
-        return Ok(None);
-    }
-    Ok(Some(state.mountpoint(group).to_path_buf()))
-}
-
-/// The log stack's recovery, as the data stack's, into `found` (its refusal to mount, or
-/// damage its check found where the data stack's found none, named as the log stack's).
-fn recover_log(
-    state: &mut MountedState,
-    log: &LogState,
-    images: &[PathBuf],
-    found: &mut StateCheck,
-    exec: &mut Exec,
-) -> Result<Option<PathBuf>, StackError> {
-    let driver = log.kind.driver();
-    let (Some(StateChecking::Kernel(check)), Some(fs_type)) =
-        (driver.crash_state, driver.mount_type)
-    else {
-        return Err(StackError::Environment(format!(
-            "a {} log stack's crash states cannot be checked: ext4, xfs and btrfs log stacks can",
-            log.kind.name()
-        )));
-    };
-    let group = state.attach_group(images, &log.mountpoint, exec)?;
-    let mut own = StateCheck::new();
-    let root = kernel_recovery(state, group, (fs_type, check), &mut own, exec)?;
-    if let Some(e) = own.mount_error {
-        found
-            .mount_error
-            .get_or_insert(format!("the log stack: {e}"));
-    }
-    let data_clean = found.fs_check.as_ref().is_none_or(|c| c.clean);
-    if let Some(c) = own.fs_check.filter(|c| !c.clean && data_clean) {
-        found.fs_check = Some(c);
-    }
-    Ok(root)
 }
 
 /// Where a state's database is: the data stack's root in the state and in the run, and the

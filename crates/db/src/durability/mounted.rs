@@ -29,7 +29,8 @@ pub const DATA: GroupId = 0;
 pub struct MountedState<'a> {
     ledger: &'a mut Ledger,
     groups: Vec<Group>,
-    pool: Option<Imported>,
+    /// The ZFS pools imported, in order.
+    pools: Vec<Imported>,
 }
 
 impl<'a> MountedState<'a> {
@@ -44,7 +45,7 @@ impl<'a> MountedState<'a> {
         let mut state = MountedState {
             ledger,
             groups: Vec::new(),
-            pool: None,
+            pools: Vec::new(),
         };
         state.attach_group(images, mountpoint, exec)?;
         Ok(state)
@@ -103,26 +104,22 @@ impl<'a> MountedState<'a> {
         Ok(())
     }
 
-    /// Imports the ZFS pool on the data group's devices with its mount point as the alternate
-    /// root; its dataset, mounted at `origin` in the run, comes back below it: the path, or
-    /// `Err` with why the pool did not come back (damage).
+    /// Imports the ZFS pool on the group's devices with the group's mount point as the
+    /// alternate root; its dataset, mounted at `origin` in the run, comes back below it: the
+    /// path and the pool's name, or `Err` with why the pool did not come back (damage).
     pub fn import_pool(
         &mut self,
+        group: GroupId,
         origin: &Path,
         exec: &mut Exec,
-    ) -> Result<Result<PathBuf, String>, StackError> {
-        let g = &self.groups[DATA];
+    ) -> Result<Result<(PathBuf, String), String>, StackError> {
+        let g = &self.groups[group];
         let imported = zfs_state::import(&g.devices, &g.mountpoint, origin, self.ledger, exec)?;
         Ok(imported.map(|pool| {
-            let mount = pool.mount.clone();
-            self.pool = Some(pool);
-            mount
+            let found = (pool.mount.clone(), pool.pool.clone());
+            self.pools.push(pool);
+            found
         }))
-    }
-
-    /// The imported pool's name.
-    pub fn pool(&self) -> Option<&str> {
-        self.pool.as_ref().map(|p| p.pool.as_str())
     }
 
     /// Unmounts the group.
@@ -143,8 +140,10 @@ impl<'a> MountedState<'a> {
 
     fn release(&mut self, exec: &mut Exec) -> Result<(), StackError> {
         let mut failed = None;
-        if let Some(pool) = self.pool.take() {
-            failed = zfs_state::export(&pool, exec).err().map(|e| e.to_string());
+        while let Some(pool) = self.pools.pop() {
+            if let Err(e) = zfs_state::export(&pool, exec) {
+                failed.get_or_insert(e.to_string());
+            }
         }
         // The log stack's group goes first, in reverse of how they came.
         for g in self.groups.iter_mut().rev() {

@@ -6,7 +6,6 @@ use crate::cli::StackOpts;
 use crate::commands::pipeline::{Place, Work};
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::dbplan::DbWork;
-use bakeoff_stack::fs::check::StateChecking;
 use bakeoff_stack::StackSpec;
 use std::path::Path;
 
@@ -114,7 +113,7 @@ fn check_room(work: &Work, opts: &StackOpts) -> Result<(), Failure> {
 }
 
 /// A log stack's writes are recorded in the same log as the data stack's (one power cut hits
-/// both); its state is brought back as a kernel file system's, beside the data stack's.
+/// both); its state is brought back as the data stack's is, beside it.
 fn check_log_stack(work: &Work, log: &StackSpec) -> Result<(), String> {
     if !matches!(work, Work::Db(_)) {
         return Err(format!(
@@ -122,12 +121,9 @@ fn check_log_stack(work: &Work, log: &StackSpec) -> Result<(), String> {
             log.text
         ));
     }
-    if !matches!(
-        log.kind.driver().crash_state,
-        Some(StateChecking::Kernel(_))
-    ) {
+    if log.kind.driver().crash_state.is_none() {
         return Err(format!(
-            "--log-stack {}: the states of ext4, xfs and btrfs log stacks can be checked",
+            "--log-stack {}: the states of ext4, xfs, btrfs and zfs log stacks can be checked",
             log.text
         ));
     }

@@ -286,10 +286,11 @@ pub fn block_checker(journal: Journal, spec: &StackSpec, origin: &Path, run: &Cr
 }
 
 /// The checker for a run of `plan` on a stack of `spec`'s type that was mounted at `origin`
-/// (and on a log stack of `log`'s type), mounting states under the run's directory.
+/// (and on a log stack of `log`'s type, mounted at its path), mounting states under the run's
+/// directory.
 pub fn checker(
     plan: &DbPlan,
-    (spec, log): (&StackSpec, Option<&StackSpec>),
+    (spec, log): (&StackSpec, Option<(&StackSpec, PathBuf)>),
     origin: &Path,
     run: &CrashRun,
 ) -> Checker {
@@ -314,10 +315,13 @@ pub fn checker(
         db,
         mountpoint: run.dir.join("mnt"),
         origin: origin.to_path_buf(),
-        log: log.zip(run.log_first).map(|(log, first)| LogState {
-            kind: log.kind,
-            first,
-            mountpoint: run.dir.join("mnt-log"),
-        }),
+        log: log
+            .zip(run.log_first)
+            .map(|((log, origin), first)| LogState {
+                kind: log.kind,
+                origin,
+                first,
+                mountpoint: run.dir.join("mnt-log"),
+            }),
     }
 }
