@@ -82,11 +82,29 @@ pub(crate) fn check_reachable(dir: &Path, user: RunAs, who: &str) -> Result<(), 
     Ok(())
 }
 
+/// What marks a server's error line: MariaDB's `[ERROR]`, PostgreSQL's `FATAL:` and `PANIC:`.
+const ERROR_MARKS: [&str; 3] = ["[ERROR]", "FATAL:", "PANIC:"];
+
+/// Lines of a log's end an error quotes.
+const TAIL_LINES: usize = 8;
+
 /// The last lines of the server's log, for an error saying why it did not start.
 pub(crate) fn log_tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
+    tail_of(&std::fs::read_to_string(log).unwrap_or_default())
+}
+
+/// The last [`TAIL_LINES`] of `text`, after the first error line before them: the cause, which
+/// a server's lines about aborting and shutting down push out of the tail (InnoDB's "Unable to
+/// apply log to corrupted page" is followed by a dozen of them).
+fn tail_of(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(8)..].join("\n")
+    let from = lines.len().saturating_sub(TAIL_LINES);
+    let is_error = |l: &&&str| ERROR_MARKS.iter().any(|m| l.contains(m));
+    let tail = lines[from..].join("\n");
+    match lines[..from].iter().find(is_error) {
+        Some(cause) => format!("{cause}\n...\n{tail}"),
+        None => tail,
+    }
 }
 
 #[cfg(test)]
@@ -104,5 +122,17 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         assert_eq!(log_tail(&file).lines().next(), Some("line 3"));
         assert_eq!(log_tail(&dir.path().join("none")), "");
+    }
+
+    #[test]
+    fn the_first_error_before_the_tail_comes_first() {
+        let mut text = String::from("note\n[ERROR] InnoDB: Unable to apply log to page 7\n");
+        text.extend((1..=10).map(|n| format!("[ERROR] aborting {n}\n")));
+        let tail = tail_of(&text);
+        let lines: Vec<&str> = tail.lines().collect();
+        assert_eq!(lines[0], "[ERROR] InnoDB: Unable to apply log to page 7");
+        assert_eq!((lines[1], lines[2], lines.len()), ("...", "[ERROR] aborting 3", 10));
+        // An error already in the tail is not repeated.
+        assert_eq!(tail_of("a\nFATAL: x\nb").lines().count(), 3);
     }
 }
