@@ -287,8 +287,11 @@ fn zfs_states_are_imported_scrubbed_and_checked_and_leave_no_pool_behind() {
         return;
     }
     let scene = db_scene();
+    // The WAL on a log pool of its own: each state imports both pools (one zfs-fuse serves
+    // them) and points pg_wal at the log pool's dataset.
     let set = "db=postgres,warehouses=1,terminals=2,runtime=4s,ramp_time=0";
-    let r = scene.db_record(scene.db_run("tpcc", "zfs", set, &["--crash-states", "6"]));
+    let extra = ["--log-stack", "zfs", "--crash-states", "6"];
+    let r = scene.db_record(scene.db_run("tpcc", "zfs", set, &extra));
     let d = &r["durability"];
     assert!(f(&d["states_checked"]) >= 4.0, "{d}");
     assert!(f(&d["acknowledged"]) > 20.0, "{d}");

@@ -131,7 +131,10 @@ mod tests {
         let tail = tail_of(&text);
         let lines: Vec<&str> = tail.lines().collect();
         assert_eq!(lines[0], "[ERROR] InnoDB: Unable to apply log to page 7");
-        assert_eq!((lines[1], lines[2], lines.len()), ("...", "[ERROR] aborting 3", 10));
+        assert_eq!(
+            (lines[1], lines[2], lines.len()),
+            ("...", "[ERROR] aborting 3", 10)
+        );
         // An error already in the tail is not repeated.
         assert_eq!(tail_of("a\nFATAL: x\nb").lines().count(), 3);
     }
