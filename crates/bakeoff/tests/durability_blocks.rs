@@ -6,11 +6,10 @@
 //! acknowledged writes are lost.
 
 mod common;
-use bakeoff_testkit::{privileged_shared_turn, require};
+use bakeoff_testkit::privileged_shared_turn;
 use common::db::*;
 use common::Scene;
 use serde_json::Value;
-use std::path::Path;
 
 /// A random 4 KiB-aligned writer syncing after every write, verified.
 const SET: &str = "verify=crc32c,fsync=1,runtime=3s,ramp_time=0,size=32m";
@@ -35,7 +34,7 @@ fn acknowledged_blocks_survive_with_barriers_and_are_lost_without() {
     let Some(_turn) = privileged_shared_turn() else {
         return;
     };
-    if !require(Path::new("/dev/fuse").exists(), "/dev/fuse") {
+    if !fuse() {
         return;
     }
     let scene = db_scene();
@@ -78,11 +77,5 @@ fn acknowledged_blocks_survive_with_barriers_and_are_lost_without() {
         ids.iter().any(|i| i == "acknowledged_commits_lost"),
         "{ids:?}"
     );
-    assert!(
-        scene.db_leftovers().is_empty(),
-        "{:?}",
-        scene.db_leftovers()
-    );
-    let left: Vec<_> = std::fs::read_dir(scene.images.path()).unwrap().collect();
-    assert!(left.is_empty(), "{left:?}");
+    scene.assert_nothing_left();
 }

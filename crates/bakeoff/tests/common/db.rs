@@ -39,6 +39,11 @@ pub fn mariadb() -> bool {
     require(found.is_ok() && sysbench, &what)
 }
 
+/// True where crash states can be recorded (the write log is a FUSE file system); says why not.
+pub fn fuse() -> bool {
+    require(std::path::Path::new("/dev/fuse").exists(), "/dev/fuse")
+}
+
 /// A scene whose images the `postgres` user can reach (a temporary directory is private).
 pub fn db_scene() -> Scene {
     let scene = Scene::new();
@@ -74,6 +79,15 @@ impl Scene {
         let text = std::fs::read_to_string(&json).unwrap();
         std::fs::remove_file(&json).unwrap();
         serde_json::from_str(&text).unwrap()
+    }
+
+    /// Nothing of the run is left: no server, loop device or mount of ours, and its images
+    /// directory empty.
+    pub fn assert_nothing_left(&self) {
+        let left = self.db_leftovers();
+        assert!(left.is_empty(), "{left:?}");
+        let files: Vec<_> = std::fs::read_dir(self.images.path()).unwrap().collect();
+        assert!(files.is_empty(), "{files:?}");
     }
 
     /// What of the run is left: servers whose data is under our images, our loop devices and
