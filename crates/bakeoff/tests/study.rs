@@ -3,7 +3,7 @@
 //! right sign and size.
 
 mod common;
-use bakeoff_testkit::{files_under, privileged};
+use bakeoff_testkit::{files_under, privileged_shared_turn, privileged_turn};
 use common::finding_ids;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -50,9 +50,10 @@ fn report_json(state: &Path, out: &Path, extra: &[&str]) -> serde_json::Value {
 
 #[test]
 fn kill_9_in_a_study_then_resume_records_every_run_once() {
-    if !privileged() {
+    // Outcomes only (every run recorded once): beside other shared tests.
+    let Some(_turn) = privileged_shared_turn() else {
         return;
-    }
+    };
     let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (killed, whole) = (dir.path().join("killed"), dir.path().join("whole"));
     let images = dir.path().join("images");
@@ -153,9 +154,10 @@ fn kill_9_in_a_study_then_resume_records_every_run_once() {
 
 #[test]
 fn a_throttled_cell_is_reported_worse_with_the_right_size() {
-    if !privileged() {
+    // A verdict on speed: alone.
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
+    };
     let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let out = dir.path().join("t");
     let o = bakeoff(state.path())
@@ -200,9 +202,10 @@ fn a_throttled_cell_is_reported_worse_with_the_right_size() {
 
 #[test]
 fn seed_000_shapes_show_amplification_and_cache_findings_only_where_they_apply() {
-    if !privileged() {
+    // zfs-fuse is one daemon per machine, and the cache findings measure: alone.
+    let Some(_turn) = privileged_turn() else {
         return;
-    }
+    };
     let (state, dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let out = dir.path().join("s0");
     let o = bakeoff(state.path())
