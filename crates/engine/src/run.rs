@@ -375,7 +375,9 @@ pub fn execute_gated(
     match verifier {
         Some(v) => {
             let output = output.map(|o| verified(o, &v, interrupt));
-            plan.journal.put(v.journal());
+            if plan.journal.is_on() {
+                plan.journal.put(v.journal());
+            }
             output
         }
         None => output,

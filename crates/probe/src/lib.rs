@@ -17,6 +17,7 @@
 mod attribution;
 mod btrfs;
 pub mod capture;
+mod clock;
 mod delta;
 mod devices;
 mod env;
@@ -33,6 +34,7 @@ mod target_info;
 mod tracefs;
 
 pub use attribution::{backing_share, RunDevices};
+pub use clock::monotonic_ns;
 pub use delta::{counter_delta, cpu_stats, device_stats};
 pub use devices::{resolve_devices, DeviceInfo, ROLE_BACKING, ROLE_LOG, ROLE_STACK};
 pub use env::environment;

@@ -33,13 +33,20 @@ pub struct BackingOptions {
     pub devices: Vec<PathBuf>,
     /// Devices the user confirmed may be overwritten (`--destroy-data-on`).
     pub destroy_data_on: Vec<PathBuf>,
-    /// The write log's mount (`--crash-states`): the images `disk0.img`, `disk1.img` ... are
-    /// served from there, already made and sized by the recorder's owner, who removes them;
-    /// the stack only attaches its loop devices over them (`crate::writelog`).
-    pub logged: Option<PathBuf>,
-    /// The number of this stack's first image on the write log's mount (a log stack's follow
-    /// the data stack's: one log orders both stacks' writes, as one power cut hits both).
-    pub logged_first: usize,
+    /// The write log's images this stack goes over (`--crash-states`).
+    pub logged: Option<Logged>,
+}
+
+/// Images a write log serves (`crate::writelog`): `disk<first>.img`, `disk<first + 1>.img` ...
+/// at `mount`, already made and sized by the recorder's owner, who removes them; the stack
+/// only attaches its loop devices over them.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    /// The write log's mount.
+    pub mount: PathBuf,
+    /// The number of this stack's first image (a log stack's follow the data stack's: one log
+    /// orders both stacks' writes, as one power cut hits both).
+    pub first: usize,
 }
 
 /// A device a stack sits on.
@@ -65,11 +72,11 @@ pub fn loop_device(
     size: u64,
     offset: u64,
     role: &str,
-    logged: Option<(&Path, usize)>,
+    logged: Option<&Logged>,
 ) -> Result<Backing, StackError> {
     let name = format!("disk{index}.img");
     let image = match logged {
-        Some((mount, first)) => mount.join(format!("disk{}.img", first + index)),
+        Some(log) => log.mount.join(format!("disk{}.img", log.first + index)),
         None => {
             let image = ctx.dir.join(&name);
             ctx.ledger.record(Undo::RemoveFile {
@@ -221,9 +228,6 @@ pub fn provide(
     }
     let size = spec.size.unwrap_or(opts.size);
     (0..n)
-        .map(|i| {
-            let logged = opts.logged.as_deref().map(|m| (m, opts.logged_first));
-            loop_device(ctx, i, size, spec.offset, role(i), logged)
-        })
+        .map(|i| loop_device(ctx, i, size, spec.offset, role(i), opts.logged.as_ref()))
         .collect()
 }

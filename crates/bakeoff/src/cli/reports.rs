@@ -124,7 +124,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub resume: bool,
     /// Check N crash states in every run, as `run --crash-states` (TPC-C, or an I/O workload
-    /// with verify=, on ext4, xfs, btrfs or zfs): the comparison shows each cell's risk beside its cost (docs/durability.md).
+    /// with verify=, on ext4, xfs, btrfs or zfs): the comparison shows each cell's risk beside
+    /// its cost (docs/durability.md).
     /// A study file says it with its crash_states key.
     #[arg(long, value_name = "N")]
     pub crash_states: Option<u32>,

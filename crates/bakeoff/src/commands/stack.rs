@@ -25,7 +25,6 @@ pub fn options(
             devices: opts.devices.clone(),
             destroy_data_on: opts.destroy_data_on.clone(),
             logged: None,
-            logged_first: 0,
         },
         name,
         // Its own flag: Ctrl-C raises every registered flag, so the wait ends on it.

@@ -23,19 +23,20 @@ pub(super) fn acknowledged_commits_lost(c: &Ctx) -> Option<Finding> {
         d.acknowledged,
         d.seed
     );
-    let title = match d.acknowledged_unit {
-        Acknowledged::NewOrders => "a power cut loses commits this configuration acknowledged",
-        Acknowledged::Blocks => "a power cut loses writes a sync acknowledged",
+    let (title, fix) = match d.acknowledged_unit {
+        Acknowledged::NewOrders => (
+            "a power cut loses commits this configuration acknowledged",
+            "a setting that acknowledges before the data is durable (pg.synchronous_commit=off, \
+             pg.fsync=off, sqlite.synchronous=OFF or NORMAL in WAL mode, zfs sync=disabled) \
+             buys its speed with these commits: compare with it on",
+        ),
+        Acknowledged::Blocks => (
+            "a power cut loses writes a sync acknowledged",
+            "a layer acknowledged a sync before the data was durable: a mount without barriers \
+             (nobarrier), a volatile write cache, zfs sync=disabled; the record's \
+             durability.states name the first block lost in each state",
+        ),
     };
-    if d.acknowledged_unit == Acknowledged::Blocks {
-        let fix = "a layer acknowledged a sync before the data was durable: a mount without \
-                   barriers (nobarrier), a volatile write cache, zfs sync=disabled; the \
-                   record's durability.states name the first block lost in each state";
-        return found("acknowledged_commits_lost", Warning, title, ev, fix);
-    }
-    let fix = "a setting that acknowledges before the data is durable (pg.synchronous_commit=off, \
-               pg.fsync=off, sqlite.synchronous=OFF or NORMAL in WAL mode, zfs sync=disabled) \
-               buys its speed with these commits: compare with it on";
     found("acknowledged_commits_lost", Warning, title, ev, fix)
 }
 
@@ -53,18 +54,20 @@ pub(super) fn crash_damage(c: &Ctx) -> Option<Finding> {
         d.count("corrupt")
     );
     let title = "a power cut can leave this stack or database damaged";
-    if d.acknowledged_unit == Acknowledged::Blocks {
-        let fix = "a block larger than the device's sector, overwritten in place, is torn by a \
-                   power cut mid-write and loses the version it overwrote: write it elsewhere \
-                   first (a journal or doublewrite, as databases do) or use a copy-on-write \
-                   stack; the record's durability.states say which block of which file";
-        return found("crash_damage", Warning, title, ev, fix);
-    }
-    let fix = "a database must sync what it writes (not sqlite.synchronous=off, pg.fsync=off); \
-               torn pages need full-page images (pg.full_page_writes=on), InnoDB's doublewrite \
-               or a copy-on-write stack; a file system that does not mount or check clean needs \
-               its barriers (no nobarrier); the record's durability.states say which state \
-               found what";
+    let fix = match d.acknowledged_unit {
+        Acknowledged::NewOrders => {
+            "a database must sync what it writes (not sqlite.synchronous=off, pg.fsync=off); \
+             torn pages need full-page images (pg.full_page_writes=on), InnoDB's doublewrite or \
+             a copy-on-write stack; a file system that does not mount or check clean needs its \
+             barriers (no nobarrier); the record's durability.states say which state found what"
+        }
+        Acknowledged::Blocks => {
+            "a block larger than the device's sector, overwritten in place, is torn by a power \
+             cut mid-write and loses the version it overwrote: write it elsewhere first (a \
+             journal or doublewrite, as databases do) or use a copy-on-write stack; the \
+             record's durability.states say which block of which file"
+        }
+    };
     found("crash_damage", Warning, title, ev, fix)
 }
 

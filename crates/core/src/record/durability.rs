@@ -34,14 +34,6 @@ impl Acknowledged {
             Acknowledged::Blocks => "blocks",
         }
     }
-
-    /// What a lost one was: `commits`, `writes`.
-    pub fn what(self) -> &'static str {
-        match self {
-            Acknowledged::NewOrders => "commits",
-            Acknowledged::Blocks => "writes",
-        }
-    }
 }
 
 /// The crash states of one run and what checking them found.

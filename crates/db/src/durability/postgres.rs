@@ -9,9 +9,9 @@ use crate::tpcc::Ack;
 use std::path::{Path, PathBuf};
 
 /// Runs the checks into `found`; an error is the cluster failing to start (or a check that
-/// could not run), in words.
-/// `wal`: the log stack's WAL directory in the state, where the run kept it there (the data
-/// directory's `pg_wal` link, which names the run's mount, is pointed at it first).
+/// could not run), in words. `wal`: the log stack's WAL directory in the state, where the
+/// run kept it there (the data directory's `pg_wal` link, which names the run's mount, is
+/// pointed at it first).
 pub(super) fn check(
     root: &Path,
     data_dir: &Path,

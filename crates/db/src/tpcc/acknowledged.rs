@@ -25,11 +25,7 @@ pub struct Ack {
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every thread of the process, so a time
 /// noted by a terminal compares with one noted by another part of the run.
-pub fn monotonic_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).map_or(0, |t| {
-        t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64
-    })
-}
+pub use bakeoff_probe::monotonic_ns;
 
 /// What a check of acknowledged New-Orders found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -26,13 +26,6 @@ use table::Generations;
 /// Mismatches described in the record (every one is counted).
 pub const FIRST_KEPT: usize = 8;
 
-/// `CLOCK_MONOTONIC` in nanoseconds: the clock of a run's journal, the write log's and the
-/// TPC-C client's acknowledgements (the run's own clock is the TSC's, from its start).
-pub fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
-
 /// Who found a mismatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FoundBy {

@@ -8,9 +8,11 @@ use super::Worker;
 use crate::engines::{Engine, IoReq};
 use crate::shared::RunError;
 use crate::verify::table::{ReadTicket, WriteTicket};
-use crate::verify::{monotonic_ns, FilesetVerify};
+use crate::verify::FilesetVerify;
+// The journal's clock is the write log's (the run's own is the TSC's, from its start).
 use bakeoff_core::verify::journal::{JournalSync, JournalWrite};
 use bakeoff_core::verify::{check, check_generation, stamp};
+use bakeoff_probe::monotonic_ns;
 use std::sync::Arc;
 
 /// What a slot's I/O noted before it was issued.

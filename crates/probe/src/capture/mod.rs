@@ -21,6 +21,7 @@ pub use anon::Anonymizer;
 pub use filter::Filter;
 pub use tables::UNPLACED;
 
+use crate::monotonic_ns;
 use bakeoff_core::trace::{Footer, LostCounts, Provenance, TraceSink};
 use libbpf_rs::RingBufferBuilder;
 use std::cell::RefCell;
@@ -92,12 +93,6 @@ impl std::fmt::Debug for Capture {
 pub fn ring_size(bytes: u64) -> u32 {
     let size = bytes.clamp(MIN_RING_BYTES, 1 << 31).next_power_of_two();
     u32::try_from(size.min(1 << 31)).unwrap_or(1 << 31)
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: the clock of `bpf_ktime_get_ns`.
-fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
 }
 
 impl Capture {

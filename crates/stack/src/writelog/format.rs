@@ -192,7 +192,4 @@ fn encode_header(images: &[ImageInfo]) -> io::Result<Vec<u8>> {
 /// `CLOCK_MONOTONIC` in nanoseconds, the clock a database client notes its acknowledged commits
 /// on (`bakeoff_db`'s `monotonic_ns`), so a record's time says which commits were acknowledged
 /// before it.
-pub fn monotonic_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
-}
+pub use bakeoff_probe::monotonic_ns;

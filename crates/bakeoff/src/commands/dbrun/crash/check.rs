@@ -121,36 +121,30 @@ fn check_log_stack(work: &Work, log: &StackSpec) -> Result<(), String> {
             log.text
         ));
     }
-    if log.kind.driver().crash_state.is_none() {
-        return Err(format!(
-            "--log-stack {}: the states of ext4, xfs, btrfs and zfs log stacks can be checked",
-            log.text
-        ));
-    }
-    if log.offset > 0 {
-        return Err(format!(
-            "--log-stack {}: offset= is not supported",
-            log.text
-        ));
-    }
-    Ok(())
+    checkable(log, &format!("--log-stack {}", log.text), "log stacks")
 }
 
 /// The data stack must be loop devices with a file system bakeoff can bring back from images
 /// and check with its own tool.
 fn check_stack(data: &StackSpec, opts: &StackOpts) -> Result<(), String> {
-    if data.kind.driver().crash_state.is_none() {
-        return Err(format!(
-            "{}: the states of ext4, xfs, btrfs and zfs stacks can be checked (a file system \
-             bakeoff brings back from loop images and checks with its own tool)",
-            data.text
-        ));
-    }
+    checkable(data, &data.text, "stacks")?;
     if !opts.devices.is_empty() {
         return Err("the writes are recorded under loop devices: drop --device".into());
     }
-    if data.offset > 0 {
-        return Err(format!("{}: offset= is not supported", data.text));
+    Ok(())
+}
+
+/// A stack (`named` so in an error, one of `these`) whose states bakeoff can bring back: a
+/// type with a `crash_state`, its images whole (no `offset=`).
+fn checkable(spec: &StackSpec, named: &str, these: &str) -> Result<(), String> {
+    if spec.kind.driver().crash_state.is_none() {
+        return Err(format!(
+            "{named}: the states of ext4, xfs, btrfs and zfs {these} can be checked (a file \
+             system bakeoff brings back from loop images and checks with its own tool)"
+        ));
+    }
+    if spec.offset > 0 {
+        return Err(format!("{named}: offset= is not supported"));
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use bakeoff_core::record::durability::{Acknowledged, DurabilityRecord};
 use bakeoff_core::verify::journal::Journal;
 use bakeoff_db::durability::{check_states, Checker, LogState, Sources, StateCheck, StateDb};
 use bakeoff_db::tpcc::Ack;
+use bakeoff_stack::backing::Logged;
 use bakeoff_stack::crash::{CrashOptions, CrashState};
 use bakeoff_stack::exec::Exec;
 use bakeoff_stack::ledger::{state_dir, Ledger};
@@ -75,10 +76,13 @@ pub fn serve_images(
         sizes.extend(sizes_of(log_spec, log_options));
     }
     let mut crash = CrashRun::start(&options.images, &sizes, seed, states, quiet)?;
-    options.backing.logged = Some(crash.mount());
+    let served = |first| Logged {
+        mount: crash.mount(),
+        first,
+    };
+    options.backing.logged = Some(served(0));
     if let Some((_, log_options)) = log {
-        log_options.backing.logged = Some(crash.mount());
-        log_options.backing.logged_first = data_images;
+        log_options.backing.logged = Some(served(data_images));
         crash.log_first = Some(data_images);
     }
     Ok(Some(crash))
@@ -218,15 +222,16 @@ impl CrashRun {
             &mut on_state,
         )
         .map_err(stack_failure)?;
+        // What the states were checked against, and whether page or block checksums were.
+        let new_orders = (acks.len() as u64, Acknowledged::NewOrders);
         let (checksums, acknowledged) = match &checker.db {
-            StateDb::Postgres { checksums, .. } => (*checksums, acks.len() as u64),
-            StateDb::Blocks { journal } => (true, journal.acknowledged_blocks()),
-            _ => (false, acks.len() as u64),
+            StateDb::Postgres { checksums, .. } => (*checksums, new_orders),
+            StateDb::Blocks { journal } => {
+                (true, (journal.acknowledged_blocks(), Acknowledged::Blocks))
+            }
+            _ => (false, new_orders),
         };
         let mut record = durability_record(&checked, &opts, acknowledged, &recording, checksums);
-        if matches!(checker.db, StateDb::Blocks { .. }) {
-            record.acknowledged_unit = Acknowledged::Blocks;
-        }
         record.recording.checking_ns = started.elapsed().as_nanos() as u64;
         Ok(record)
     }

@@ -1,7 +1,9 @@
 //! A crash-state run's record: each state checked as the record and the progress lines show
 //! it (docs/schema.md, `durability`).
 
-use bakeoff_core::record::durability::{DurabilityRecord, RecordingCost, StateRecord, OUTCOMES};
+use bakeoff_core::record::durability::{
+    Acknowledged, DurabilityRecord, RecordingCost, StateRecord, OUTCOMES,
+};
 use bakeoff_db::durability::StateCheck;
 use bakeoff_stack::crash::{CrashOptions, CrashState, StateKind};
 use bakeoff_stack::writelog::Recording;
@@ -41,7 +43,7 @@ fn problems(check: &StateCheck) -> Vec<String> {
 pub(super) fn durability_record(
     checked: &[(CrashState, StateCheck)],
     opts: &CrashOptions,
-    acknowledged: u64,
+    (acknowledged, acknowledged_unit): (u64, Acknowledged),
     recording: &Recording,
     checksums: bool,
 ) -> DurabilityRecord {
@@ -74,7 +76,7 @@ pub(super) fn durability_record(
         torn: opts.torn,
         outcomes,
         acknowledged,
-        acknowledged_unit: Default::default(),
+        acknowledged_unit,
         worst_loss: states.iter().map(|s| s.lost).max().unwrap_or(0),
         checksums,
         recording: RecordingCost {
