@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 pub mod capture;
+mod disturbance;
 mod examples;
 mod exports;
 mod names;
@@ -11,6 +12,7 @@ mod reports;
 mod run_opts;
 mod size;
 mod status;
+pub use disturbance::DisturbanceOpts;
 use examples::*;
 pub use exports::ExportOpts;
 pub use names::WorkloadName;

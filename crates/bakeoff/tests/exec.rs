@@ -398,6 +398,7 @@ fn a_comparison_of_a_recipe_shows_its_phases_per_stack() {
     let results = out.path().join("results");
     let run = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"))
         .env("BAKEOFF_STATE_DIR", out.path().join("state"))
+        .env(common::RULE_OFF.0, common::RULE_OFF.1)
         .args([
             "compare",
             "--warm",

@@ -2,7 +2,8 @@
 //! one-screen tour" is read from README.md itself (so the README cannot drift from what runs)
 //! and run as written, as root, with these substitutions and nothing else:
 //!
-//! * `bakeoff` is the binary under test; each command runs in a scratch directory holding a
+//! * `bakeoff` is the binary under test, with the disturbance rule off
+//!   (`BAKEOFF_DISTURBANCE_LIMIT=0`: the other lane's tests run beside it); each command runs in a scratch directory holding a
 //!   link to the repository's `studies/`, with a private `BAKEOFF_STATE_DIR`; commands that
 //!   build a ZFS stack run under `flock /tmp/bakeoff-zfs.lock` (one zfs-fuse per machine).
 //! * Stand-ins for the paths a user would have: `/mnt/x` is a scratch directory on disk,

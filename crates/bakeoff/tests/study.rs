@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 fn bakeoff(state: &Path) -> Command {
     let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
-    c.env("BAKEOFF_STATE_DIR", state);
+    c.env("BAKEOFF_STATE_DIR", state)
+        .env(common::RULE_OFF.0, common::RULE_OFF.1);
     c
 }
 

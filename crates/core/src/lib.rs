@@ -40,6 +40,7 @@ pub mod workload;
 
 pub mod catalog;
 pub mod dbplan;
+pub mod disturbance;
 pub mod job;
 mod values;
 

@@ -177,6 +177,10 @@ pub struct RunRecord {
     /// (docs/durability.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durability: Option<durability::DurabilityRecord>,
+    /// `compare`: other work competed with the run beyond the limit, so its figures are left
+    /// out of verdicts (docs/verdicts.md, "Runs disturbed by other work").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<crate::disturbance::Disturbance>,
 }
 
 impl RunRecord {

@@ -26,6 +26,7 @@ pub mod kwork;
 mod mounts;
 mod page_cache;
 pub mod parse;
+mod quiet;
 mod read;
 mod snapshot;
 mod split;
@@ -45,6 +46,7 @@ pub use parse::{
     parse_mountinfo, parse_pid_stat, parse_proc_stat, parse_trace_events_written, ArcCounters,
     CpuTimes, DiskCounters, MemInfo, MountEntry, ProcStat,
 };
+pub use quiet::sample_quiet;
 pub use read::processes;
 pub use snapshot::{Probe, Snapshot};
 pub use split::{cpu_split, family_cpu_us, SplitInputs};

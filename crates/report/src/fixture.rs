@@ -205,6 +205,7 @@ pub fn record() -> RunRecord {
         replay: None,
         verify: None,
         durability: None,
+        disturbed: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

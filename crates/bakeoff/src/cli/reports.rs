@@ -132,6 +132,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub run_opts: super::RunOpts,
     #[command(flatten)]
+    pub disturbance: super::DisturbanceOpts,
+    #[command(flatten)]
     pub report: ReportOpts,
     #[command(flatten)]
     pub export: ExportOpts<false>,

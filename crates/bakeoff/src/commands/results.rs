@@ -143,7 +143,8 @@ impl Reader {
         Ok(Some(Study { plan, runs }))
     }
 
-    /// Completed runs of a cell (failed runs and half-written files are not results).
+    /// Completed runs of a cell (failed runs, half-written files and runs disturbed by other
+    /// work are not results; the disturbed ones are counted in the notes).
     fn read_runs(&mut self, dir: &Path, cell: &Cell) -> Result<Vec<RunRecord>, Failure> {
         let cell_dir = dir.join("runs").join(&cell.id);
         let Ok(entries) = std::fs::read_dir(&cell_dir) else {
@@ -159,18 +160,21 @@ impl Reader {
             .collect();
         paths.sort();
         let mut runs = Vec::new();
-        let mut copies = 0;
+        let (mut copies, mut disturbed) = (0, Disturbed::default());
         for path in paths {
             let Some((text, record)) = self.read_record(&path)? else {
                 continue;
             };
             let mut h = DefaultHasher::new();
             text.hash(&mut h);
-            if self.seen_records.insert(h.finish()) {
-                runs.push(record);
-            } else {
+            if !self.seen_records.insert(h.finish()) {
                 copies += 1;
+            } else if !disturbed.counted(&path, &record) {
+                runs.push(record);
             }
+        }
+        if let Some(note) = disturbed.note(&cell.label) {
+            self.notes.push(note);
         }
         if copies > 0 {
             self.notes.push(format!(
@@ -219,5 +223,53 @@ impl Reader {
                 Ok(None)
             }
         }
+    }
+}
+
+/// A cell's runs disturbed by other work (docs/verdicts.md): attempts kept beside the results
+/// and run again (`rep-N.disturbed-K.json`), and runs kept marked after the last redo; neither
+/// is a result.
+#[derive(Default)]
+struct Disturbed {
+    redone: usize,
+    kept: usize,
+    first_reason: Option<String>,
+}
+
+impl Disturbed {
+    /// Counts `record` if it was disturbed; false if it is a result.
+    fn counted(&mut self, path: &Path, record: &RunRecord) -> bool {
+        let Some(d) = &record.disturbed else {
+            return false;
+        };
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        match name.contains(".disturbed-") {
+            true => self.redone += 1,
+            false => self.kept += 1,
+        }
+        self.first_reason.get_or_insert_with(|| d.reason());
+        true
+    }
+
+    /// The note for cell `label`, if any of its runs was disturbed.
+    fn note(&self, label: &str) -> Option<String> {
+        let reason = self.first_reason.as_ref()?;
+        let mut parts = Vec::new();
+        if self.redone > 0 {
+            parts.push(format!(
+                "{} run(s) disturbed by other work and run again",
+                self.redone
+            ));
+        }
+        if self.kept > 0 {
+            parts.push(format!(
+                "{} run(s) still disturbed after the last redo, left out of the verdicts",
+                self.kept
+            ));
+        }
+        Some(format!("{label}: {} (first: {reason})", parts.join("; ")))
     }
 }

@@ -9,9 +9,16 @@ pub mod db;
 use std::path::Path;
 use std::process::Command;
 
+/// The disturbance rule off (`compare --disturbance-limit 0`): tests share the machine with
+/// the other lane's, whose CPU would mark their runs disturbed and run them again; the rule
+/// has its own test (tests/disturbed.rs).
+pub const RULE_OFF: (&str, &str) = ("BAKEOFF_DISTURBANCE_LIMIT", "0");
+
 /// The bakeoff binary under test.
 pub fn bakeoff() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("bakeoff").unwrap()
+    let mut c = assert_cmd::Command::cargo_bin("bakeoff").unwrap();
+    c.env(RULE_OFF.0, RULE_OFF.1);
+    c
 }
 
 /// A temporary directory under the target directory (not a tmpfs).
@@ -107,7 +114,9 @@ impl Scene {
     /// bakeoff with `args`, keeping its state in ours.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(assert_cmd::cargo::cargo_bin("bakeoff"));
-        c.env("BAKEOFF_STATE_DIR", self.state.path()).args(args);
+        c.env("BAKEOFF_STATE_DIR", self.state.path())
+            .env(RULE_OFF.0, RULE_OFF.1)
+            .args(args);
         c
     }
 

@@ -4,20 +4,19 @@
 
 use super::exports::{self, write_atomically, Export};
 use super::measure::interrupt_flag;
-use super::phases::CommandOutput;
-use super::pipeline::{Place, Ready, RunFlags, Work};
+use super::pipeline::{Place, Work};
 use super::preflight;
 use crate::cli::{CompareArgs, StackOpts};
 use crate::exit::{failure, Code, Failure};
-use bakeoff_core::record::{RunRecord, RunStatus};
 use bakeoff_core::study::StudyPlan;
 use cells::{cell_plans, place_of, study_from};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 mod cells;
+mod disturbed;
 mod eta;
+mod runs;
 
 /// About how many bytes a run record takes, for the results directory's space check: the
 /// record itself plus one sample per second.
@@ -241,7 +240,7 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
     }
     save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
-    run_study(&args, &opts, &plan, &plans, &out, &interrupt)?;
+    runs::run_study(&args, &opts, &plan, &plans, &out, &interrupt)?;
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
             "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",
@@ -250,114 +249,6 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         return Ok(Code::Interrupted);
     }
     finish(&out, &args, exports)
-}
-
-/// Runs every run of the study the results directory `out` is missing, in the plan's order,
-/// until one fails or Ctrl-C, with progress on stderr.
-fn run_study(
-    args: &CompareArgs,
-    opts: &StackOpts,
-    plan: &StudyPlan,
-    plans: &[Work],
-    out: &Path,
-    interrupt: &std::sync::atomic::AtomicBool,
-) -> Result<(), Failure> {
-    let (mut done, total) = (0usize, plan.order.len());
-    let mut eta = eta::Eta::default();
-    // What the runs not yet recorded are planned to take.
-    let mut planned_left: f64 = (plan.order.iter())
-        .filter(|s| !run_path(out, &plan.cells[s.cell].id, s.rep).exists())
-        .map(|s| eta::planned_secs(&plans[s.cell]))
-        .sum();
-    // On a terminal a bar with the current cell, repetition and ETA; otherwise a line per run.
-    let bar = crate::progress::bar(
-        total as u64,
-        "[{pos}/{len}] {wide_msg} {elapsed_precise}",
-        false,
-    );
-    for slot in &plan.order {
-        let cell = &plan.cells[slot.cell];
-        let path = run_path(out, &cell.id, slot.rep);
-        done += 1;
-        if path.exists() {
-            continue;
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            break;
-        }
-        bar.set_position(done as u64 - 1);
-        bar.set_message(format!(
-            "{} rep {}, {}",
-            cell.label,
-            slot.rep,
-            eta::describe_left(eta.left(planned_left))
-        ));
-        let started = Instant::now();
-        let flags = RunFlags {
-            opts,
-            warm: args.run_opts.warm,
-            mem_limit: mem_limit(args, plan)?,
-            // Without the bar (stderr not a terminal) the runs' own status lines show that a
-            // long cell is alive, named by the cell.
-            quiet: !bar.is_hidden(),
-            remove_data: false,
-            // A progress bar owns the terminal: a recipe's commands' output is kept beside
-            // the run.
-            output: CommandOutput {
-                dir: std::path::absolute(path.with_extension("output")).ok(),
-                ..CommandOutput::default()
-            },
-            capture: None,
-            crash_states: plan.study.crash_states,
-        };
-        if bar.is_hidden() {
-            let name = format!("[{done}/{total}] {} rep {}", cell.label, slot.rep);
-            crate::progress::name_status_lines(Some(name));
-        }
-        let Place::Stacks { data, log } = place_of(cell)? else {
-            unreachable!("a study's cells run on stacks")
-        };
-        let at = Ready::Stacks { data, log };
-        let record = plans[slot.cell].execute(&at, &flags, Some(slot.rep), interrupt)?;
-        let planned = eta::planned_secs(&plans[slot.cell]);
-        eta.finished(planned, started.elapsed());
-        planned_left = (planned_left - planned).max(0.0);
-        if bar.is_hidden() {
-            let left = match planned_left > 0.0 {
-                true => eta::describe_left(eta.left(planned_left)),
-                false => "no runs left".into(),
-            };
-            report_progress(done, total, cell, slot.rep, &record, &left);
-        }
-        if !store(&record, &path, cell, slot.rep)? {
-            break; // interrupted: the run in flight is never recorded as a result
-        }
-    }
-    bar.finish_and_clear();
-    Ok(())
-}
-
-/// Records a finished run: a completed one as a result, a failed one beside it (not a result,
-/// and the study stops). False if the run was interrupted.
-fn store(
-    record: &RunRecord,
-    path: &Path,
-    cell: &bakeoff_core::study::Cell,
-    rep: u32,
-) -> Result<bool, Failure> {
-    let text = bakeoff_report::json::render(record);
-    match record.status {
-        RunStatus::Completed => write_atomically(path, &text).map(|()| true),
-        RunStatus::Interrupted => Ok(false),
-        RunStatus::Failed => {
-            write_atomically(&path.with_extension("failed.json"), &text)?;
-            let error = record.error.as_deref().unwrap_or_default();
-            Err(failure(
-                Code::Io,
-                format!("{} rep {rep}: {error}", cell.label),
-            ))
-        }
-    }
 }
 
 /// The comparison of the finished study: printed, exported, and where the results are.
@@ -371,34 +262,4 @@ fn finish(out: &Path, args: &CompareArgs, exports: Vec<Export>) -> Result<Code, 
     })?;
     eprintln!("results: {}", out.display());
     Ok(loaded.code())
-}
-
-fn report_progress(
-    done: usize,
-    total: usize,
-    cell: &bakeoff_core::study::Cell,
-    rep: u32,
-    r: &RunRecord,
-    left: &str,
-) {
-    use bakeoff_core::units::{format_nanos, format_rate};
-    let n = |v: Option<f64>| v.map_or("-".into(), format_rate);
-    let rate = match (&r.ramp, r.summary.tps) {
-        (Some(ramp), _) => format!("ramp: {}", bakeoff_report::ramp::headline(ramp)),
-        (None, Some(_)) => format!("{} transactions/s", n(r.summary.tps)),
-        (None, None) if !r.phases.is_empty() => format!(
-            "{} phases in {}",
-            r.phases.len(),
-            format_nanos(r.measured_ns as f64)
-        ),
-        (None, None) => format!(
-            "read {}/s write {}/s",
-            n(r.summary.read_iops),
-            n(r.summary.write_iops)
-        ),
-    };
-    eprintln!(
-        "[{done}/{total}] {} rep {rep}: {rate} ({:?}); {left}",
-        cell.label, r.status,
-    );
 }

@@ -368,6 +368,7 @@ fn record(
         steady: output.steady,
         verify: output.verify,
         durability: None,
+        disturbed: None,
     };
     record.drop_short_window();
     if status != RunStatus::Failed {
