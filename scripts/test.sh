@@ -40,11 +40,13 @@ tour=()
 for name in "${db_lane[@]}"; do tour+=(--test "$name"); done
 cargo test --workspace --no-run "${cargo_args[@]}" || exit $?
 log=$(mktemp -t bakeoff-db-lane.XXXXXX)
+started=$(date +%s)
 (
     cargo test -p bakeoff-db "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}"
     db=$?
     cargo test -p bakeoff "${tour[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
     tour=$?
+    echo "scripts/test.sh: the database lane took $(($(date +%s) - started)) s"
     [ "$db" -eq 0 ] && [ "$tour" -eq 0 ]
 ) >"$log" 2>&1 &
 lane=$!
@@ -54,6 +56,7 @@ cargo test -p bakeoff --bins "${rest[@]}" "${cargo_args[@]}" -- "${test_args[@]}
 bakeoff=$?
 cargo test --workspace --exclude bakeoff-db --exclude bakeoff "${cargo_args[@]}" -- "${test_args[@]}"
 others=$?
+echo "scripts/test.sh: the other lane took $(($(date +%s) - started)) s"
 wait "$lane"
 db=$?
 echo "--- the database lane (bakeoff-db's tests, then bakeoff's ${db_lane[*]}) ---"

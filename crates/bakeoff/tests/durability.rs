@@ -6,7 +6,7 @@
 //! `synchronous=FULL`, are shown below the CLI (crates/db/tests/durability_*.rs).
 
 mod common;
-use bakeoff_testkit::{privileged_shared_turn, privileged_turn};
+use bakeoff_testkit::{privileged_shared_turn, privileged_zfs_turn};
 use common::db::*;
 use common::Scene;
 use std::path::Path;
@@ -263,8 +263,8 @@ fn a_log_stacks_writes_are_recorded_and_its_state_recovered_beside_the_data_stac
 
 #[test]
 fn zfs_states_are_imported_scrubbed_and_checked_and_leave_no_pool_behind() {
-    // zfs-fuse is one daemon per machine: alone.
-    let Some(_turn) = privileged_turn() else {
+    // zfs-fuse is one daemon per machine: one ZFS test at a time; it checks outcomes only.
+    let Some(_turn) = privileged_zfs_turn() else {
         return;
     };
     if !postgres() || !fuse() {

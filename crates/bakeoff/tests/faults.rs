@@ -4,7 +4,7 @@
 //! no read-only loop device (root; in CI for real).
 
 mod common;
-use bakeoff_testkit::{privileged_shared_turn, privileged_turn, walk};
+use bakeoff_testkit::{privileged_shared_turn, privileged_turn, privileged_zfs_turn, walk};
 use common::Scene;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -309,7 +309,7 @@ fn mem_limit_runs_in_a_cgroup_that_is_removed_afterwards() {
 
 #[test]
 fn a_killed_zfs_daemon_fails_the_run_clearly_and_teardown_completes() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_zfs_turn() else {
         return;
     };
     let scene = Scene::new();
@@ -489,7 +489,7 @@ fn a_mounted_loop_device_is_refused_with_5_as_target_and_as_device() {
 /// waits, and runs once the first has finished.
 #[test]
 fn a_second_zfs_run_names_the_run_owning_zfs_fuse_and_waits_for_it() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_zfs_turn() else {
         return;
     };
     let scene = Scene::new();

@@ -7,7 +7,7 @@
 mod common;
 
 use bakeoff_testkit::loop_device::LoopFs;
-use bakeoff_testkit::{privileged_shared_turn, privileged_turn, serial};
+use bakeoff_testkit::{privileged_shared_turn, privileged_zfs_turn, serial};
 use common::Scene;
 use serde_json::Value;
 use std::process::Command;
@@ -166,7 +166,7 @@ fn every_file_serving_personality_runs_on_every_kernel_file_system() {
 
 #[test]
 fn every_file_serving_personality_runs_on_zfs() {
-    let Some(_turn) = privileged_turn() else {
+    let Some(_turn) = privileged_zfs_turn() else {
         return;
     };
     personalities_on(&Scene::new(), "zfs");

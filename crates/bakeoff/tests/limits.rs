@@ -5,7 +5,7 @@
 
 mod common;
 use bakeoff_testkit::loop_device::LoopFs;
-use bakeoff_testkit::{privileged_shared_turn, privileged_turn, scratch_dir};
+use bakeoff_testkit::{privileged_shared_turn, scratch_dir};
 use common::bakeoff;
 use predicates::prelude::*;
 use proptest::prelude::*;
@@ -243,7 +243,8 @@ fn what_cannot_be_built_is_refused_up_front() {
 /// under and just over a pool's room go ahead or are refused by both runs.
 #[test]
 fn zfs_pools_below_64_mib_are_refused() {
-    let Some(_turn) = privileged_turn() else {
+    // Its runs take the ZFS lock themselves (flock(1)), so a shared turn.
+    let Some(_turn) = privileged_shared_turn() else {
         return;
     };
     let d = scratch_dir();

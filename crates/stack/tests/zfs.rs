@@ -24,10 +24,11 @@ fn zfs_privileged() -> bool {
         )
 }
 
-/// One ZFS test at a time (this binary's serial lock): zfs-fuse is one daemon per host. Waits
-/// (2 min at most) for a daemon someone else runs to go, since a stack refuses to share one.
-fn zfs_turn() -> bakeoff_testkit::TurnGuard {
-    let guard = bakeoff_testkit::serial();
+/// One ZFS test at a time on the machine (the ZFS lock: zfs-fuse is one daemon per host),
+/// beside the other lane's shared tests: these check outcomes, not figures. Waits (2 min at
+/// most) for a daemon someone else runs to go, since a stack refuses to share one.
+fn zfs_turn() -> bakeoff_testkit::ZfsTurn {
+    let guard = bakeoff_testkit::zfs_turn();
     let start = Instant::now();
     while !foreign_daemons().is_empty() && start.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(500));
@@ -394,7 +395,8 @@ fn measure_read_amplification() {
     if !zfs_privileged() {
         return;
     }
-    let _turn = zfs_turn();
+    // A measurement: the machine alone (so no other ZFS test either).
+    let _turn = bakeoff_testkit::serial();
     measure("zfs:recordsize=8k,primarycache=metadata,vdev_cache=0");
     if !zfs::openzfs_loaded() {
         measure("zfs:recordsize=8k,primarycache=metadata"); // the zfsrc vdev cache (10 MiB)

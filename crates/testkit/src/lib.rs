@@ -73,6 +73,41 @@ pub fn privileged_shared_turn() -> Option<TurnGuard> {
     privileged().then(shared)
 }
 
+/// The lock around a ZFS stack: a machine has one zfs-fuse daemon, and a second bakeoff run
+/// that wants it with other settings is refused. Tests and the README tour's ZFS lines take it
+/// (the tour with `flock(1)`).
+pub const ZFS_LOCK: &str = "/tmp/bakeoff-zfs.lock";
+
+/// A shared turn and the [`ZFS_LOCK`], held until dropped (the lock first).
+pub struct ZfsTurn {
+    _zfs: std::fs::File,
+    _turn: TurnGuard,
+}
+
+/// A shared turn and the [`ZFS_LOCK`]: a test that builds ZFS stacks and checks outcomes, not
+/// figures, runs beside the other lane's shared tests, one ZFS test at a time. (A ZFS test that
+/// measures takes [`serial`]: alone, no other ZFS test can run.)
+pub fn zfs_turn() -> ZfsTurn {
+    let turn = shared();
+    let zfs = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(ZFS_LOCK)
+        .unwrap_or_else(|e| panic!("{ZFS_LOCK}: {e}"));
+    rustix::fs::flock(&zfs, rustix::fs::FlockOperation::LockExclusive)
+        .unwrap_or_else(|e| panic!("flock {ZFS_LOCK}: {e}"));
+    ZfsTurn {
+        _zfs: zfs,
+        _turn: turn,
+    }
+}
+
+/// [`privileged`], then [`zfs_turn`].
+pub fn privileged_zfs_turn() -> Option<ZfsTurn> {
+    privileged().then(zfs_turn)
+}
+
 /// A fresh directory under [`SCRATCH`], removed on drop.
 pub fn scratch_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
