@@ -1,7 +1,8 @@
 //! Runs disturbed by other work (docs/verdicts.md): a busy process started by the test during
 //! exactly one run of a study marks that run, and only it, disturbed; the run is kept beside
 //! the results and run again at the end of its round; the report leaves it out and says so. A
-//! run still disturbed after its last redo is kept, marked, and left out of the verdicts.
+//! run still disturbed after its last redo is kept, marked, and left out of the verdicts. The
+//! study's cost counts the disturbed attempts' time.
 //!
 //! The studies run the null engine on directories (no devices, no root), with the rule on at
 //! its default limit; the test takes the machine alone, so only its own busy process competes.
@@ -159,6 +160,12 @@ fn a_run_beside_a_busy_process_is_kept_apart_and_run_again_at_the_end_of_its_rou
     assert!(redone.get("disturbed").is_none(), "the redo ran quiet");
     assert!(
         table.contains("1 run(s) disturbed by other work and run again"),
+        "{table}"
+    );
+    // The study's cost counts the disturbed attempt's time too.
+    assert!(
+        table.contains("cost: the study's 7 runs took")
+            && table.contains("; 1 of them disturbed by other work"),
         "{table}"
     );
 }

@@ -181,6 +181,21 @@ pub struct RunRecord {
     /// out of verdicts (docs/verdicts.md, "Runs disturbed by other work").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbed: Option<crate::disturbance::Disturbance>,
+    /// `compare`: the run's wall-clock time, for the study's cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<RunTiming>,
+}
+
+/// Wall-clock time of one run of a study: from building its stacks to tearing them down, and
+/// the sample (or `--quiet-wait`) before it. The parts are in the record: `measured_ns`,
+/// `steady.warmup_s`, `dataset.layout_ms` or `database.load.seconds`, the stack's
+/// `commands[].ms` and `durability.recording.checking_ns`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunTiming {
+    /// From the start of building to the end of tearing down, ms.
+    pub wall_ms: u64,
+    /// The machine's sample before the run (or the wait for it to be quiet), ms.
+    pub before_ms: u64,
 }
 
 impl RunRecord {

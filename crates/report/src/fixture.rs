@@ -206,6 +206,7 @@ pub fn record() -> RunRecord {
         verify: None,
         durability: None,
         disturbed: None,
+        timing: None,
     };
     record.summary = Summary::compute(&record);
     record.findings = bakeoff_core::findings::run_findings(&record);

@@ -29,6 +29,8 @@ pub struct Reader {
     pub notes: Vec<String>,
     /// Run records that could not be read.
     pub unreadable: usize,
+    /// What the runs read cost in wall time, disturbed attempts included.
+    pub cost: bakeoff_report::comparison::StudyCost,
 }
 
 /// The `schema_version` of a JSON document, checked against those this bakeoff reads.
@@ -169,7 +171,11 @@ impl Reader {
             text.hash(&mut h);
             if !self.seen_records.insert(h.finish()) {
                 copies += 1;
-            } else if !disturbed.counted(&path, &record) {
+                continue;
+            }
+            let was_disturbed = disturbed.counted(&path, &record);
+            self.cost.add(&record, was_disturbed);
+            if !was_disturbed {
                 runs.push(record);
             }
         }

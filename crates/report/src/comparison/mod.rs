@@ -11,6 +11,7 @@
 pub(crate) mod answer;
 pub(crate) mod cell_text;
 mod cells;
+mod cost;
 pub(crate) mod fit;
 pub mod phases;
 pub mod ramp;
@@ -19,4 +20,5 @@ pub(crate) mod table;
 pub mod text;
 
 pub use cells::{CellRuns, FigureCell};
+pub use cost::StudyCost;
 pub use study::{build, CellRow, StudyReport, REPORT_SCHEMA_VERSION};

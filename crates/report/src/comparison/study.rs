@@ -52,6 +52,10 @@ pub struct StudyReport {
     /// cells are not among `rows`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseTable>,
+    /// What the study's runs cost in wall time, where the records say (`bakeoff report` over
+    /// results directories; absent for records without `timing`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::cost::StudyCost>,
 }
 
 /// Builds the comparison of `cells` over `columns`.
@@ -123,6 +127,7 @@ pub fn build(
         notes,
         ramps: ramp::build(cells, method),
         phases: phases::tables(cells, method),
+        cost: None,
     }
 }
 

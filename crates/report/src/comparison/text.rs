@@ -23,6 +23,9 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
     for n in &r.notes {
         let _ = writeln!(s, "\nnote: {n}");
     }
+    if let Some(line) = r.cost.as_ref().and_then(|c| c.line()) {
+        let _ = writeln!(s, "\ncost: {line}");
+    }
     s
 }
 

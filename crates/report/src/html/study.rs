@@ -154,6 +154,9 @@ fn findings(r: &StudyReport) -> Markup {
             }
             @for n in &r.notes { p.warning { "note: " (n) } }
         }
+        @if let Some(line) = r.cost.as_ref().and_then(|c| c.line()) {
+            p { "cost: " (line) }
+        }
     }
 }
 

@@ -130,7 +130,9 @@ impl Slot<'_> {
             cell.label,
             eta::describe_left(progress.eta.left(progress.planned_left))
         ));
+        let waited = Instant::now();
         let before = disturbed::before_run(&args.disturbance, devices);
+        let before_ms = waited.elapsed().as_millis() as u64;
         let started = Instant::now();
         let flags = RunFlags {
             opts,
@@ -163,6 +165,10 @@ impl Slot<'_> {
         let mut record = work.execute(&at, &flags, Some(rep), interrupt)?;
         let planned = eta::planned_secs(work);
         progress.eta.finished(planned, started.elapsed());
+        record.timing = Some(bakeoff_core::record::RunTiming {
+            wall_ms: started.elapsed().as_millis() as u64,
+            before_ms,
+        });
         if record.status == RunStatus::Completed {
             record.disturbed = disturbed::judged(&record, before.as_ref(), &args.disturbance);
         }

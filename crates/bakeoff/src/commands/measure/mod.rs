@@ -369,6 +369,7 @@ fn record(
         verify: output.verify,
         durability: None,
         disturbed: None,
+        timing: None,
     };
     record.drop_short_window();
     if status != RunStatus::Failed {

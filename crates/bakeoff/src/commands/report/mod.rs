@@ -190,6 +190,7 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     };
     let mut report = build(&runs, &columns, &method, 3);
     report.notes.extend(reader.notes);
+    report.cost = (reader.cost.runs > 0).then_some(reader.cost);
     Ok(Loaded {
         report,
         unreadable: reader.unreadable,
