@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+mod adaptive;
 pub mod capture;
 mod disturbance;
 mod examples;
@@ -12,6 +13,7 @@ mod reports;
 mod run_opts;
 mod size;
 mod status;
+pub use adaptive::{AdaptiveOpts, Search, Until};
 pub use disturbance::DisturbanceOpts;
 use examples::*;
 pub use exports::ExportOpts;

@@ -12,6 +12,12 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod race;
+pub mod sequential;
+#[cfg(test)]
+mod simulation;
+mod student;
+
 /// Fewest values per side for a verdict. With 2, samples from one distribution have disjoint
 /// ranges one time in three: the rule then gives 6–20 % false verdicts (docs/verdicts.md).
 pub const MIN_SAMPLES: usize = 3;
@@ -50,6 +56,9 @@ pub enum Verdict {
     NoSignificantDifference,
     /// Fewer than [`MIN_SAMPLES`] usable values on a side: no verdict is possible.
     TooFewSamples,
+    /// Shown to be within the minimum effect of the baseline: `compare --until decided`'s
+    /// sequential rule ([`sequential::decide`]) only; [`compare`] never gives it.
+    Equivalent,
 }
 
 /// The comparison of one figure of a cell with the same figure of the baseline.

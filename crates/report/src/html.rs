@@ -86,6 +86,7 @@ fn verdict_class(v: Verdict) -> &'static str {
         Verdict::Worse => "worse",
         Verdict::NoSignificantDifference => "same",
         Verdict::TooFewSamples => "few",
+        Verdict::Equivalent => "same",
     }
 }
 

@@ -134,6 +134,8 @@ pub struct CompareArgs {
     #[command(flatten)]
     pub disturbance: super::DisturbanceOpts,
     #[command(flatten)]
+    pub adaptive: super::AdaptiveOpts,
+    #[command(flatten)]
     pub report: ReportOpts,
     #[command(flatten)]
     pub export: ExportOpts<false>,

@@ -5,6 +5,7 @@
 
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::{RunRecord, READABLE_SCHEMA_VERSIONS};
+use bakeoff_core::study::adaptive::{AdaptiveRecord, ADAPTIVE_SCHEMA_VERSION};
 use bakeoff_core::study::{Cell, StudyPlan, STUDY_SCHEMA_VERSION};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -16,6 +17,8 @@ pub struct Study {
     pub plan: StudyPlan,
     /// Completed runs per cell, in the plan's cell order.
     pub runs: Vec<Vec<RunRecord>>,
+    /// `compare --until decided` or `--search`: what it decided (`adaptive.json`).
+    pub adaptive: Option<AdaptiveRecord>,
 }
 
 /// What was read, and what was left out and why.
@@ -77,6 +80,21 @@ pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
     check_schema(&path, &value, "study.json", &[STUDY_SCHEMA_VERSION])?;
     let plan: StudyPlan = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
     plan_problem(&plan).map_or(Ok(plan), |m| Err(corrupt(format!("corrupt study: {m}"))))
+}
+
+/// `DIR/adaptive.json`, if the study was adaptive; checked like `study.json`.
+fn read_adaptive(dir: &Path) -> Result<Option<AdaptiveRecord>, Failure> {
+    let path = dir.join("adaptive.json");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let corrupt = |m: String| failure(Code::Usage, format!("{}: {m}", path.display()));
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+    check_schema(&path, &value, "adaptive.json", &[ADAPTIVE_SCHEMA_VERSION])?;
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|e| corrupt(e.to_string()))
 }
 
 /// What makes a saved plan unusable, if anything.
@@ -142,7 +160,11 @@ impl Reader {
             .iter()
             .map(|cell| self.read_runs(dir, cell))
             .collect::<Result<_, _>>()?;
-        Ok(Some(Study { plan, runs }))
+        Ok(Some(Study {
+            plan,
+            runs,
+            adaptive: read_adaptive(dir)?,
+        }))
     }
 
     /// Completed runs of a cell (failed runs, half-written files and runs disturbed by other

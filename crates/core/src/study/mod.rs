@@ -1,6 +1,7 @@
 //! Studies: stacks × workloads × sweeps × repetitions, from flags or a TOML file, expanded into
 //! cells and an interleaved run order (A B C A B C ...) so drift hits every cell alike.
 
+pub mod adaptive;
 mod expand;
 mod file;
 

@@ -22,6 +22,7 @@ pub(crate) fn verdict_word(v: Verdict) -> &'static str {
         Verdict::Worse => "worse",
         Verdict::NoSignificantDifference => "same",
         Verdict::TooFewSamples => "too few runs",
+        Verdict::Equivalent => "equivalent",
     }
 }
 
@@ -32,6 +33,7 @@ pub(crate) fn verdict_mark(v: Verdict) -> &'static str {
         Verdict::Worse => "-",
         Verdict::NoSignificantDifference => "=",
         Verdict::TooFewSamples => "?",
+        Verdict::Equivalent => "≈",
     }
 }
 

@@ -8,6 +8,7 @@
 //! table that fits the terminal), `table` and `answer` (the table of headline figures and the
 //! sentence it opens with), and [`text`], which renders the whole.
 
+pub mod adaptive;
 pub(crate) mod answer;
 pub(crate) mod cell_text;
 mod cells;

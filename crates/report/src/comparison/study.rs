@@ -56,6 +56,9 @@ pub struct StudyReport {
     /// results directories; absent for records without `timing`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::cost::StudyCost>,
+    /// `compare --until decided` or `--search`: what it decided when (`DIR/adaptive.json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<bakeoff_core::study::adaptive::AdaptiveRecord>,
 }
 
 /// Builds the comparison of `cells` over `columns`.
@@ -128,6 +131,7 @@ pub fn build(
         ramps: ramp::build(cells, method),
         phases: phases::tables(cells, method),
         cost: None,
+        adaptive: None,
     }
 }
 

@@ -20,6 +20,12 @@ fn findings_text(r: &StudyReport, bullet: &str) -> String {
             );
         }
     }
+    if let Some(a) = &r.adaptive {
+        let _ = writeln!(s);
+        for line in super::adaptive::lines(a) {
+            let _ = writeln!(s, "{line}");
+        }
+    }
     for n in &r.notes {
         let _ = writeln!(s, "\nnote: {n}");
     }

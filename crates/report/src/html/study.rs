@@ -154,6 +154,10 @@ fn findings(r: &StudyReport) -> Markup {
             }
             @for n in &r.notes { p.warning { "note: " (n) } }
         }
+        @if let Some(a) = &r.adaptive {
+            h2 #adaptive { "Deciding sooner" }
+            ul { @for line in crate::comparison::adaptive::lines(a) { li { (line) } } }
+        }
         @if let Some(line) = r.cost.as_ref().and_then(|c| c.line()) {
             p { "cost: " (line) }
         }

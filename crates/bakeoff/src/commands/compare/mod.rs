@@ -13,6 +13,7 @@ use cells::{cell_plans, place_of, study_from};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+mod adaptive;
 mod cells;
 mod disturbed;
 mod eta;
@@ -45,6 +46,7 @@ fn check(
     super::report::check_printable(&args.report)?;
     super::report::min_effect(&args.report)?;
     super::report::check_against(&args.report, &plan.study.stacks)?;
+    check_adaptive(args, plan, plans)?;
     check_results(out, plan, args.resume)?;
     let exports = exports::open(&args.export.requested)?;
     let mut checked: Vec<(&str, u64)> = Vec::new();
@@ -68,6 +70,35 @@ fn check(
     Ok((exports, opts))
 }
 
+/// `--until decided` and `--search`: their figures, and what they cannot decide on.
+fn check_adaptive(args: &CompareArgs, plan: &StudyPlan, plans: &[Work]) -> Result<(), Failure> {
+    let a = &args.adaptive;
+    adaptive::check_figures(a)?;
+    if !a.on() {
+        return Ok(());
+    }
+    let usage = |m: String| Err(failure(Code::Usage, m));
+    if plans.iter().any(|p| matches!(p, Work::Recipe(_))) {
+        return usage(
+            "--until decided and --search decide on a run's headline figure; a recipe's phases have none: compare recipes with --repeat"
+                .into(),
+        );
+    }
+    if a.max_repeat < plan.study.repeat.max(1) {
+        return usage(format!(
+            "--max-repeat {} is below the {} repetitions the study plans first (--repeat or the study's repeat)",
+            a.max_repeat, plan.study.repeat
+        ));
+    }
+    if a.until.is_some() && plan.study.repeat < 2 {
+        return usage(
+            "--until decided needs at least 2 planned repetitions (--repeat 2; 3 is the default) before its first look"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// The study's memory limit in bytes, checked.
 fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failure> {
     let Some(text) = &plan.study.mem_limit else {
@@ -80,7 +111,13 @@ fn mem_limit(args: &CompareArgs, plan: &StudyPlan) -> Result<Option<u64>, Failur
     preflight::size(&what, text).map(Some)
 }
 
-fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts, out: &Path) {
+fn print_dry_run(
+    args: &CompareArgs,
+    plan: &StudyPlan,
+    plans: &[Work],
+    opts: &StackOpts,
+    out: &Path,
+) {
     let states = plan.study.crash_states.unwrap_or(0);
     let left: Vec<&bakeoff_core::study::RunSlot> = (plan.order.iter())
         .filter(|s| !run_path(out, &plan.cells[s.cell].id, s.rep).exists())
@@ -147,6 +184,9 @@ fn print_dry_run(plan: &StudyPlan, plans: &[Work], opts: &StackOpts, out: &Path)
             ),
         };
         println!("estimated time: {:.0} min (each run: ramp + runtime + building, laying out or loading, tearing down{checks}){done}", secs / 60.0);
+    }
+    if let Some(line) = adaptive::dry_run_line(&args.adaptive, plan) {
+        println!("{line}");
     }
     println!(
         "disk: up to {} of sparse images at a time under {}",
@@ -233,14 +273,20 @@ pub fn run(args: CompareArgs) -> Result<Code, Failure> {
         .unwrap_or_else(|| PathBuf::from(format!("results/study-{}", std::process::id())));
     let (exports, opts) = check(&args, &plan, &plans, &out)?;
     if args.run_opts.dry_run {
-        print_dry_run(&plan, &plans, &opts, &out);
+        print_dry_run(&args, &plan, &plans, &opts, &out);
         drop(exports);
         eprintln!("dry run: ok, the study would start");
         return Ok(Code::Ok);
     }
     save_plan(&out, &plan)?;
     let interrupt = interrupt_flag()?;
-    runs::run_study(&args, &opts, &plan, &plans, &out, &interrupt)?;
+    let mut study = runs::StudyRun::new(&args, &opts, &plan, &plans, &out, &interrupt);
+    if args.adaptive.on() {
+        adaptive::run(&mut study)?;
+    } else {
+        study.run_planned()?;
+    }
+    study.finish();
     if interrupt.load(Ordering::Relaxed) {
         eprintln!(
             "bakeoff: interrupted: finished runs are in {}; `--resume` runs only what is missing",

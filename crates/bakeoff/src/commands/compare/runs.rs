@@ -25,69 +25,153 @@ struct Progress {
     bar: indicatif::ProgressBar,
 }
 
-/// Runs every run of the study the results directory `out` is missing, in the plan's order,
-/// until one fails or Ctrl-C, with progress on stderr.
-pub fn run_study(
-    args: &CompareArgs,
-    opts: &StackOpts,
-    plan: &StudyPlan,
-    plans: &[Work],
-    out: &Path,
-    interrupt: &AtomicBool,
-) -> Result<(), Failure> {
-    let missing = |s: &&RunSlot| !run_path(out, &plan.cells[s.cell].id, s.rep).exists();
-    let mut progress = Progress {
-        done: plan.order.len() - plan.order.iter().filter(missing).count(),
-        total: plan.order.len(),
-        eta: eta::Eta::default(),
-        // What the runs not yet recorded are planned to take.
-        planned_left: (plan.order.iter().filter(missing))
-            .map(|s| eta::planned_secs(&plans[s.cell]))
-            .sum(),
-        // On a terminal a bar with the current cell, repetition and ETA; otherwise a line per run.
-        bar: crate::progress::bar(
-            plan.order.len() as u64,
-            "[{pos}/{len}] {wide_msg} {elapsed_precise}",
-            false,
-        ),
-    };
-    let devices = disturbed::watched_devices(&plan.cells, opts);
-    let mut order = plan.order.iter().filter(missing).peekable();
-    while let Some(first) = order.next() {
-        // This round's missing runs, then its disturbed ones again.
-        // A resumed study counts the disturbed attempts it kept before.
-        let kept =
-            |s: &RunSlot| disturbed::attempts_kept(&run_path(out, &plan.cells[s.cell].id, s.rep));
-        let mut round: VecDeque<(&RunSlot, u32)> = VecDeque::from([(first, kept(first))]);
-        while let Some(slot) = order.next_if(|s| s.rep == first.rep) {
-            round.push_back((slot, kept(slot)));
+/// A study being run: what it runs, where its results go, and its progress.
+pub struct StudyRun<'a> {
+    pub args: &'a CompareArgs,
+    pub opts: &'a StackOpts,
+    pub plan: &'a StudyPlan,
+    pub plans: &'a [Work],
+    pub out: &'a Path,
+    pub interrupt: &'a AtomicBool,
+    devices: Vec<bakeoff_probe::DeviceInfo>,
+    progress: Progress,
+    /// When the study (this session of it) started.
+    pub started: Instant,
+}
+
+impl<'a> StudyRun<'a> {
+    /// A study about to run the plan's runs that `out` is missing.
+    pub fn new(
+        args: &'a CompareArgs,
+        opts: &'a StackOpts,
+        plan: &'a StudyPlan,
+        plans: &'a [Work],
+        out: &'a Path,
+        interrupt: &'a AtomicBool,
+    ) -> StudyRun<'a> {
+        let missing = |s: &&RunSlot| !run_path(out, &plan.cells[s.cell].id, s.rep).exists();
+        let progress = Progress {
+            done: plan.order.len() - plan.order.iter().filter(missing).count(),
+            total: plan.order.len(),
+            eta: eta::Eta::default(),
+            // What the runs not yet recorded are planned to take.
+            planned_left: (plan.order.iter().filter(missing))
+                .map(|s| eta::planned_secs(&plans[s.cell]))
+                .sum(),
+            // On a terminal a bar with the current cell, repetition and ETA; otherwise a line
+            // per run.
+            bar: crate::progress::bar(
+                plan.order.len() as u64,
+                "[{pos}/{len}] {wide_msg} {elapsed_precise}",
+                false,
+            ),
+        };
+        StudyRun {
+            args,
+            opts,
+            plan,
+            plans,
+            out,
+            interrupt,
+            devices: disturbed::watched_devices(&plan.cells, opts),
+            progress,
+            started: Instant::now(),
         }
+    }
+
+    /// Whether Ctrl-C stopped the study.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+
+    /// Runs every run of the plan `out` is missing, round by round, until one fails or Ctrl-C.
+    pub fn run_planned(&mut self) -> Result<(), Failure> {
+        let plan = self.plan;
+        let mut order = plan.order.iter().peekable();
+        while let Some(first) = order.next() {
+            let mut round = vec![first];
+            while let Some(slot) = order.next_if(|s| s.rep == first.rep) {
+                round.push(slot);
+            }
+            self.run_round(&round)?;
+            if self.interrupted() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `runs` more runs (an adaptive round) to the progress.
+    pub fn plan_more(&mut self, slots: &[RunSlot]) {
+        self.progress.total += slots.len();
+        self.progress.bar.set_length(self.progress.total as u64);
+        self.progress.planned_left += (slots.iter())
+            .map(|s| eta::planned_secs(&self.plans[s.cell]))
+            .sum::<f64>();
+    }
+
+    /// Seconds a round of `slots` is expected to take, by the pace of the runs so far.
+    pub fn round_secs(&self, slots: &[RunSlot]) -> f64 {
+        let planned: f64 = (slots.iter())
+            .map(|s| eta::planned_secs(&self.plans[s.cell]))
+            .sum();
+        self.progress.eta.left(planned)
+    }
+
+    /// Runs one round's slots that `out` is missing, then its disturbed runs again (up to
+    /// `--max-redo` times each), until one fails or Ctrl-C.
+    pub fn run_round(&mut self, slots: &[&RunSlot]) -> Result<(), Failure> {
+        let (plan, out) = (self.plan, self.out);
+        let path = |s: &RunSlot| run_path(out, &plan.cells[s.cell].id, s.rep);
+        // A resumed study counts the disturbed attempts it kept before.
+        let mut round: VecDeque<(&RunSlot, u32)> = (slots.iter())
+            .filter(|s| !path(s).exists())
+            .map(|s| (*s, disturbed::attempts_kept(&path(s))))
+            .collect();
         while let Some((slot, redone)) = round.pop_front() {
-            if interrupt.load(Ordering::Relaxed) {
+            if self.interrupted() {
                 break;
             }
             let run = Slot {
                 plan,
-                plans,
+                plans: self.plans,
                 out,
                 slot,
             };
-            match run.once(args, opts, &devices, &mut progress, redone, interrupt)? {
+            let (args, opts) = (self.args, self.opts);
+            let outcome = run.once(
+                args,
+                opts,
+                &self.devices,
+                &mut self.progress,
+                redone,
+                self.interrupt,
+            )?;
+            match outcome {
                 Outcome::Stored => {}
                 Outcome::Disturbed => {
-                    progress.total += 1;
-                    progress.bar.set_length(progress.total as u64);
+                    self.progress.total += 1;
+                    self.progress.bar.set_length(self.progress.total as u64);
                     round.push_back((slot, redone + 1));
                 }
                 Outcome::Interrupted => break,
             }
         }
-        if interrupt.load(Ordering::Relaxed) {
-            break;
-        }
+        Ok(())
     }
-    progress.bar.finish_and_clear();
-    Ok(())
+
+    /// Whether a round of `slots` would end within `--budget` of the study's start.
+    pub fn fits_budget(&self, slots: &[RunSlot]) -> bool {
+        let Some(budget) = self.args.adaptive.budget else {
+            return true;
+        };
+        self.started.elapsed().as_secs_f64() + self.round_secs(slots) <= budget.as_secs_f64()
+    }
+
+    /// Clears the progress bar.
+    pub fn finish(&self) {
+        self.progress.bar.finish_and_clear();
+    }
 }
 
 /// What became of one attempt at a run.

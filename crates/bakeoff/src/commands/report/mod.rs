@@ -130,10 +130,12 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     let mut reader = Reader::default();
     let mut cells: Vec<Merged> = Vec::new();
     let mut first: Option<StudyPlan> = None;
+    let mut adaptive = None;
     for dir in dirs {
         let Some(study) = reader.read(dir)? else {
             continue;
         };
+        adaptive = adaptive.or(study.adaptive);
         let plan = &study.plan;
         for ((i, cell), runs) in plan.cells.iter().enumerate().zip(study.runs) {
             let planned = plan.baseline_of[i].map(|b| plan.cells[b].label.clone());
@@ -191,6 +193,8 @@ pub fn load(dirs: &[PathBuf], opts: &ReportOpts) -> Result<Loaded, Failure> {
     let mut report = build(&runs, &columns, &method, 3);
     report.notes.extend(reader.notes);
     report.cost = (reader.cost.runs > 0).then_some(reader.cost);
+    report.adaptive = adaptive;
+    bakeoff_report::comparison::adaptive::apply(&mut report);
     Ok(Loaded {
         report,
         unreadable: reader.unreadable,
