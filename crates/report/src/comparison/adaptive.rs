@@ -35,7 +35,11 @@ fn decision(c: &SequentialComparison) -> String {
 /// The section's lines: a headline, then one line per cell.
 pub fn lines(a: &AdaptiveRecord) -> Vec<String> {
     let figures = a.figures.join(" and ");
+    let out_of_reach = (a.cells.iter())
+        .filter_map(|c| c.comparison.as_ref())
+        .any(|c| c.decision == Decision::Undecided);
     let stop = match a.stop {
+        Stop::Decided if out_of_reach => "stopped: every cell decided or out of reach",
         Stop::Decided => "answered",
         Stop::MaxRepeat => "stopped at --max-repeat",
         Stop::Budget => "stopped by --budget",

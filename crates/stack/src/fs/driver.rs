@@ -96,6 +96,10 @@ pub struct Driver {
     /// How a crash state of it is brought back and checked (`e2fsck -fn` of its unmounted
     /// devices, a ZFS pool's import and scrub); `None` where its states cannot be checked.
     pub crash_state: Option<super::check::StateChecking>,
+    /// It writes a block's new version elsewhere and frees the old one only when a
+    /// transaction commits (btrfs, ZFS): a workload that rewrites its data needs free room
+    /// beyond the data, so `--size auto` leaves it some.
+    pub copy_on_write: bool,
 }
 
 impl Driver {
@@ -127,6 +131,7 @@ impl Driver {
             mkfs_bytes: |_| 0,
             mount_type: None,
             crash_state: None,
+            copy_on_write: false,
         }
     }
 }

@@ -152,6 +152,17 @@ pub fn device_for(spec: &StackSpec, data: u64, floor: u64) -> u64 {
     high * MIB
 }
 
+/// Free room `--size auto` leaves beyond `data` on a copy-on-write type (btrfs, ZFS): half the
+/// data, at least 256 MiB. Its rewrites take new blocks until a transaction commits (btrfs
+/// every 30 s, ZFS every 5 s), and its metadata grows as the data fragments: slob over 4 GiB on
+/// btrfs with 30 MiB to spare ran out of space in its first run (2026-11-28).
+pub fn rewrite_room(spec: &StackSpec, data: u64) -> u64 {
+    match spec.kind.driver().copy_on_write {
+        true => (data / 2).max(256 << 20),
+        false => 0,
+    }
+}
+
 /// Bytes the mkfs of `spec` allocates in a sparse image of a `size`-byte device.
 pub fn mkfs_bytes(spec: &StackSpec, size: u64) -> u64 {
     (spec.kind.driver().mkfs_bytes)(size)

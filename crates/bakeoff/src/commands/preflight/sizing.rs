@@ -6,7 +6,7 @@ use super::free_bytes;
 use crate::cli::{LoopSize, StackOpts};
 use crate::exit::{clip, failure, Code, Failure};
 use bakeoff_core::units::format_bytes;
-use bakeoff_stack::fs::{device_for, mkfs_bytes, size_limits, Room};
+use bakeoff_stack::fs::{device_for, mkfs_bytes, rewrite_room, size_limits, Room};
 use bakeoff_stack::StackSpec;
 
 /// A study's `size` (the text its file or the command line gave), parsed once for its runs;
@@ -17,11 +17,12 @@ pub fn loop_size(what: &str, text: &str) -> Result<LoopSize, Failure> {
 
 /// Bytes of each loop device of `spec`: its own `size=`, else `--size`, else (`auto`) what
 /// holds the dataset by the driver's capacity model (over the data devices its profile or
-/// layout gives), at least 1 GiB and the type's smallest.
+/// layout gives), with a copy-on-write type's room for rewrites (`rewrite_room`), at least
+/// 1 GiB and the type's smallest.
 pub fn device_size(spec: &StackSpec, opts: &StackOpts, dataset: u64) -> Result<u64, Failure> {
     Ok(match spec.size.or(opts.size.bytes()) {
         Some(size) => size,
-        None => device_for(spec, dataset, AUTO_FLOOR),
+        None => device_for(spec, dataset + rewrite_room(spec, dataset), AUTO_FLOOR),
     })
 }
 

@@ -31,6 +31,7 @@ pub const DRIVER: Driver = Driver {
     },
     size_limits: super::limits::btrfs,
     crash_state: Some(super::check::StateChecking::Kernel(super::check::btrfs)),
+    copy_on_write: true,
     capacity: super::capacity::btrfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     mount_type: Some("btrfs"),

@@ -52,6 +52,7 @@ pub const DRIVER: Driver = Driver {
     capacity: super::capacity::zfs,
     mkfs_bytes: super::limits::small_mkfs_bytes,
     crash_state: Some(super::check::StateChecking::Pool),
+    copy_on_write: true,
     ..Driver::basic("zfs", build)
 };
 

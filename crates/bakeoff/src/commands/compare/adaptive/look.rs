@@ -152,7 +152,11 @@ impl State {
     /// Says on stderr how the study ended.
     pub(super) fn say(&self) {
         let runs: usize = self.cells.iter().map(|c| c.runs).sum();
+        let undecided = (self.cells.iter())
+            .filter_map(|c| c.comparison.as_ref())
+            .any(|c| c.decision == Decision::Undecided);
         let why = match self.stop {
+            Stop::Decided if undecided => "the undecided ones out of reach",
             Stop::Decided => "answered",
             Stop::MaxRepeat => "--max-repeat reached",
             Stop::Budget => "--budget reached",
