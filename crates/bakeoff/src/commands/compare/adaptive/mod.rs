@@ -162,12 +162,12 @@ pub fn run(study: &mut StudyRun) -> Result<(), Failure> {
             break;
         }
         state.look(study, round as usize);
-        state.save(study, cells, max)?;
-        state.stop = if round == max {
-            Stop::MaxRepeat
-        } else {
-            Stop::Running
+        state.stop = match (state.open.iter().any(|o| *o), round == max) {
+            (false, _) => Stop::Decided,
+            (true, true) => Stop::MaxRepeat,
+            (true, false) => Stop::Running,
         };
+        state.save(study, cells, max)?;
     }
     state.save(study, cells, max)?;
     state.say();
