@@ -60,6 +60,13 @@ pub struct AdaptiveCell {
     pub risky: bool,
 }
 
+/// Whether a compared cell was left undecided (out of reach, or not reached by the end).
+pub fn any_undecided(cells: &[AdaptiveCell]) -> bool {
+    (cells.iter())
+        .filter_map(|c| c.comparison.as_ref())
+        .any(|c| c.decision == crate::verdict::sequential::Decision::Undecided)
+}
+
 /// `DIR/adaptive.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveRecord {

@@ -3,7 +3,7 @@
 //! runs it took against the fixed design's.
 
 use super::study::StudyReport;
-use bakeoff_core::study::adaptive::{AdaptiveRecord, Goal, Stop};
+use bakeoff_core::study::adaptive::{any_undecided, AdaptiveRecord, Goal, Stop};
 use bakeoff_core::verdict::race::{Bound, RaceStatus};
 use bakeoff_core::verdict::sequential::{Decision, SequentialComparison};
 use bakeoff_core::verdict::Verdict;
@@ -35,11 +35,8 @@ fn decision(c: &SequentialComparison) -> String {
 /// The section's lines: a headline, then one line per cell.
 pub fn lines(a: &AdaptiveRecord) -> Vec<String> {
     let figures = a.figures.join(" and ");
-    let out_of_reach = (a.cells.iter())
-        .filter_map(|c| c.comparison.as_ref())
-        .any(|c| c.decision == Decision::Undecided);
     let stop = match a.stop {
-        Stop::Decided if out_of_reach => "stopped: every cell decided or out of reach",
+        Stop::Decided if any_undecided(&a.cells) => "stopped: every cell decided or out of reach",
         Stop::Decided => "answered",
         Stop::MaxRepeat => "stopped at --max-repeat",
         Stop::Budget => "stopped by --budget",

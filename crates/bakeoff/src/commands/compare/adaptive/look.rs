@@ -6,7 +6,9 @@ use crate::commands::compare::runs::StudyRun;
 use crate::commands::exports::write_atomically;
 use crate::exit::Failure;
 use bakeoff_core::record::RunRecord;
-use bakeoff_core::study::adaptive::{AdaptiveRecord, Goal, Stop, ADAPTIVE_SCHEMA_VERSION};
+use bakeoff_core::study::adaptive::{
+    any_undecided, AdaptiveRecord, Goal, Stop, ADAPTIVE_SCHEMA_VERSION,
+};
 use bakeoff_core::verdict::race::{
     pareto_front, pareto_round, race_result, race_round, ParetoCell, RaceCell, RaceStatus,
 };
@@ -152,11 +154,8 @@ impl State {
     /// Says on stderr how the study ended.
     pub(super) fn say(&self) {
         let runs: usize = self.cells.iter().map(|c| c.runs).sum();
-        let undecided = (self.cells.iter())
-            .filter_map(|c| c.comparison.as_ref())
-            .any(|c| c.decision == Decision::Undecided);
         let why = match self.stop {
-            Stop::Decided if undecided => "the undecided ones out of reach",
+            Stop::Decided if any_undecided(&self.cells) => "the undecided ones out of reach",
             Stop::Decided => "answered",
             Stop::MaxRepeat => "--max-repeat reached",
             Stop::Budget => "--budget reached",
