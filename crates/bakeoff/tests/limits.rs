@@ -251,7 +251,7 @@ fn zfs_pools_below_64_mib_are_refused() {
     let real = |spec: &str, size: u64, dataset: u64, extra: &[&str]| {
         let set = format!("engine=null,size={dataset},ramp_time=0,runtime=1s");
         let mut cmd = std::process::Command::new("flock");
-        cmd.arg("/tmp/bakeoff-zfs.lock")
+        cmd.arg(bakeoff_testkit::ZFS_LOCK)
             .arg(assert_cmd::cargo::cargo_bin("bakeoff"))
             .env("BAKEOFF_STATE_DIR", d.path().join("state"))
             .args(["run", "randread", "--quiet", "--set", &set, "--stack", spec])

@@ -199,6 +199,13 @@ pub struct RunTiming {
 }
 
 impl RunRecord {
+    /// Fills the summary's figures the record lacks (added to bakeoff after it was written)
+    /// from the record itself.
+    pub fn fill_summary(&mut self) {
+        let fresh = crate::summary::Summary::compute(self);
+        self.summary.fill_missing(&fresh);
+    }
+
     /// The run measured less than [`MIN_WINDOW`] (and did not fail): too short a window for
     /// CPU, device or steadiness figures, or for any verdict on them.
     pub fn window_too_short(&self) -> bool {

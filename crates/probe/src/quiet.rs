@@ -2,33 +2,29 @@
 //! process that used the most CPU, sampled while bakeoff waits (so all of it is other work).
 //! The rule that judges it is `bakeoff_core::disturbance`.
 
-use crate::delta::{cpu_stats, device_stats};
+use crate::delta::cpu_stats;
 use crate::devices::DeviceInfo;
-use crate::parse::{parse_block_stat, parse_proc_stat, ProcStat};
-use crate::read::{block_stat_path, processes, read, PROC_STAT};
+use crate::parse::ProcStat;
+use crate::read::processes;
+use crate::snapshot::Probe;
 use crate::sys::ticks_per_second;
 use bakeoff_core::disturbance::QuietSample;
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Samples the machine for `length` (sleeping), watching `devices`.
 pub fn sample_quiet(devices: &[DeviceInfo], length: Duration) -> QuietSample {
-    let (cpu0, disks0, procs0) = (proc_stat(), disks(devices), processes());
-    let at = Instant::now();
+    let probe = Probe::new(devices.to_vec());
+    let (start, procs0) = (probe.snapshot(), processes());
     std::thread::sleep(length);
-    let (cpu1, disks1, procs1) = (proc_stat(), disks(devices), processes());
-    let secs = at.elapsed().as_secs_f64();
+    let (end, procs1) = (probe.snapshot(), processes());
+    let secs = end.at.saturating_duration_since(start.at).as_secs_f64();
     let ticks = ticks_per_second();
-    let cpu = cpu0.zip(cpu1).map(|(a, b)| cpu_stats(&a, &b, ticks));
-    let moved: u64 = (devices.iter())
-        .zip(disks0.iter().zip(&disks1))
-        .filter_map(|(dev, pair)| match pair {
-            (Some(s), Some(e)) => {
-                let d = device_stats(dev, s, e, secs);
-                Some(d.read_bytes + d.write_bytes)
-            }
-            _ => None,
-        })
+    let cpu = (start.cpu.as_ref())
+        .zip(end.cpu.as_ref())
+        .map(|(a, b)| cpu_stats(a, b, ticks));
+    let moved: u64 = (probe.device_stats(&start, &end).iter())
+        .map(|d| d.read_bytes + d.write_bytes)
         .sum();
     let busy_ticks = cpu.as_ref().map_or(0.0, |c| c.busy_us / 1e6 * ticks);
     let busy_pct = cpu.as_ref().map_or(0.0, |c| c.busy_pct);
@@ -49,17 +45,6 @@ pub fn sample_quiet(devices: &[DeviceInfo], length: Duration) -> QuietSample {
         devices: devices.iter().map(|d| d.name.clone()).collect(),
         busiest,
     }
-}
-
-fn proc_stat() -> Option<crate::parse::CpuTimes> {
-    read(PROC_STAT).ok().and_then(|t| parse_proc_stat(&t).ok())
-}
-
-fn disks(devices: &[DeviceInfo]) -> Vec<Option<crate::parse::DiskCounters>> {
-    (devices.iter())
-        .map(|d| read(block_stat_path(&d.name)).ok())
-        .map(|text| parse_block_stat(&text?).ok())
-        .collect()
 }
 
 /// The process (not this one) whose user and system ticks grew most between the two readings,

@@ -59,8 +59,5 @@ impl AdaptiveOpts {
 }
 
 fn budget(text: &str) -> Result<Duration, String> {
-    bakeoff_core::units::parse_duration(text)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{text}' is not a duration above 0 (e.g. 40m, 2h)"))
+    super::status::above_zero(text, "40m, 2h")
 }

@@ -48,8 +48,5 @@ fn percent(text: &str) -> Result<f64, String> {
 
 /// A duration above zero.
 fn wait_limit(text: &str) -> Result<Duration, String> {
-    bakeoff_core::units::parse_duration(text)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{text}' is not a duration above 0 (e.g. 30s, 5m)"))
+    super::status::above_zero(text, "30s, 5m")
 }

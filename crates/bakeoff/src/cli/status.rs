@@ -15,10 +15,15 @@ pub struct StatusOpts {
 
 /// A duration above zero (`10s`, `500ms`).
 fn interval(text: &str) -> Result<Duration, String> {
+    above_zero(text, "10s, 500ms")
+}
+
+/// `text` as a duration above zero, or an error giving `examples`.
+pub(super) fn above_zero(text: &str, examples: &str) -> Result<Duration, String> {
     bakeoff_core::units::parse_duration(text)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("'{text}' is not a duration above 0 (e.g. 10s, 500ms)"))
+        .ok_or_else(|| format!("'{text}' is not a duration above 0 (e.g. {examples})"))
 }
 
 impl StatusOpts {

@@ -75,10 +75,7 @@ pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
             dir.display()
         ))
     })?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    check_schema(&path, &value, "study.json", &[STUDY_SCHEMA_VERSION])?;
-    let plan: StudyPlan = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+    let plan: StudyPlan = parse_checked(&path, &text, "study.json", STUDY_SCHEMA_VERSION)?;
     plan_problem(&plan).map_or(Ok(plan), |m| Err(corrupt(format!("corrupt study: {m}"))))
 }
 
@@ -88,13 +85,22 @@ fn read_adaptive(dir: &Path) -> Result<Option<AdaptiveRecord>, Failure> {
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
+    parse_checked(&path, &text, "adaptive.json", ADAPTIVE_SCHEMA_VERSION).map(Some)
+}
+
+/// A results directory's JSON document `what` at `path`, of `schema_version` `version`: a
+/// corrupt one or one of another version is an error (exit 2) naming the file.
+fn parse_checked<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    what: &str,
+    version: u32,
+) -> Result<T, Failure> {
     let corrupt = |m: String| failure(Code::Usage, format!("{}: {m}", path.display()));
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
-    check_schema(&path, &value, "adaptive.json", &[ADAPTIVE_SCHEMA_VERSION])?;
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|e| corrupt(e.to_string()))
+        serde_json::from_str(text).map_err(|e| corrupt(e.to_string()))?;
+    check_schema(path, &value, what, &[version])?;
+    serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
 }
 
 /// What makes a saved plan unusable, if anything.
@@ -227,9 +233,7 @@ impl Reader {
                 check_schema(path, &value, "run records", READABLE_SCHEMA_VERSIONS)?;
                 serde_json::from_value::<RunRecord>(value)
                     .map(|mut r| {
-                        // Figures added since the record was written are computed from it.
-                        let fresh = bakeoff_core::summary::Summary::compute(&r);
-                        r.summary.fill_missing(&fresh);
+                        r.fill_summary();
                         (text, r)
                     })
                     .map_err(|e| e.to_string())

@@ -45,7 +45,7 @@ impl StandIns {
         let bin = assert_cmd::cargo::cargo_bin("bakeoff");
         let mut cmd = if argv.iter().any(|a| a.contains("zfs")) {
             let mut c = Command::new("flock");
-            c.arg("/tmp/bakeoff-zfs.lock").arg(&bin);
+            c.arg(bakeoff_testkit::ZFS_LOCK).arg(&bin);
             c
         } else {
             Command::new(&bin)

@@ -3,8 +3,8 @@
 //! disturbed attempt is kept.
 
 use crate::cli::{DisturbanceOpts, StackOpts};
-use bakeoff_core::disturbance::{judge, quiet, Disturbance, QuietSample};
-use bakeoff_core::record::RunRecord;
+use crate::commands::preflight::nearest_existing;
+use bakeoff_core::disturbance::{quiet, QuietSample};
 use bakeoff_core::study::Cell;
 use bakeoff_probe::{resolve_devices, sample_quiet, DeviceInfo};
 use std::path::{Path, PathBuf};
@@ -20,7 +20,7 @@ const QUIET_SAMPLES: u32 = 6;
 /// The devices whose I/O before a run would be another process's: the disk holding the
 /// images directory (loop images live there), each `--device`, and a `dir=` stack's disk.
 pub fn watched_devices(cells: &[Cell], opts: &StackOpts) -> Vec<DeviceInfo> {
-    let mut paths: Vec<PathBuf> = vec![existing_ancestor(&opts.images)];
+    let mut paths: Vec<PathBuf> = vec![nearest_existing(&opts.images).to_path_buf()];
     paths.extend(opts.devices.iter().cloned());
     for cell in cells {
         if let Ok(spec) = bakeoff_stack::StackSpec::parse_arg(&cell.stack) {
@@ -29,7 +29,7 @@ pub fn watched_devices(cells: &[Cell], opts: &StackOpts) -> Vec<DeviceInfo> {
                 .get("path")
                 .filter(|_| spec.kind.name() == "dir")
             {
-                paths.push(existing_ancestor(Path::new(dir)));
+                paths.push(nearest_existing(Path::new(dir)).to_path_buf());
             }
         }
     }
@@ -44,14 +44,6 @@ pub fn watched_devices(cells: &[Cell], opts: &StackOpts) -> Vec<DeviceInfo> {
         }
     }
     devices
-}
-
-fn existing_ancestor(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    (absolute.ancestors())
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"))
-        .to_path_buf()
 }
 
 /// The machine just before a run: one sample, or with `--quiet-wait` the last of the samples
@@ -110,15 +102,6 @@ fn busy(s: &QuietSample) -> String {
         );
     }
     text
-}
-
-/// Judges a finished run by the rule (`None`: not disturbed, or the rule is off).
-pub fn judged(
-    record: &RunRecord,
-    before: Option<&QuietSample>,
-    opts: &DisturbanceOpts,
-) -> Option<Disturbance> {
-    judge(record, before, opts.disturbance_limit)
 }
 
 /// Where disturbed attempt `attempt` (1, 2, ...) of the run recorded at `path` is kept.

@@ -254,7 +254,8 @@ impl Slot<'_> {
             before_ms,
         });
         if record.status == RunStatus::Completed {
-            record.disturbed = disturbed::judged(&record, before.as_ref(), &args.disturbance);
+            let limit = args.disturbance.disturbance_limit;
+            record.disturbed = bakeoff_core::disturbance::judge(&record, before.as_ref(), limit);
         }
         let redo = record.disturbed.is_some() && redone < args.disturbance.max_redo;
         if !redo {

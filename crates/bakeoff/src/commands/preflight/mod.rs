@@ -26,8 +26,9 @@ pub fn spec(text: &str) -> Result<StackSpec, Failure> {
     StackSpec::parse_arg(text).map_err(|e| failure(Code::Usage, clip_in(&e.to_string(), text)))
 }
 
-/// The nearest existing ancestor of `path` (the run creates the rest) and its free bytes.
-pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
+/// `path`, or its nearest ancestor that exists (`.` for a relative path none of whose parts
+/// does): where a directory bakeoff will create is going to live.
+pub fn nearest_existing(path: &Path) -> &Path {
     let mut at = path;
     while !at.exists() {
         at = match at.parent() {
@@ -35,6 +36,12 @@ pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
             _ => Path::new("."),
         };
     }
+    at
+}
+
+/// The nearest existing ancestor of `path` (the run creates the rest) and its free bytes.
+pub fn free_bytes(path: &Path) -> Result<(PathBuf, u64), Failure> {
+    let at = nearest_existing(path);
     let vfs = rustix::fs::statvfs(at).map_err(|e| {
         failure(
             Code::Environment,

@@ -118,8 +118,7 @@ fn results(study: &StudyRun, rounds: u32) -> Vec<Vec<RunRecord>> {
                 .filter_map(|rep| {
                     let text = std::fs::read_to_string(run_path(study.out, &cell.id, rep)).ok()?;
                     let mut r: RunRecord = serde_json::from_str(&text).ok()?;
-                    r.summary
-                        .fill_missing(&bakeoff_core::summary::Summary::compute(&r));
+                    r.fill_summary();
                     r.disturbed.is_none().then_some(r)
                 })
                 .collect()
