@@ -1,12 +1,20 @@
 //! What the simulations of the sequential verdicts and the race draw from: run-to-run noise as
 //! this project measured it, and a seeded generator.
 //!
-//! Each entry of [`RANGES`] is one cell's `[min–max]` over its repetitions in a table of
-//! docs/studies, turned into the standard deviation of `ln(value)` by the expected range of
-//! normal samples: `ln(max / min) / d(n)`, `d(2) = 1.128`, `d(3) = 1.693`. A synthetic cell
-//! draws its noise from these, uniformly.
+//! Two sources of noise:
+//!
+//! * **Shared machine** ([`noise_sds`]): each entry of [`RANGES`] is one cell's `[min–max]` over
+//!   its repetitions in a table of docs/studies, turned into the standard deviation of
+//!   `ln(value)` by the expected range of normal samples: `ln(max / min) / d(n)`,
+//!   `d(2) = 1.128`, `d(3) = 1.693`. Most of those studies ran beside other work.
+//! * **Quiet machine** ([`quiet_noise_sds`]): the run records committed under
+//!   docs/studies/records whose runs the disturbed-run rule let through, read at test time:
+//!   what `compare` keeps as results since runs disturbed by other work are redone.
+//!
+//! A synthetic cell draws its noise from one of them, uniformly.
 
 use super::SplitMix64;
+use std::path::{Path, PathBuf};
 
 /// What a figure measures, to draw noise of its kind where a figure's kind matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +79,149 @@ pub(crate) fn noise_sds() -> Vec<f64> {
     noise_sds_of(None)
 }
 
+/// The figures whose run-to-run noise [`quiet_noise_sds`] takes from a record's `summary`:
+/// rates, CPU per operation or transaction, device bytes per operation or transaction (the
+/// kinds of [`RANGES`]).
+const QUIET_FIGURES: [&str; 8] = [
+    "read_iops",
+    "write_iops",
+    "tps",
+    "cpu_us_per_op",
+    "cpu_us_per_txn",
+    "device_write_bytes_per_op",
+    "device_write_bytes_per_txn",
+    "device_read_bytes_per_txn",
+];
+
+/// Fewest results of a cell for its spread to count.
+const QUIET_MIN_RUNS: usize = 3;
+
+/// The standard deviations of `ln(value)` over the results of every cell of every study under
+/// docs/studies/records (`<study>/runs/<cell>/rep-N.json.gz`) with at least
+/// [`QUIET_MIN_RUNS`] results: one per cell and figure of [`QUIET_FIGURES`] the records have,
+/// each the sample standard deviation divided by `c4(n)`, so that it estimates the standard
+/// deviation without the small-sample bias (`c4(3) = 0.886`). A run `compare` redid because it
+/// was disturbed (`rep-N.disturbed-K`, or a record whose `disturbed` is set) is not a result.
+pub(crate) fn quiet_noise_sds() -> Vec<f64> {
+    let records = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/studies/records");
+    let mut sds = Vec::new();
+    for cell in cell_dirs(&records) {
+        let runs: Vec<serde_json::Value> = std::fs::read_dir(&cell)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().to_string();
+                name.starts_with("rep-")
+                    && name.ends_with(".json.gz")
+                    && !name.contains("disturbed")
+            })
+            .map(|p| read_gz_json(&p))
+            .filter(|r| r["disturbed"].is_null())
+            .collect();
+        if runs.len() < QUIET_MIN_RUNS {
+            continue;
+        }
+        for figure in QUIET_FIGURES {
+            let values: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r["summary"][figure].as_f64())
+                .collect();
+            if values.len() == runs.len() {
+                let stats = super::sequential::LogStats::of(&values);
+                sds.push(stats.var.sqrt() / c4(stats.n));
+            }
+        }
+    }
+    assert!(
+        sds.len() >= 20,
+        "too few quiet cells in {}: {}",
+        records.display(),
+        sds.len()
+    );
+    sds
+}
+
+/// The cell directories `<records>/<study>/runs/<cell>`, sorted.
+fn cell_dirs(records: &Path) -> Vec<PathBuf> {
+    let dirs = |p: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<_> = std::fs::read_dir(p)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        v
+    };
+    dirs(records)
+        .iter()
+        .flat_map(|study| dirs(&study.join("runs")))
+        .collect()
+}
+
+fn read_gz_json(path: &Path) -> serde_json::Value {
+    let file = std::fs::File::open(path).unwrap();
+    serde_json::from_reader(flate2::read::GzDecoder::new(file))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `E[s] / sigma` for `n` normal values: `sqrt(2 / (n - 1)) Γ(n / 2) / Γ((n - 1) / 2)`.
+fn c4(n: usize) -> f64 {
+    // Γ(n/2) / Γ((n-1)/2) by the recurrence from Γ(1) = 1 and Γ(1/2) = sqrt(pi).
+    let (mut num, mut den) = if n % 2 == 0 {
+        (1.0, std::f64::consts::PI.sqrt())
+    } else {
+        (std::f64::consts::PI.sqrt(), 1.0)
+    };
+    let (mut a, mut b) = if n % 2 == 0 { (1.0, 0.5) } else { (0.5, 1.0) };
+    while a < n as f64 / 2.0 - 0.25 {
+        num *= a;
+        a += 1.0;
+    }
+    while b < (n as f64 - 1.0) / 2.0 - 0.25 {
+        den *= b;
+        b += 1.0;
+    }
+    (2.0 / (n as f64 - 1.0)).sqrt() * num / den
+}
+
+/// A class of true ratios: `(name, share, smallest ratio, largest)`; a ratio is drawn with
+/// `|ln ratio|` uniform between the two, either sign.
+pub(crate) type Class = (&'static str, f64, f64, f64);
+
+/// The ratios docs/studies reported (the 343 "×r" marks in their tables, every figure), by
+/// size: 21 within 0.5 % (taken as exactly 1: A/A), 63 from 0.5 % to 10 %, 32 from 10 to
+/// 20 %, 114 from 20 % to 2x, 111 beyond 2x (taken up to 20x).
+pub(crate) const STUDIES_MIX: [Class; 5] = [
+    ("same", 21.0, 1.0, 1.0),
+    ("near", 63.0, 1.005, 1.10),
+    ("medium", 32.0, 1.10, 1.20),
+    ("large", 114.0, 1.20, 2.0),
+    ("huge", 111.0, 2.0, 20.0),
+];
+
+/// A third each: A/A, around the 5 % min effect, large.
+pub(crate) const THIRDS_MIX: [Class; 3] = [
+    ("same", 1.0, 1.0, 1.0),
+    ("near", 1.0, 1.02, 1.10),
+    ("large", 1.0, 1.2, 3.0),
+];
+
+/// A class of `mix` drawn by share, and a log ratio of it: `(class index, ln ratio)`.
+pub(crate) fn draw(rng: &mut Rng, mix: &[Class]) -> (usize, f64) {
+    let mut u = rng.uniform() * mix.iter().map(|c| c.1).sum::<f64>();
+    let i = mix
+        .iter()
+        .position(|c| {
+            u -= c.1;
+            u < 0.0
+        })
+        .unwrap_or(mix.len() - 1);
+    let (lo, hi) = (mix[i].2.ln(), mix[i].3.ln());
+    let size = lo + (hi - lo) * rng.uniform();
+    (i, if rng.uniform() < 0.5 { size } else { -size })
+}
+
 /// A seeded source of uniform, normal and log-normal draws.
 pub(crate) struct Rng(SplitMix64);
 
@@ -101,4 +252,20 @@ impl Rng {
             .map(|_| center * (sd * self.normal()).exp())
             .collect()
     }
+}
+
+#[test]
+fn simulation_c4_and_quiet_noise() {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-4;
+    assert!(close(c4(2), 0.7979) && close(c4(3), 0.8862) && close(c4(8), 0.9650));
+    let sds = quiet_noise_sds();
+    let mut sorted = sds.clone();
+    sorted.sort_by(f64::total_cmp);
+    eprintln!(
+        "quiet noise: {} cell figures, median sd {:.3}, largest {:.3}",
+        sds.len(),
+        sorted[sorted.len() / 2],
+        sorted[sorted.len() - 1]
+    );
+    assert!(sds.iter().all(|s| s.is_finite() && *s >= 0.0));
 }

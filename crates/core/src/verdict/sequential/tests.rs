@@ -3,46 +3,12 @@
 //! quotes).
 
 use super::*;
-use crate::verdict::simulation::{noise_sds, Rng};
+use crate::verdict::simulation::{
+    draw, noise_sds, quiet_noise_sds, Class, Rng, STUDIES_MIX, THIRDS_MIX,
+};
 use crate::verdict::{compare, Method, Verdict};
 use proptest::prelude::*;
 use Decision::{Better as B, Equivalent as Eq, Undecided as U, Worse as W};
-
-/// A class of true ratios: `(name, share, smallest ratio, largest)`; a ratio is drawn with
-/// `|ln ratio|` uniform between the two, either sign.
-type Class = (&'static str, f64, f64, f64);
-
-/// The ratios docs/studies reported (the 343 "×r" marks in their tables, every figure), by
-/// size: 21 within 0.5 % (taken as exactly 1: A/A), 63 from 0.5 % to 10 %, 32 from 10 to
-/// 20 %, 114 from 20 % to 2x, 111 beyond 2x (taken up to 20x).
-const STUDIES_MIX: [Class; 5] = [
-    ("same", 21.0, 1.0, 1.0),
-    ("near", 63.0, 1.005, 1.10),
-    ("medium", 32.0, 1.10, 1.20),
-    ("large", 114.0, 1.20, 2.0),
-    ("huge", 111.0, 2.0, 20.0),
-];
-
-/// A third each: A/A, around the 5 % min effect, large.
-const THIRDS_MIX: [Class; 3] = [
-    ("same", 1.0, 1.0, 1.0),
-    ("near", 1.0, 1.02, 1.10),
-    ("large", 1.0, 1.2, 3.0),
-];
-
-fn draw(rng: &mut Rng, mix: &[Class]) -> (usize, f64) {
-    let mut u = rng.uniform() * mix.iter().map(|c| c.1).sum::<f64>();
-    let i = mix
-        .iter()
-        .position(|c| {
-            u -= c.1;
-            u < 0.0
-        })
-        .unwrap_or(mix.len() - 1);
-    let (lo, hi) = (mix[i].2.ln(), mix[i].3.ln());
-    let size = lo + (hi - lo) * rng.uniform();
-    (i, if rng.uniform() < 0.5 { size } else { -size })
-}
 
 /// One simulated cell: its class, the fixed design's verdict on all `max_rounds` values, the
 /// sequential answer and the rounds it ran.
@@ -106,18 +72,19 @@ fn pct(k: usize, n: usize) -> f64 {
     k as f64 * 100.0 / n.max(1) as f64
 }
 
-/// Simulates `studies` studies: (% same answer as 10 fixed runs, % of the fixed design's runs).
+/// Simulates `studies` studies, each side's noise drawn from `sds`: (% same answer as 10 fixed
+/// runs, % of the fixed design's runs).
 fn agreement(
     seed: u64,
-    mix: &[Class],
-    cells: usize,
+    sds: &[f64],
+    (mix, cells): (&[Class], usize),
     studies: usize,
     m: &SequentialMethod,
 ) -> (f64, f64) {
-    let (sds, mut rng) = (noise_sds(), Rng::new(seed));
+    let mut rng = Rng::new(seed);
     let (mut all, mut runs) = (Vec::new(), 0);
     for _ in 0..studies {
-        let (o, r) = study(&mut rng, &sds, mix, cells, m);
+        let (o, r) = study(&mut rng, sds, mix, cells, m);
         all.extend(o);
         runs += r;
     }
@@ -152,13 +119,53 @@ type Case = (
     Option<(f64, f64)>,
 );
 
+/// Runs `cases` with noise from `sds` and asserts their bounds.
+fn check_cases(noise: &str, sds: &[f64], cases: &[Case]) {
+    for &(name, mix, cells, studies, seed, bound) in cases {
+        eprintln!("until decided, {noise}, {name} + baseline, {studies} studies:");
+        let m = SequentialMethod::default();
+        let (same, runs) = agreement(seed, sds, (mix, cells), studies, &m);
+        eprintln!(
+            "  all: same answer as 10 fixed runs {same:.1}%, runs {runs:.1}% of the fixed design's"
+        );
+        if let Some((min_same, max_runs)) = bound {
+            assert!(
+                same >= min_same && runs <= max_runs,
+                "{noise}, {name}: {same} {runs}"
+            );
+        }
+    }
+}
+
 #[test]
 fn sequential_agrees_with_ten_fixed_runs_in_half_the_runs() {
-    // The targets are 95 % same answer and 50 % of the runs. Same answer is 95 % give or take
+    // The targets: 95 % the same answer as 10 fixed runs with at most 50 % of their runs, on
+    // the noise of runs the disturbed-run rule lets through (the committed quiet records). They
+    // hold with a margin there (96.6-97.7 % and 42.7-48.3 % over four seeds).
+    let quiet: [Case; 2] = [
+        (
+            "studies' ratios, 1 cell",
+            &STUDIES_MIX,
+            1,
+            1500,
+            11,
+            Some((95.0, 50.0)),
+        ),
+        (
+            "studies' ratios, 3 cells",
+            &STUDIES_MIX,
+            3,
+            500,
+            13,
+            Some((95.0, 50.0)),
+        ),
+    ];
+    check_cases("quiet machine", &quiet_noise_sds(), &quiet);
+    // On the shared machine's noise (docs/studies' tables) the same answer is 95 % give or take
     // a point over seeds (94.3-95.7 % for 1 cell: `sequential_design_choices`), so 94 % is
     // asserted; with 3 cells the baseline runs as long as the slowest cell and the runs are
-    // about 51 %, over the target (docs/verdicts.md says so).
-    let cases: [Case; 3] = [
+    // about 51 % (docs/verdicts.md says so).
+    let shared: [Case; 3] = [
         (
             "studies' ratios, 1 cell",
             &STUDIES_MIX,
@@ -177,48 +184,42 @@ fn sequential_agrees_with_ten_fixed_runs_in_half_the_runs() {
         ),
         ("thirds, 1 cell", &THIRDS_MIX, 1, 400, 17, None),
     ];
-    for (name, mix, cells, studies, seed, bound) in cases {
-        eprintln!("until decided, {name} + baseline, {studies} studies:");
-        let (same, runs) = agreement(seed, mix, cells, studies, &SequentialMethod::default());
-        eprintln!(
-            "  all: same answer as 10 fixed runs {same:.1}%, runs {runs:.1}% of the fixed design's"
-        );
-        if let Some((min_same, max_runs)) = bound {
-            assert!(
-                same >= min_same && runs <= max_runs,
-                "{name}: {same} {runs}"
-            );
-        }
-    }
+    check_cases("shared machine", &noise_sds(), &shared);
 }
 
 #[test]
 fn sequential_aa_false_verdicts_under_optional_stopping() {
     // Stop at the first decided look (no futility: every look is taken), identical setups.
-    let sds = noise_sds();
-    for futility in [0.0, SequentialMethod::default().futility] {
-        let m = SequentialMethod {
-            futility,
-            ..SequentialMethod::default()
-        };
-        let mut rng = Rng::new(99);
-        let (trials, mut wrong, mut equivalent) = (2000, 0, 0);
-        for _ in 0..trials {
-            let sd = rng.pick(&sds);
-            let (cell, base) = (rng.lognormal(10, 50.0, sd), rng.lognormal(10, 50.0, sd));
-            let look = (m.min_rounds..=m.max_rounds)
-                .map(|r| decide(&cell[..r], &base[..r], Better::Lower, &m))
-                .find(|c| c.finished())
-                .unwrap_or_else(|| decide(&cell, &base, Better::Lower, &m));
-            wrong += usize::from(matches!(look.decision, B | W));
-            equivalent += usize::from(look.decision == Eq);
+    for (noise, sds) in [("shared", noise_sds()), ("quiet", quiet_noise_sds())] {
+        for futility in [0.0, SequentialMethod::default().futility] {
+            let m = SequentialMethod {
+                futility,
+                ..SequentialMethod::default()
+            };
+            let (wrong, equivalent) = aa_rates(&sds, &m, 2000);
+            eprintln!(
+                "A/A, {noise} machine, futility {futility}: false better/worse {wrong:.1}%, equivalent {equivalent:.1}%"
+            );
+            assert!(wrong <= 5.0, "{noise} {futility}: {wrong}");
         }
-        let (wrong, equivalent) = (pct(wrong, trials), pct(equivalent, trials));
-        eprintln!(
-            "A/A, futility {futility}: false better/worse {wrong:.1}%, equivalent {equivalent:.1}%"
-        );
-        assert!(wrong <= 5.0, "{wrong}");
     }
+}
+
+/// Identical setups, each stopped at its first finished look: (% better or worse, % equivalent).
+fn aa_rates(sds: &[f64], m: &SequentialMethod, trials: usize) -> (f64, f64) {
+    let mut rng = Rng::new(99);
+    let (mut wrong, mut equivalent) = (0, 0);
+    for _ in 0..trials {
+        let sd = rng.pick(sds);
+        let (cell, base) = (rng.lognormal(10, 50.0, sd), rng.lognormal(10, 50.0, sd));
+        let look = (m.min_rounds..=m.max_rounds)
+            .map(|r| decide(&cell[..r], &base[..r], Better::Lower, m))
+            .find(|c| c.finished())
+            .unwrap_or_else(|| decide(&cell, &base, Better::Lower, m));
+        wrong += usize::from(matches!(look.decision, B | W));
+        equivalent += usize::from(look.decision == Eq);
+    }
+    (pct(wrong, trials), pct(equivalent, trials))
 }
 
 #[test]
@@ -389,7 +390,7 @@ fn sequential_design_choices() {
             ..SequentialMethod::default()
         };
         for seed in [100, 200, 300] {
-            let (same, runs) = agreement(seed, &STUDIES_MIX, 1, 1500, &m);
+            let (same, runs) = agreement(seed, &noise_sds(), (&STUDIES_MIX, 1), 1500, &m);
             eprintln!("last share {last_share}, futility {futility}, seed {seed}: same answer {same:.1}%, runs {runs:.1}%");
         }
     }
