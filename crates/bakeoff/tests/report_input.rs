@@ -274,3 +274,49 @@ fn resume_runs_only_the_cells_a_grown_study_added_and_refuses_a_changed_one() {
         .code(2)
         .stderr(predicate::str::contains("cells differ"));
 }
+
+#[test]
+fn a_directory_kept_gzip_compressed_reports_the_same() {
+    let root = tmp();
+    let d = results(root.path());
+    let (code, plain, _) = report(&[&d]);
+    assert_eq!(code, 0);
+    // Every file compressed in place, as docs/studies/records keeps results.
+    let status = std::process::Command::new("gzip")
+        .arg("-r")
+        .arg(&d)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!d.join("study.json").exists() && d.join("study.json.gz").exists());
+    let (code, packed, stderr) = report(&[&d]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(packed, plain);
+    assert_eq!(
+        runs_and_verdict(&packed),
+        (vec![2, 2], "too_few_samples".into())
+    );
+    // A corrupt compressed record is named and left out, as a corrupt plain one is.
+    let rep = record_path_gz(&d, 1, 2);
+    std::fs::write(&rep, b"not gzip").unwrap();
+    let (code, r, stderr) = report(&[&d]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains(&*rep.to_string_lossy()), "{stderr}");
+    assert_eq!(runs_and_verdict(&r).0, vec![2, 1]);
+}
+
+/// [`record_path`] of a directory whose files were compressed.
+fn record_path_gz(out: &Path, cell: usize, rep: u32) -> PathBuf {
+    let text = {
+        use std::io::Read;
+        let f = std::fs::File::open(out.join("study.json.gz")).unwrap();
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(f)
+            .read_to_string(&mut s)
+            .unwrap();
+        s
+    };
+    let study: Value = serde_json::from_str(&text).unwrap();
+    let id = study["cells"][cell]["id"].as_str().unwrap().to_string();
+    out.join("runs").join(id).join(format!("rep-{rep}.json.gz"))
+}

@@ -1,7 +1,8 @@
 //! Reading `compare` results directories for a report, trusting nothing: each directory and
 //! each run record counts once however often it is named, a `schema_version` this bakeoff
 //! does not know is refused, a corrupt `study.json` is an error (never a panic), and an
-//! unreadable run record is named, left out and noted.
+//! unreadable run record is named, left out and noted. Any of its files may be kept
+//! gzip-compressed (`study.json.gz`, `rep-1.json.gz`, as docs/studies/records keeps them).
 
 use crate::exit::{failure, Code, Failure};
 use bakeoff_core::record::{RunRecord, READABLE_SCHEMA_VERSIONS};
@@ -69,7 +70,7 @@ fn check_schema(
 pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
     let path = dir.join("study.json");
     let corrupt = |m: String| failure(Code::Usage, format!("{}: {m}", path.display()));
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let (path, text) = read_maybe_gz(&path).map_err(|e| {
         corrupt(format!(
             "{e} (is {} a `bakeoff compare` results directory?)",
             dir.display()
@@ -81,11 +82,33 @@ pub fn read_plan(dir: &Path) -> Result<StudyPlan, Failure> {
 
 /// `DIR/adaptive.json`, if the study was adaptive; checked like `study.json`.
 fn read_adaptive(dir: &Path) -> Result<Option<AdaptiveRecord>, Failure> {
-    let path = dir.join("adaptive.json");
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    let Ok((path, text)) = read_maybe_gz(&dir.join("adaptive.json")) else {
         return Ok(None);
     };
     parse_checked(&path, &text, "adaptive.json", ADAPTIVE_SCHEMA_VERSION).map(Some)
+}
+
+/// The text of `path`, or of `path.gz` decompressed if only that exists; with the path read.
+fn read_maybe_gz(path: &Path) -> std::io::Result<(PathBuf, String)> {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let gz = PathBuf::from(format!("{}.gz", path.display()));
+            let text = read_gz(&gz).map_err(|g| match g.kind() {
+                std::io::ErrorKind::NotFound => e,
+                _ => g,
+            })?;
+            Ok((gz, text))
+        }
+        other => other.map(|text| (path.to_path_buf(), text)),
+    }
+}
+
+/// The text of a gzip-compressed file.
+fn read_gz(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path)?).read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// A results directory's JSON document `what` at `path`, of `schema_version` `version`: a
@@ -184,6 +207,7 @@ impl Reader {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| {
                 p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    let n = n.strip_suffix(".gz").unwrap_or(n);
                     n.starts_with("rep-") && n.ends_with(".json") && !n.ends_with(".failed.json")
                 })
             })
@@ -221,13 +245,15 @@ impl Reader {
 
     /// One run record with its text; `None` (named on stderr and noted) if it cannot be read.
     fn read_record(&mut self, path: &Path) -> Result<Option<(String, RunRecord)>, Failure> {
-        let parsed = std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| {
-                let value: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|e| e.to_string())?;
-                Ok((text, value))
-            });
+        let text = match path.extension().is_some_and(|e| e == "gz") {
+            true => read_gz(path),
+            false => std::fs::read_to_string(path),
+        };
+        let parsed = text.map_err(|e| e.to_string()).and_then(|text| {
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| e.to_string())?;
+            Ok((text, value))
+        });
         let record = match parsed {
             Ok((text, value)) => {
                 check_schema(path, &value, "run records", READABLE_SCHEMA_VERSIONS)?;
