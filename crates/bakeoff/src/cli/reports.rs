@@ -153,4 +153,8 @@ pub struct ReportArgs {
     /// one SVG per chart into (made if missing).
     #[arg(long, value_name = "FILE|DIR")]
     pub out: Option<PathBuf>,
+    /// Only the answer, the tables and their legends: no findings, notes, adaptive decisions
+    /// or cost (for quoting a table in a document; docs/studies' generated tables).
+    #[arg(long)]
+    pub table_only: bool,
 }

@@ -88,6 +88,18 @@ fn baseline_best(
     value: String,
 ) -> String {
     let worse = verdicts.iter().filter(|v| **v == Verdict::Worse).count();
+    let few = (verdicts.iter())
+        .filter(|v| **v == Verdict::TooFewSamples)
+        .count();
+    if worse == 0 && few > 0 {
+        return format!(
+            "The baseline {} has the {word} {} ({value}), but there are too few repetitions to \
+             tell {few} of {} other cells from it.",
+            base.label,
+            f.label,
+            verdicts.len()
+        );
+    }
     if worse == 0 {
         return format!(
             "No significant difference in {}: no cell does better or worse than the baseline \
@@ -138,5 +150,15 @@ mod tests {
             answer(&r)
         );
         assert_eq!(answer(&crate::fixture::study(&["cpu_busy_pct"])), None);
+        // One run of a slower cell: the baseline is ahead, but nothing is told from noise.
+        let mut one = crate::fixture::THREE_STACKS.to_vec();
+        one[2].1 = [50_000.0, f64::NAN, f64::NAN];
+        one[1].1 = [60_000.0, f64::NAN, f64::NAN];
+        let r = crate::fixture::study_of(&one, &["read_iops"]);
+        assert_eq!(
+            answer(&r).unwrap(),
+            "The baseline raw / slob has the highest read IOPS (97,845), but there are too few \
+             repetitions to tell 2 of 2 other cells from it."
+        );
     }
 }

@@ -225,7 +225,12 @@ pub fn render(report: &StudyReport, opts: &ReportOpts) -> Result<String, Failure
 /// Runs the command.
 pub fn run(args: ReportArgs) -> Result<Code, Failure> {
     let out = files::Out::check(args.out.as_deref(), args.report.format)?;
-    let loaded = load(&args.dirs, &args.report)?;
+    let mut loaded = load(&args.dirs, &args.report)?;
+    if args.table_only {
+        let report = &mut loaded.report;
+        report.rows.iter_mut().for_each(|row| row.findings.clear());
+        (report.notes, report.cost, report.adaptive) = (Vec::new(), None, None);
+    }
     match out {
         None => {
             check_printable(&args.report)?;

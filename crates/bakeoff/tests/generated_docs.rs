@@ -1,0 +1,148 @@
+//! The tables docs/ quotes from committed run records are `bakeoff report`'s output, kept
+//! current: every block
+//!
+//! ```text
+//! <!-- bakeoff report ARGS -->
+//! ...what `bakeoff report ARGS` prints, run in the page's directory...
+//! <!-- end bakeoff report -->
+//! ```
+//!
+//! in a Markdown page under docs/ is run again and must print exactly what the page holds.
+//! `BAKEOFF_WRITE_DOCS=1 cargo test -p bakeoff --test generated_docs` rewrites the blocks
+//! instead (then review the diff: a changed number is a changed report).
+
+mod common;
+use std::path::{Path, PathBuf};
+
+const OPEN: &str = "<!-- bakeoff report ";
+const CLOSE: &str = "<!-- end bakeoff report -->";
+
+/// One generated block of a page: its arguments and the byte range of its text.
+#[derive(Debug)]
+struct Block {
+    args: Vec<String>,
+    text: std::ops::Range<usize>,
+}
+
+/// The generated blocks of `page`, or what is malformed about them.
+fn blocks(page: &str) -> Result<Vec<Block>, String> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(start) = page[at..].find(OPEN).map(|i| at + i) {
+        let line_end = page[start..]
+            .find('\n')
+            .map(|i| start + i)
+            .ok_or("an opening line without a newline")?;
+        let args = page[start + OPEN.len()..line_end]
+            .strip_suffix(" -->")
+            .ok_or_else(|| format!("`{}` does not end with ` -->`", &page[start..line_end]))?;
+        if args.contains(['"', '\'', '`']) {
+            return Err(format!(
+                "`{args}`: arguments are split at spaces, no quotes"
+            ));
+        }
+        let end = page[line_end..]
+            .find(CLOSE)
+            .map(|i| line_end + i)
+            .ok_or_else(|| format!("`{args}` has no `{CLOSE}`"))?;
+        found.push(Block {
+            args: args.split_whitespace().map(str::to_string).collect(),
+            text: line_end + 1..end,
+        });
+        at = end + CLOSE.len();
+    }
+    Ok(found)
+}
+
+/// Every Markdown page under `dir`.
+fn pages(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok()) {
+        let path = entry.path();
+        if path.is_dir() {
+            all.extend(pages(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            all.push(path);
+        }
+    }
+    all.sort();
+    all
+}
+
+/// What `bakeoff report ARGS` prints in `dir`; it must succeed.
+fn report(dir: &Path, args: &[String]) -> String {
+    let out = common::bakeoff()
+        .current_dir(dir)
+        .arg("report")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "bakeoff report {} (in {}): {}",
+        args.join(" "),
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_generated_table_in_the_docs_is_what_report_prints() {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let write = std::env::var_os("BAKEOFF_WRITE_DOCS").is_some_and(|v| v == "1");
+    let (mut checked, mut stale) = (0, Vec::new());
+    for path in pages(&docs) {
+        let page = std::fs::read_to_string(&path).unwrap();
+        let found = blocks(&page).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut rewritten = page.clone();
+        // From the last block back, so the earlier ranges stay where they are.
+        for block in found.iter().rev() {
+            let now = report(path.parent().unwrap(), &block.args);
+            checked += 1;
+            if page[block.text.clone()] != now {
+                stale.push(format!(
+                    "{}: bakeoff report {}",
+                    path.display(),
+                    block.args.join(" ")
+                ));
+                rewritten.replace_range(block.text.clone(), &now);
+            }
+        }
+        if write && rewritten != page {
+            std::fs::write(&path, rewritten).unwrap();
+        }
+    }
+    // The pages that quote committed records have blocks: a test that found none checked nothing.
+    assert!(
+        checked >= 2,
+        "only {checked} generated blocks under {}",
+        docs.display()
+    );
+    assert!(
+        write || stale.is_empty(),
+        "generated blocks differ from what bakeoff report prints now (rewrite them with \
+         BAKEOFF_WRITE_DOCS=1 and review the diff):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn malformed_blocks_are_named() {
+    assert!(blocks("<!-- bakeoff report x")
+        .unwrap_err()
+        .contains("newline"));
+    assert!(blocks("<!-- bakeoff report x -->\ntext\n")
+        .unwrap_err()
+        .contains("no `<!-- end"));
+    assert!(
+        blocks("<!-- bakeoff report 'a b' -->\n<!-- end bakeoff report -->")
+            .unwrap_err()
+            .contains("no quotes")
+    );
+    let page = "a\n<!-- bakeoff report d --format markdown -->\nT\n<!-- end bakeoff report -->\n";
+    let b = blocks(page).unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].args, ["d", "--format", "markdown"]);
+    assert_eq!(&page[b[0].text.clone()], "T\n");
+}
