@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
 # Prepares the source repository the built-in `build` recipe clones (docs/phases.md): this
-# project's sources at HEAD plus every dependency's sources from `cargo vendor`, with a
+# project's sources at a fixed commit (below) plus every dependency's sources from `cargo vendor`, with a
 # .cargo/config.toml that makes cargo build from them offline, committed into a bare git
 # repository. Thousands of small text files: what a nightly build's bringover copies.
 #
 #   bash scripts/build-src.sh [DEST]      # default /var/lib/bakeoff/build-src.git
 #
-# Idempotent: an existing DEST is left as it is (remove it to prepare it again). Needs cargo
-# and git, and the crates in cargo's cache or a reachable crates.io (once; the recipe itself
-# runs offline).
+# The tree is pinned so that the recipe (seed 001's workload) builds the same sources however
+# far HEAD has moved: BAKEOFF_BUILD_SRC_REV names another commit (HEAD: today's tree, which then
+# changes with every commit). Idempotent: a DEST that holds the same commit is left as it is;
+# one that holds another is prepared again. Needs cargo and git, this repository's history
+# (not a shallow clone), and the crates in cargo's cache or a reachable crates.io (once; the
+# recipe itself runs offline).
 set -euo pipefail
 dest=${1:-/var/lib/bakeoff/build-src.git}
 here=$(cd "$(dirname "$0")/.." && pwd)
+# bakeoff at the end of stop 36 (2026-11-28): 26 MB of sources, 14,500 files with its vendored
+# dependencies. Changing it changes the build recipe's workload: say so in docs/phases.md.
+rev=${BAKEOFF_BUILD_SRC_REV:-f4681e755ec8c94f4b968c63fc7d8751dc32a0a4}
+if ! commit=$(git -C "$here" rev-parse -q --verify "$rev^{commit}"); then
+    echo "build-src: commit $rev is not in $here (a shallow clone? \`git fetch --unshallow\`, or" \
+        "BAKEOFF_BUILD_SRC_REV=HEAD to build today's tree, which is then not the pinned workload)" >&2
+    exit 1
+fi
+commit=${commit:0:12}
 if [ -d "$dest" ] && git --git-dir="$dest" rev-parse -q --verify HEAD >/dev/null 2>&1; then
-    echo "build-src: $dest is ready ($(git --git-dir="$dest" log -1 --format=%s))" >&2
-    exit 0
+    held=$(git --git-dir="$dest" log -1 --format=%s)
+    if [ "$held" = "bakeoff $commit with its dependencies vendored" ]; then
+        echo "build-src: $dest is ready ($held)" >&2
+        exit 0
+    fi
+    echo "build-src: $dest holds '$held', not bakeoff $commit: preparing it again" >&2
 fi
 command -v cargo >/dev/null || { echo "build-src: cargo not found: install Rust (rustup) first" >&2; exit 1; }
 command -v git >/dev/null || { echo "build-src: git not found: apt-get install git" >&2; exit 1; }
@@ -22,8 +38,7 @@ work=$(mktemp -d /var/tmp/bakeoff-build-src.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src="$work/src"
 mkdir -p "$src"
-commit=$(git -C "$here" rev-parse --short=12 HEAD)
-git -C "$here" archive HEAD | tar -x -C "$src"
+git -C "$here" archive "$commit" | tar -x -C "$src"
 mkdir -p "$src/.cargo"
 # cargo vendor prints the source replacement that points cargo at vendor/.
 (cd "$src" && cargo vendor --locked --versioned-dirs vendor) >"$src/.cargo/config.toml"
@@ -41,6 +56,7 @@ git -C "$src" -c user.name=bakeoff -c user.email=bakeoff@localhost \
 mkdir -p "$(dirname "$dest")"
 rm -rf "$dest.tmp"
 git clone -q --bare "$src" "$dest.tmp"
+rm -rf "$dest"
 mv "$dest.tmp" "$dest"
 files=$(git --git-dir="$dest" ls-tree -r HEAD | wc -l)
 echo "build-src: $dest holds bakeoff $commit and its vendored dependencies ($files files)" >&2
