@@ -19,9 +19,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 # dependencies. Changing it changes the build recipe's workload: say so in docs/phases.md.
 rev=${BAKEOFF_BUILD_SRC_REV:-f4681e755ec8c94f4b968c63fc7d8751dc32a0a4}
 if ! commit=$(git -C "$here" rev-parse -q --verify "$rev^{commit}"); then
-    echo "build-src: commit $rev is not in $here (a shallow clone? \`git fetch --unshallow\`, or" \
-        "BAKEOFF_BUILD_SRC_REV=HEAD to build today's tree, which is then not the pinned workload)" >&2
-    exit 1
+    # A shallow clone: build today's tree rather than fail the set-up, and say so loudly (its
+    # commit message then names HEAD's commit, so a study's provenance shows it).
+    echo "build-src: warning: commit $rev is not in $here (a shallow clone? \`git fetch" \
+        "--unshallow\` and run this again): preparing HEAD instead, which is not the pinned" \
+        "workload" >&2
+    commit=$(git -C "$here" rev-parse HEAD)
 fi
 commit=${commit:0:12}
 if [ -d "$dest" ] && git --git-dir="$dest" rev-parse -q --verify HEAD >/dev/null 2>&1; then
