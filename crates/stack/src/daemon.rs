@@ -87,23 +87,30 @@ pub fn start(
         exe: exe.clone(),
         stop: spec.stop.clone(),
     })?;
+    let daemon = launch(&spec, exec)?;
+    ledger.record(Undo::StopDaemon {
+        pid: daemon.pid(),
+        exe,
+        stop: spec.stop,
+    })?;
+    Ok(daemon)
+}
+
+/// Runs the start command and waits for the pid, recording nothing: for a daemon whose stop
+/// the caller records itself (a zfs-fuse several runs share, stopped by the last to leave).
+pub fn launch(spec: &DaemonStart, exec: &mut Exec) -> Result<Daemon, StackError> {
     exec.run_cmd(&spec.command).map_err(|e| {
         StackError::Environment(format!("{e}: the {} daemon did not start", spec.name))
     })?;
-    let pid = wait_for_pid(&spec)?;
-    ledger.record(Undo::StopDaemon {
-        pid,
-        exe: exe.clone(),
-        stop: spec.stop.clone(),
-    })?;
+    let pid = wait_for_pid(spec)?;
     Ok(Daemon {
         info: DaemonInfo {
-            name: spec.name,
+            name: spec.name.clone(),
             pid,
-            exe,
+            exe: spec.exe.to_string_lossy().into_owned(),
             args: spec.command.argv(),
         },
-        stop: spec.stop,
+        stop: spec.stop.clone(),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod fs;
 pub mod gate;
 pub mod ledger;
 pub mod process;
+pub mod sharing;
 pub mod spec;
 pub mod stack;
 pub mod undo;

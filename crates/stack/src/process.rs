@@ -21,6 +21,17 @@ pub fn exe_of(pid: i32) -> Option<String> {
         })
 }
 
+/// The command line of `pid` (its arguments), if it runs.
+pub fn command_line(pid: i32) -> Option<Vec<String>> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    // Each argument ends with a NUL; an empty argument is kept (`--set ""` is two).
+    let cmdline = cmdline.strip_suffix(&[0]).unwrap_or(&cmdline);
+    let args: Vec<String> = (cmdline.split(|b| *b == 0))
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    (!cmdline.is_empty()).then_some(args)
+}
+
 /// The state letter of `pid` (`R`, `S`, `T` stopped, `Z` zombie...), if it exists.
 pub fn state(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

@@ -216,7 +216,14 @@ impl Stack {
     /// Keeps the stack after this process exits; `bakeoff stack destroy NAME` removes it.
     pub fn keep(mut self) -> Result<PathBuf, StackError> {
         let ledger = self.ledger.take().expect("a live stack has its ledger");
-        ledger.keep_as(&state_dir(), &self.info.name)
+        let kept = ledger.keep_as(&state_dir(), &self.info.name)?;
+        // A daemon it shares (zfs-fuse) stays up for it after this process has gone.
+        for undo in crate::ledger::read_undos(&kept)? {
+            if let Undo::LeaveShared { dir, user, .. } = undo {
+                crate::sharing::Registry::lock(&dir)?.keep(&user, &kept)?;
+            }
+        }
+        Ok(kept)
     }
 
     /// Prepares a fair run: what the driver needs to start cold (ZFS: export and re-import the

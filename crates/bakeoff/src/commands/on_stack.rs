@@ -210,7 +210,12 @@ pub fn known_of(stack: &Stack, log_stack: Option<&Stack>) -> Known {
                 devices.push(d);
             }
         }
-        daemons.extend(l.daemons().iter().map(|d| d.pid() as u32));
+        // A zfs-fuse both stacks share is one daemon.
+        for pid in l.daemons().iter().map(|d| d.pid() as u32) {
+            if !daemons.contains(&pid) {
+                daemons.push(pid);
+            }
+        }
     }
     Known {
         devices: Some(devices),

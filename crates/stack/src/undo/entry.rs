@@ -56,6 +56,14 @@ pub enum Undo {
         #[serde(default)]
         stop: StopBy,
     },
+    /// Leave the users of a per-machine resource several runs share (`crate::sharing`: the
+    /// zfs-fuse daemon), its registry in `dir`, this stack as `user`; the last to leave
+    /// carries out `last` (stops the daemon) and clears the registry.
+    LeaveShared {
+        dir: PathBuf,
+        user: String,
+        last: Vec<Undo>,
+    },
     /// SIGKILL this daemon if it is stopped: a stopped FUSE daemon hangs `umount` and `zpool`.
     KillIfStopped { pid: i32, exe: String },
     /// Write `value` back into a sysfs/procfs file.

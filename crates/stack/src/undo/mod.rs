@@ -8,6 +8,7 @@ pub use self::entry::{StopBy, Undo};
 
 use crate::exec::{Cmd, Exec};
 use crate::process::{alive, exe_of, pid_in, state};
+use crate::sharing::Registry;
 use rustix::process::{kill_process, Pid, Signal};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ pub fn perform(undo: &Undo, exec: &mut Exec) -> Result<(), String> {
             Some(pid) => stop_daemon(pid, exe, stop, exec),
             None => Ok(()),
         },
+        Undo::LeaveShared { dir, user, last } => leave_shared(dir, user, last, exec),
         Undo::KillIfStopped { pid, exe } => {
             kill_if_stopped(*pid, exe);
             Ok(())
@@ -176,6 +178,24 @@ pub fn stop_daemon(pid: i32, exe: &str, stop: &StopBy, exec: &mut Exec) -> Resul
         true => Err(format!("process {pid} ({exe}) did not stop")),
         false => Ok(()),
     }
+}
+
+/// Leaves the registry in `dir` as `user`; the last user carries out `last` (stops the daemon)
+/// holding the registry's lock, so that nobody joins what is being stopped, and clears the
+/// registry.
+fn leave_shared(dir: &Path, user: &str, last: &[Undo], exec: &mut Exec) -> Result<(), String> {
+    let registry = Registry::lock(dir).map_err(|e| e.to_string())?;
+    if !registry.leave(user) {
+        return Ok(());
+    }
+    let failed: Vec<String> = (last.iter())
+        .filter_map(|u| perform(u, exec).err())
+        .collect();
+    if !failed.is_empty() {
+        return Err(failed.join("; "));
+    }
+    registry.reset();
+    Ok(())
 }
 
 /// How long a daemon gets to exit after each way of stopping it.

@@ -1,8 +1,10 @@
 //! zfs-fuse: the user-space ZFS daemon bakeoff starts for a zfs stack when no OpenZFS kernel
-//! module is loaded, and stops at teardown.
+//! module is loaded; the last stack using it stops it at teardown.
 //!
-//! The daemon is host-global (one socket, `/var/run/zfs/zfs_socket`, one lock), so a daemon
-//! bakeoff did not start is refused: its ARC and cache settings are unknown. zfs-fuse reads
+//! The daemon is host-global (one socket, `/var/run/zfs/zfs_socket`, one lock): stacks of
+//! this run and of other runs that ask for the same settings share it, each with its own pool
+//! ([`super::owner`] says who may), and a daemon bakeoff did not start is refused: its ARC and
+//! cache settings are unknown. zfs-fuse reads
 //! `/etc/zfs/zfsrc` first and its command line second, so bakeoff passes every setting that
 //! matters as a flag (`--max-arc-size`, `--vdev-cache-size`, `--disable-block-cache`). Flags
 //! without a value (`zfs-prefetch-disable`, `enable-xattr`) cannot be undone on the command
@@ -10,14 +12,16 @@
 //! turns prefetch off.
 
 use super::model::Setup;
+use super::owner::{examine, DaemonState, Found, Waiting, PIDFILE, ZFS_FUSE_DIR};
 use super::spec::ZfsSpec;
 use crate::backing::Ctx;
-use crate::daemon::{self, Daemon, DaemonStart, StopBy};
+use crate::daemon::{self, Daemon, DaemonInfo, DaemonStart, StopBy};
 use crate::error::StackError;
 use crate::exec::{Cmd, Exec, PROBE_TIMEOUT};
+use crate::sharing::{Registry, User};
+use crate::undo::Undo;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The configuration file zfs-fuse reads before its command line.
@@ -152,55 +156,16 @@ fn settings(spec: &ZfsSpec, rc: &str, fuse_opts: &[String]) -> Result<Settings, 
     Ok(s)
 }
 
-/// The daemons this process started, with the flags they run with: a second zfs stack of the
-/// same run (a log pool beside a data pool) shares its daemon if it asks for the same settings.
-/// The sharing stack must be torn down first (its pool exported while the daemon runs).
-static STARTED: Mutex<Vec<(i32, Vec<String>)>> = Mutex::new(Vec::new());
-
-/// The setup of a stack that shares the daemon another stack of this process started, if one
-/// runs; an error if it runs with other settings than this stack asks for.
-fn share(exe: &Path, s: &Settings, exec: &mut Exec) -> Result<Option<Setup>, StackError> {
-    let started = STARTED.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    for (pid, _) in running(exe) {
-        let Some((_, flags)) = started.iter().find(|(p, _)| *p == pid) else {
-            continue;
-        };
-        if *flags != s.args {
-            return Err(StackError::Environment(format!(
-                "zfs-fuse (pid {pid}) already runs for another zfs stack of this run with `{}`, \
-                 and this stack asks for `{}`: there is one zfs-fuse per machine, so give both \
-                 stacks the same arc, vdev_cache, prefetch and mount options",
-                flags.join(" "),
-                s.args.join(" ")
-            )));
-        }
-        let mut settings = s.record.clone();
-        settings.insert(
-            "daemon".into(),
-            format!("shared with another stack (pid {pid})"),
-        );
-        let version = package_version(exec);
-        return Ok(Some(Setup {
-            backend: backend_name(version.as_deref()),
-            settings,
-            versions: version
-                .map(|v| ("zfs-fuse".to_string(), v))
-                .into_iter()
-                .collect(),
-            daemon: None,
-        }));
-    }
-    Ok(None)
-}
-
 fn backend_name(version: Option<&str>) -> String {
     let upstream = version.map(|v| v.split('-').next().unwrap_or(v));
     format!("zfs-fuse {}", upstream.unwrap_or("(version unknown)"))
 }
 
 /// Starts the daemon for this stack with the spec's cache settings (`fuse_opts` are FUSE mount
-/// options); returns the backend (`zfs-fuse 0.7.0`), what the daemon runs with (`arc_max`,
-/// `vdev_cache`, `prefetch`, ...), the package version and the daemon.
+/// options), or uses the one bakeoff started for another stack (of this run or another) if it
+/// runs with the same settings; with other settings, refuses naming whom it serves, or with
+/// `--wait` waits until they are done. Returns the backend (`zfs-fuse 0.7.0`), what the daemon
+/// runs with (`arc_max`, `vdev_cache`, `prefetch`, ...), the package version and the daemon.
 pub(super) fn start(
     spec: &ZfsSpec,
     ctx: &mut Ctx,
@@ -212,16 +177,97 @@ pub(super) fn start(
         package: "zfs-fuse",
     })?;
     let rc = std::fs::read_to_string(ZFSRC).unwrap_or_default();
-    let mut s = settings(spec, &rc, fuse_opts)?;
-    if let Some(shared) = share(&exe, &s, ctx.exec)? {
-        return Ok(shared);
+    let s = settings(spec, &rc, fuse_opts)?;
+    let mut waiting = Waiting::default();
+    loop {
+        // Held while the daemon is looked at and started or joined: two runs starting at once
+        // never start two daemons, and none joins a daemon its last user is stopping.
+        let registry = Registry::lock(Path::new(ZFS_FUSE_DIR))?;
+        match examine(&registry, &running(&exe), &s.args, &s.record) {
+            Found::Nothing => return launch(&registry, &exe, s, ctx),
+            Found::Same(state) => return join(&registry, &exe, state, s, ctx),
+            Found::Refused { why, waits_for } => {
+                drop(registry);
+                waiting.wait_or_refuse(why, waits_for, ctx.wait.as_ref())?;
+            }
+        }
     }
-    // A daemon this process did not start is refused (or, with --wait, waited for): its ARC
-    // and cache settings are unknown and its pools are not ours.
-    super::owner::wait_until_free(&|| running(&exe), ctx.wait.as_ref())?;
-    super::owner::Owner::this_process(&ctx.name).write(&ctx.dir, ctx.ledger)?;
+}
+
+/// Records this stack's leaving of the shared daemon (the last user stops it), then adds it
+/// to the registry's users.
+fn become_user(registry: &Registry, exe: &Path, ctx: &mut Ctx) -> Result<(), StackError> {
+    let user = User::this_process(&ctx.name);
+    let pidfile = registry.dir().join(PIDFILE);
+    let exe = exe.to_string_lossy().into_owned();
+    let stop = StopBy::Signal;
+    ctx.ledger.record(Undo::LeaveShared {
+        dir: registry.dir().to_path_buf(),
+        user: user.token.clone(),
+        last: vec![
+            Undo::StopDaemonByPidfile {
+                pidfile: pidfile.clone(),
+                exe,
+                stop,
+            },
+            Undo::RemoveFile { path: pidfile },
+        ],
+    })?;
+    registry.join(&user)
+}
+
+/// Uses the running daemon `state` describes, which runs with the settings `s` asks for.
+fn join(
+    registry: &Registry,
+    exe: &Path,
+    state: DaemonState,
+    s: Settings,
+    ctx: &mut Ctx,
+) -> Result<Setup, StackError> {
+    become_user(registry, exe, ctx)?;
+    let pid = state.pid;
+    let mut settings = s.record;
+    settings.insert(
+        "daemon".into(),
+        format!(
+            "shared (zfs-fuse pid {pid}, started for stack {})",
+            state.started_for
+        ),
+    );
+    let version = package_version(ctx.exec);
+    let daemon = Daemon {
+        info: DaemonInfo {
+            name: "zfs-fuse".into(),
+            pid,
+            exe: exe.to_string_lossy().into_owned(),
+            args: crate::process::command_line(pid).unwrap_or_default(),
+        },
+        stop: StopBy::Signal,
+    };
+    Ok(Setup {
+        backend: backend_name(version.as_deref()),
+        settings,
+        versions: version
+            .map(|v| ("zfs-fuse".to_string(), v))
+            .into_iter()
+            .collect(),
+        daemon: Some(daemon),
+    })
+}
+
+/// Starts a daemon with the settings `s`, its pid file and registry in `registry`'s directory,
+/// this stack its first user; returns once it answers `zpool list`, still holding the lock.
+fn launch(
+    registry: &Registry,
+    exe: &Path,
+    mut s: Settings,
+    ctx: &mut Ctx,
+) -> Result<Setup, StackError> {
+    // Whoever the registry listed used a daemon that is gone.
+    registry.reset();
+    become_user(registry, exe, ctx)?;
     let flags = s.args.clone();
-    let pidfile = ctx.dir.join("zfs-fuse.pid");
+    let pidfile = registry.dir().join(PIDFILE);
     let mut args = vec![
         "--pidfile".to_string(),
         pidfile.to_string_lossy().into_owned(),
@@ -231,19 +277,24 @@ pub(super) fn start(
     let start = DaemonStart {
         name: "zfs-fuse".into(),
         command: Cmd::new(&exe.to_string_lossy(), &argv),
-        exe: exe.clone(),
+        exe: exe.to_path_buf(),
         pidfile,
         stop: StopBy::Signal,
         ready_within: READY_TIMEOUT,
         launched: None,
     };
-    let daemon = daemon::start(start, ctx.ledger, ctx.exec).map_err(|e| {
-        let others = running(&exe);
+    let daemon = daemon::launch(&start, ctx.exec).map_err(|e| {
+        let others = running(exe);
         StackError::Environment(format!(
             "{e} (zfs-fuse logs to syslog only; zfs-fuse running: {others:?})"
         ))
     })?;
-    (STARTED.lock().unwrap_or_else(|p| p.into_inner())).push((daemon.pid(), flags));
+    registry.set_state(&DaemonState {
+        pid: daemon.pid(),
+        flags,
+        settings: s.record.clone(),
+        started_for: ctx.name.clone(),
+    })?;
     wait_ready(&daemon, ctx)?;
     let version = package_version(ctx.exec);
     let backend = backend_name(version.as_deref());
