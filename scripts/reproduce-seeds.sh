@@ -21,9 +21,11 @@ cd "$(dirname "$0")/.."
 # The studies a write-up quotes, in the order of the seeds.
 studies=(
     seed000-asm-zfs-ufs
+    seed000-writers
     seed001-build
     seed002-tpch
     seed002-sqlite-pagesize
+    seed002-zfs-sweep
     seed003-oltp-raid10
     seed004-fileserving
     seed004-tpcc
