@@ -164,7 +164,8 @@ pub struct StackOpts {
     /// Confirm that these devices' contents may be destroyed (repeat each --device).
     #[arg(long = "destroy-data-on", value_name = "DEV")]
     pub destroy_data_on: Vec<PathBuf>,
-    /// If another bakeoff run is using zfs-fuse (one per machine), wait for it to finish
+    /// If another bakeoff run uses zfs-fuse (one per machine) with other daemon settings
+    /// (arc, vdev_cache, prefetch; runs with the same ones share it), wait for it to finish
     /// instead of refusing; a line on stderr says whom it waits for.
     #[arg(long)]
     pub wait: bool,

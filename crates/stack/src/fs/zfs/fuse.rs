@@ -194,26 +194,39 @@ pub(super) fn start(
     }
 }
 
-/// Records this stack's leaving of the shared daemon (the last user stops it), then adds it
-/// to the registry's users.
-fn become_user(registry: &Registry, exe: &Path, ctx: &mut Ctx) -> Result<(), StackError> {
-    let user = User::this_process(&ctx.name);
-    let pidfile = registry.dir().join(PIDFILE);
-    let exe = exe.to_string_lossy().into_owned();
+/// How the stack `user` of this process leaves the shared daemon running `exe`: the last user
+/// stops it.
+fn leaving(user: &User, exe: &str) -> Undo {
+    let pidfile = Path::new(ZFS_FUSE_DIR).join(PIDFILE);
     let stop = StopBy::Signal;
-    ctx.ledger.record(Undo::LeaveShared {
-        dir: registry.dir().to_path_buf(),
+    Undo::LeaveShared {
+        dir: PathBuf::from(ZFS_FUSE_DIR),
         user: user.token.clone(),
         last: vec![
             Undo::StopDaemonByPidfile {
                 pidfile: pidfile.clone(),
-                exe,
+                exe: exe.to_string(),
                 stop,
             },
             Undo::RemoveFile { path: pidfile },
         ],
-    })?;
+    }
+}
+
+/// Records this stack's leaving of the shared daemon (the last user stops it), then adds it
+/// to the registry's users.
+fn become_user(registry: &Registry, exe: &Path, ctx: &mut Ctx) -> Result<(), StackError> {
+    let user = User::this_process(&ctx.name);
+    ctx.ledger.record(leaving(&user, &exe.to_string_lossy()))?;
     registry.join(&user)
+}
+
+/// The stack `name` of this process leaves the shared daemon running `exe` now, as its
+/// teardown would (the undo stays in its ledger: leaving again changes nothing); the daemon
+/// stops if it was the last user.
+pub fn leave(name: &str, exe: &str, exec: &mut Exec) -> Result<(), StackError> {
+    let undo = leaving(&User::this_process(name), exe);
+    crate::undo::perform(&undo, exec).map_err(StackError::Environment)
 }
 
 /// Uses the running daemon `state` describes, which runs with the settings `s` asks for.

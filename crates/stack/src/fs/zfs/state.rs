@@ -8,8 +8,8 @@
 //! The state's devices are found through a directory of links to them (`zpool import -d`), so
 //! no other pool on the machine is looked at; the pool imports under an alternate root (`-R`),
 //! so its dataset mounts below the caller's directory, at the path the run's stack had.
-//! zfs-fuse serves the checks from a daemon of their own ([`serve`]), the run's having stopped
-//! with its stack.
+//! zfs-fuse serves the checks ([`serve`]): the run's daemon went with its stack, so usually a
+//! daemon of their own, or one they share with other runs asking for the same settings.
 
 use super::dataset;
 use crate::daemon::Daemon;
@@ -21,6 +21,8 @@ use crate::undo::{perform, Undo};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// The name the checks use the shared zfs-fuse under.
+const CHECKS: &str = "crash-states";
 /// How long a scrub may take on a benchmark-sized pool.
 const SCRUB_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -37,8 +39,8 @@ pub struct Imported {
     links: PathBuf,
 }
 
-/// The zfs-fuse daemon the checks need, started under `dir` (made and recorded here), unless
-/// the OpenZFS kernel module serves pools; stop it with [`stop_serving`].
+/// The zfs-fuse daemon the checks need (started, or shared with another run; `dir` is made and
+/// recorded here), unless the OpenZFS kernel module serves pools; end it with [`stop_serving`].
 pub fn serve(
     dir: &Path,
     ledger: &mut Ledger,
@@ -58,16 +60,16 @@ pub fn serve(
         ledger,
         exec,
         dir: dir.to_path_buf(),
-        name: "crash-states".into(),
+        name: CHECKS.into(),
         wait: None,
     };
     Ok(super::fuse::start(&z, &mut ctx, &[])?.daemon)
 }
 
-/// Stops the daemon [`serve`] started.
+/// Ends what [`serve`] started: the checks leave the zfs-fuse they used, which stops unless
+/// another run (or stack of this run) still uses it.
 pub fn stop_serving(daemon: &Daemon, exec: &mut Exec) -> Result<(), StackError> {
-    crate::undo::stop_daemon(daemon.pid(), &daemon.info.exe, &daemon.stop, exec)
-        .map_err(StackError::Environment)
+    super::fuse::leave(CHECKS, &daemon.info.exe, exec)
 }
 
 /// Imports the one pool on `devices` with `root` as its alternate root; its dataset was mounted
