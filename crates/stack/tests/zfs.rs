@@ -26,7 +26,8 @@ fn zfs_privileged() -> bool {
 
 /// One ZFS test at a time on the machine (the ZFS lock: zfs-fuse is one daemon per host),
 /// beside the other lane's shared tests: these check outcomes, not figures. Waits (2 min at
-/// most) for a daemon someone else runs to go, since a stack refuses to share one.
+/// most) for a daemon someone else runs to go: a stack would share it (or be refused), and
+/// these tests check the daemon their own stack starts and stops.
 fn zfs_turn() -> bakeoff_testkit::ZfsTurn {
     let guard = bakeoff_testkit::zfs_turn();
     let start = Instant::now();
