@@ -541,3 +541,24 @@ fn run_exec_and_compare_refuse_what_a_work_cannot_do_in_one_wording() {
         "sets the study's memory limit (its mem_limit key): give it there",
     );
 }
+
+#[test]
+fn sqlite_wal_on_zfs_fuse_is_refused_before_the_stack_is_built() {
+    // zfs-fuse cannot map WAL's -shm file shared and writable: the first connection would fail
+    // after the stack was built. Refused up front (exit 2), with the setting that works.
+    if !privileged() || Path::new("/sys/module/zfs").exists() {
+        return;
+    }
+    let run = |set: &str| {
+        bakeoff()
+            .args(["run", "tpch", "--stack", "zfs", "--dry-run", "--set", set])
+            .assert()
+    };
+    run("db=sqlite,sf=0.01")
+        .code(2)
+        .stderr(predicate::str::contains("sqlite.journal_mode=delete"));
+    run("db=sqlite,sf=0.01,sqlite.journal_mode=wal").code(2);
+    run("db=sqlite,sf=0.01,sqlite.journal_mode=delete")
+        .success()
+        .stderr(predicate::str::contains("dry run: ok"));
+}

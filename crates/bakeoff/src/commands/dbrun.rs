@@ -315,6 +315,22 @@ fn data_dir(stack: &Stack) -> Result<std::path::PathBuf, Failure> {
     }
 }
 
+/// Refuses SQLite's WAL (its default here) on a stack that cannot map the database's `-shm`
+/// file shared and writable, zfs-fuse: the first connection would fail once the stack is built.
+pub fn check_stack(plan: &DbPlan, data: &StackSpec) -> Result<(), Failure> {
+    use bakeoff_core::dbplan::{sqlite::JournalMode, Db};
+    let wal = plan.db == Db::Sqlite && plan.sqlite.journal_mode == Some(JournalMode::Wal);
+    if wal && data.kind.name() == "zfs" && !bakeoff_stack::fs::zfs::openzfs_loaded() {
+        return Err(failure(
+            Code::Usage,
+            "sqlite.journal_mode=wal (the default) maps the database's -shm file shared and \
+             writable, which zfs-fuse does not allow: set sqlite.journal_mode=delete (or \
+             truncate or persist), or use another stack",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses a log stack the database cannot use, saying which databases take one and what
 /// they put there.
 pub fn check_log_stack(plan: &DbPlan, has_log_stack: bool) -> Result<(), Failure> {

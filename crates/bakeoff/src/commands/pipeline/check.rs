@@ -104,6 +104,9 @@ impl Work {
             }
             (Work::Db(p), _) => {
                 dbrun::check_log_stack(p, place.has_log())?;
+                if let Place::Stacks { data, .. } = place {
+                    dbrun::check_stack(p, data)?;
+                }
                 dbrun::check_settings(p, mem_limit)
             }
             (Work::Recipe(p), _) => {
