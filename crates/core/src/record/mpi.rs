@@ -31,11 +31,45 @@ pub struct MpiHost {
     pub devices: Vec<DeviceStats>,
     /// Memory of this host.
     pub memory: Option<MemoryStats>,
+    /// The kernel it ran (`/proc/sys/kernel/random/boot_id`, one per boot of a kernel); `None`
+    /// where it could not be read.
+    #[serde(default)]
+    pub boot_id: Option<String>,
+    /// The first host (in this list) that ran the same kernel, when this one is not it:
+    /// containers or network namespaces of one machine. Its CPU, memory, page cache and devices
+    /// are then that machine's, already counted under that host, so the totals skip it.
+    #[serde(default)]
+    pub same_kernel_as: Option<String>,
 }
 
-/// Figures of every host added up.
+impl MpiHost {
+    /// Whether its machine figures are its own, not a host's counted before it.
+    pub fn own_kernel(&self) -> bool {
+        self.same_kernel_as.is_none()
+    }
+}
+
+/// Marks each host of `hosts` (in order) whose `boot_id` an earlier host had with that host's
+/// name; a host without a boot id is its own machine.
+pub fn mark_shared_kernels(hosts: &mut [MpiHost]) {
+    for i in 0..hosts.len() {
+        let Some(id) = hosts[i].boot_id.clone() else {
+            continue;
+        };
+        let first = hosts[..i]
+            .iter()
+            .find(|h| h.own_kernel() && h.boot_id.as_deref() == Some(&id));
+        hosts[i].same_kernel_as = first.map(|h| h.name.clone());
+    }
+}
+
+/// Figures of every host added up, each kernel once: a host that ran the same kernel as an
+/// earlier one (`same_kernel_as`) is that machine again and is not added twice.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostTotals {
+    /// The distinct kernels (machines) under the hosts: fewer than the hosts when some share one.
+    #[serde(default)]
+    pub kernels: u32,
     /// Online CPUs of all hosts.
     pub cpus: u32,
     /// Busy CPU time of all hosts, µs; `None` if a host has no CPU figures.
@@ -53,10 +87,12 @@ pub struct HostTotals {
 }
 
 impl HostTotals {
-    /// The sums over `hosts`.
+    /// The sums over `hosts`, each kernel once.
     pub fn of(hosts: &[MpiHost]) -> HostTotals {
+        let hosts: Vec<&MpiHost> = hosts.iter().filter(|h| h.own_kernel()).collect();
         let devices = || hosts.iter().flat_map(|h| &h.devices);
         HostTotals {
+            kernels: hosts.len() as u32,
             cpus: hosts
                 .iter()
                 .filter_map(|h| h.cpu.as_ref())
@@ -231,9 +267,26 @@ mod tests {
             page_cache_added_pages: None,
             page_cache_unavailable: None,
         };
-        let t = HostTotals::of(&[host(2, Some(m.clone())), host(4, Some(m))]);
-        assert_eq!((t.cpus, t.cpu_busy_us), (6, Some(200.0)));
+        let t = HostTotals::of(&[host(2, Some(m.clone())), host(4, Some(m.clone()))]);
+        assert_eq!((t.kernels, t.cpus, t.cpu_busy_us), (2, 6, Some(200.0)));
         assert_eq!(t.memory_total_bytes, Some(16));
         assert_eq!(HostTotals::of(&[host(2, None)]).memory_total_bytes, None);
+        // Three hosts on two kernels: the third is the first's machine again.
+        let named = |name: &str, boot: Option<&str>| MpiHost {
+            name: name.into(),
+            boot_id: boot.map(String::from),
+            ..host(2, Some(m.clone()))
+        };
+        let mut hosts = [
+            named("a", Some("k1")),
+            named("b", Some("k2")),
+            named("c", Some("k1")),
+            named("d", None),
+        ];
+        mark_shared_kernels(&mut hosts);
+        let marks: Vec<Option<&str>> = hosts.iter().map(|h| h.same_kernel_as.as_deref()).collect();
+        assert_eq!(marks, [None, None, Some("a"), None]);
+        let t = HostTotals::of(&hosts);
+        assert_eq!((t.kernels, t.cpus, t.memory_total_bytes), (3, 6, Some(24)));
     }
 }

@@ -8,15 +8,26 @@ use bakeoff_core::units::format_bytes;
 use std::fmt::Write;
 
 /// The header's threads and dataset: `4 clients x 2 threads, dataset 12 MiB (reused)`, or
-/// under MPI `4 ranks x 2 threads on 2 hosts, ...` (every rank runs the plan's threads).
+/// under MPI `4 ranks x 2 threads on 2 hosts, ...` (every rank runs the plan's threads;
+/// `on 4 hosts sharing 1 kernel` when hosts are namespaces or containers of one machine).
 pub fn header_part(r: &RunRecord) -> String {
     let threads = count(u64::from(r.plan.threads()), "thread");
     let workers = match (&r.mpi, r.plan.clients) {
-        (Some(mpi), _) => format!(
-            "{} x {threads} on {}",
-            count(u64::from(mpi.ranks), "rank"),
-            count(mpi.hosts.len() as u64, "host")
-        ),
+        (Some(mpi), _) => {
+            let hosts = mpi.hosts.len() as u64;
+            let kernels = u64::from(mpi.totals.kernels);
+            // Hosts that are containers or namespaces of fewer machines say so.
+            let shared = if kernels > 0 && kernels < hosts {
+                format!(" sharing {}", count(kernels, "kernel"))
+            } else {
+                String::new()
+            };
+            format!(
+                "{} x {threads} on {}{shared}",
+                count(u64::from(mpi.ranks), "rank"),
+                count(hosts, "host")
+            )
+        }
         (None, 0) => threads,
         (None, n) => format!("{} x {threads}", count(u64::from(n), "client")),
     };
@@ -147,6 +158,14 @@ mod tests {
         let text = crate::terminal::render(&r);
         assert!(
             text.contains("4 ranks x 8 threads on 2 hosts, dataset "),
+            "{text}"
+        );
+        if let Some(mpi) = r.mpi.as_mut() {
+            mpi.totals.kernels = 1;
+        }
+        let text = crate::terminal::render(&r);
+        assert!(
+            text.contains("4 ranks x 8 threads on 2 hosts sharing 1 kernel, dataset "),
             "{text}"
         );
     }

@@ -1,10 +1,13 @@
 //! Rank 0 adds every rank's window into the one record: counts and latency histograms added
 //! exactly (as a `clients=N` run adds its clients'), each rank's counts and CPU in `clients`,
-//! each host's CPU, devices and memory as its first rank sampled them, and their sums.
+//! each host's CPU, devices and memory as its first rank sampled them, and their sums, each
+//! machine (kernel) once when hosts share one.
 
 use super::wire::Wire;
 use crate::exit::Failure;
-use bakeoff_core::mpi::{combine_cpu, credit_ranks, HostTotals, MpiHost, MpiRecord};
+use bakeoff_core::mpi::{
+    combine_cpu, credit_ranks, mark_shared_kernels, HostTotals, MpiHost, MpiRecord,
+};
 use bakeoff_core::record::{
     ClientResult, CpuStats, DeviceStats, MemoryStats, RunRecord, RunStatus, Summary, ToolUsage,
 };
@@ -85,11 +88,18 @@ pub fn merge(wire: &Wire, mut record: RunRecord, reports: Vec<RankReport>) -> Ru
     let measured = Duration::from_nanos(mean_ns);
     let (roles, ops, _) = add_copies(&record.plan, reports.len() as u32, &each, measured);
     let hosts = hosts(wire, &reports);
-    record.cpu = combine_cpu(&hosts.iter().map(|h| h.cpu.as_ref()).collect::<Vec<_>>());
-    (record.devices, record.memory) = match hosts.as_slice() {
-        [one] => (one.devices.clone(), one.memory.clone()),
-        // Several hosts: each device named with its host; memory is per host only.
-        _ => (hosts.iter().flat_map(host_devices).collect(), None),
+    // Each machine once: hosts that share a kernel sampled the same CPUs, memory and devices.
+    let machines: Vec<&MpiHost> = hosts.iter().filter(|h| h.own_kernel()).collect();
+    record.cpu = combine_cpu(&machines.iter().map(|h| h.cpu.as_ref()).collect::<Vec<_>>());
+    (record.devices, record.memory) = match (hosts.as_slice(), machines.as_slice()) {
+        ([one], _) => (one.devices.clone(), one.memory.clone()),
+        // Several hosts on one machine: its devices, named with the host that counted them.
+        (_, [one]) => (host_devices(one), one.memory.clone()),
+        // Several machines: each device named with its host; memory is per host only.
+        _ => (
+            machines.iter().flat_map(|h| host_devices(h)).collect(),
+            None,
+        ),
     };
     record.tool = tool_of(&reports, record.cpu.as_ref());
     record.clients = (reports.iter().enumerate())
@@ -124,8 +134,8 @@ pub fn merge(wire: &Wire, mut record: RunRecord, reports: Vec<RankReport>) -> Ru
     record
 }
 
-/// Every host with its ranks and the accounting its first rank sent, the CPU of its other
-/// ranks counted as bakeoff's.
+/// Every host with its ranks, its kernel and the accounting its first rank sent, the CPU of
+/// the other ranks on its machine counted as bakeoff's.
 fn hosts(wire: &Wire, reports: &[RankReport]) -> Vec<MpiHost> {
     let mut hosts: Vec<MpiHost> = Vec::new();
     for (rank, name) in wire.hosts.iter().enumerate().take(reports.len()) {
@@ -135,10 +145,12 @@ fn hosts(wire: &Wire, reports: &[RankReport]) -> Vec<MpiHost> {
                 name: name.clone(),
                 ranks: vec![rank as u32],
                 sampled_by_rank: rank as u32,
+                boot_id: wire.kernels[rank].clone(),
                 ..MpiHost::default()
             }),
         }
     }
+    mark_shared_kernels(&mut hosts);
     for host in &mut hosts {
         let Some(account) = reports[host.sampled_by_rank as usize].host.as_ref() else {
             continue;
@@ -146,8 +158,15 @@ fn hosts(wire: &Wire, reports: &[RankReport]) -> Vec<MpiHost> {
         host.cpu = account.cpu.clone();
         host.devices = account.devices.clone();
         host.memory = account.memory.clone();
-        let others_us: u64 = (host.ranks.iter().skip(1))
-            .map(|&r| &reports[r as usize].tool)
+        // The sampling rank's process table shows every process of its kernel: the ranks of
+        // hosts that share it too.
+        let same_machine = |r: usize| match &host.boot_id {
+            Some(id) => wire.kernels[r].as_ref() == Some(id),
+            None => wire.hosts[r] == host.name,
+        };
+        let others_us: u64 = (0..reports.len())
+            .filter(|&r| r != host.sampled_by_rank as usize && same_machine(r))
+            .map(|r| &reports[r].tool)
             .map(|t| t.user_us + t.system_us)
             .sum();
         if let Some(cpu) = host.cpu.as_mut() {

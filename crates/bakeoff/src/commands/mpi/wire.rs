@@ -30,6 +30,9 @@ pub struct Wire<'a> {
     pub size: usize,
     /// Each rank's host (once [`Wire::meet`] has run).
     pub hosts: Vec<String>,
+    /// Each rank's kernel, its boot id (once [`Wire::meet`] has run): hosts that are containers
+    /// or network namespaces of one machine share it.
+    pub kernels: Vec<Option<String>>,
     /// The longest wait at a step beyond its planned length.
     pub timeout: Duration,
     interrupt: &'a AtomicBool,
@@ -45,6 +48,7 @@ impl<'a> Wire<'a> {
             rank,
             size,
             hosts: vec![host; size],
+            kernels: vec![boot_id(); size],
             timeout,
             interrupt,
         }
@@ -55,11 +59,16 @@ impl<'a> Wire<'a> {
         format!("rank {rank} on {}", self.hosts[rank])
     }
 
-    /// Learns every rank's host: gathered by rank 0, sent back to all.
+    /// Learns every rank's host and kernel: gathered by rank 0, sent back to all.
     pub fn meet(&mut self) -> Result<(), Failure> {
-        let own = self.hosts[self.rank].clone();
+        let own = (
+            self.hosts[self.rank].clone(),
+            self.kernels[self.rank].clone(),
+        );
         let all = self.gather(&own, "start", Duration::ZERO)?;
-        self.hosts = self.broadcast(all.as_ref(), "start", self.after_gather(Duration::ZERO))?;
+        let all: Vec<(String, Option<String>)> =
+            self.broadcast(all.as_ref(), "start", self.after_gather(Duration::ZERO))?;
+        (self.hosts, self.kernels) = all.into_iter().unzip();
         Ok(())
     }
 
@@ -177,6 +186,13 @@ impl<'a> Wire<'a> {
             )
         })
     }
+}
+
+/// This machine's running kernel: a random id drawn at each boot, the same in every container
+/// and network namespace on it; `None` where it cannot be read (not Linux).
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    Some(id.trim().to_string()).filter(|id| !id.is_empty())
 }
 
 /// When a wait gives up.
