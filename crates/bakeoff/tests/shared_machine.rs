@@ -177,9 +177,12 @@ fn two_runs_with_the_same_settings_share_one_zfs_fuse() {
         let d = r["stack"]["properties"]["daemon"].as_str().unwrap_or("");
         d.starts_with("shared")
     };
+    // Whichever reached its stack's build first started the daemon (on a busy machine, not
+    // always the first started); the other shared it.
     assert!(
-        shared(&b) && !shared(&a),
-        "the second shares: {:#}",
+        shared(&a) != shared(&b),
+        "one shares: {:#}\n{:#}",
+        a["stack"],
         b["stack"]
     );
     let pool = |r: &serde_json::Value| r["stack"]["properties"]["pool"].clone();
