@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 # bakeoff's test files that run in the database lane: long tests whose turns are mostly shared,
 # so they overlap lane A's shared tests (a test's turn still orders it against every other).
-db_lane=(readme_tour tpch mariadb durability durability_blocks limits fileserving databases)
+db_lane=(readme_tour tpch mariadb durability durability_blocks limits fileserving databases campaign)
 # Tests that compare speeds, as `package test-file test`: run last, with nothing beside them.
 last=("bakeoff-db pg_pgbench a_server_bakeoff_started_performs_as_one_started_by_hand")
 cargo_args=()

@@ -34,13 +34,20 @@ fn main() -> std::process::ExitCode {
         }
         cli::Command::Client => return client(),
     };
-    match result {
-        Ok(code) => code.into(),
+    let code = match result {
+        Ok(code) => code,
         Err(Failure { code, error }) => {
             eprintln!("bakeoff: error: {error:#}");
-            code.into()
+            code
+        }
+    };
+    if code == exit::Code::Interrupted {
+        // Whoever reads the log of a stopped run (a CI job, a service) learns why it stopped.
+        if let Some(signal) = commands::measure::stopped_by() {
+            eprintln!("bakeoff: interrupted by {signal}; exit 130");
         }
     }
+    code.into()
 }
 
 /// `bakeoff trace show t.trace | head`: when the reader of stdout goes away, end as a Unix

@@ -89,6 +89,16 @@ pub struct ZfsTurn {
 /// measures takes [`serial`]: alone, no other ZFS test can run.)
 pub fn zfs_turn() -> ZfsTurn {
     let turn = shared();
+    ZfsTurn {
+        _zfs: zfs_lock(),
+        _turn: turn,
+    }
+}
+
+/// The [`ZFS_LOCK`] alone, held until the file is dropped: for a test that already holds its
+/// shared turn and builds ZFS stacks in some of its steps only (tests/campaign.rs), so that
+/// other ZFS tests run between them.
+pub fn zfs_lock() -> std::fs::File {
     let zfs = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -97,10 +107,7 @@ pub fn zfs_turn() -> ZfsTurn {
         .unwrap_or_else(|e| panic!("{ZFS_LOCK}: {e}"));
     rustix::fs::flock(&zfs, rustix::fs::FlockOperation::LockExclusive)
         .unwrap_or_else(|e| panic!("flock {ZFS_LOCK}: {e}"));
-    ZfsTurn {
-        _zfs: zfs,
-        _turn: turn,
-    }
+    zfs
 }
 
 /// [`privileged`], then [`zfs_turn`].

@@ -14,9 +14,12 @@ use bakeoff_engine::{
     execute, lay_out_placed, Dataset, LayoutError, Placement, RunOutput, Target, Tick,
 };
 use bakeoff_probe::{environment, resolve_devices, target_info, Probe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The last stop signal received (0: none), so that the exit can name it.
+static STOPPED_BY: std::sync::OnceLock<Arc<AtomicUsize>> = std::sync::OnceLock::new();
 
 /// Ctrl-C and SIGTERM set this flag instead of killing the process, so runs stop cleanly. The
 /// handlers are registered once per process: every caller (each stack `--wait` builds, each
@@ -25,8 +28,10 @@ pub fn interrupt_flag() -> Result<Arc<AtomicBool>, Failure> {
     static FLAG: std::sync::OnceLock<Result<Arc<AtomicBool>, String>> = std::sync::OnceLock::new();
     let registered = FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
+        let which = STOPPED_BY.get_or_init(|| Arc::new(AtomicUsize::new(0)));
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             signal_hook::flag::register(sig, flag.clone())
+                .and_then(|_| signal_hook::flag::register_usize(sig, which.clone(), sig as usize))
                 .map_err(|e| format!("installing the signal handler: {e}"))?;
         }
         Ok(flag)
@@ -34,6 +39,17 @@ pub fn interrupt_flag() -> Result<Arc<AtomicBool>, Failure> {
     registered
         .clone()
         .map_err(|m| failure(Code::Environment, m))
+}
+
+/// The stop signal this process received (`SIGINT` for Ctrl-C, `SIGTERM`), if any: an
+/// interrupted run's last line names it, so that a log says why the run stopped.
+pub fn stopped_by() -> Option<&'static str> {
+    let sig = STOPPED_BY.get()?.load(Ordering::Relaxed);
+    match i32::try_from(sig).ok()? {
+        signal_hook::consts::SIGINT => Some("SIGINT (Ctrl-C)"),
+        signal_hook::consts::SIGTERM => Some("SIGTERM"),
+        _ => None,
+    }
 }
 
 fn layout_failure(e: LayoutError) -> Failure {
