@@ -14,6 +14,8 @@ packages+=(clang libelf-dev zlib1g-dev pkg-config linux-libc-dev)
 # /dev/fuse.
 # `run --mpi` (cargo feature mpi): OpenMPI, and libclang for the bindings rsmpi generates.
 packages+=(openmpi-bin libopenmpi-dev libclang-dev clang)
+# Its test across hosts makes them of network namespaces (ip) with hostnames of their own.
+packages+=(iproute2 hostname)
 # Headless Chromium renders the HTML report in tests/html.rs: Debian's headless shell where
 # the archive has it (Debian 12), else the full browser.
 if apt-cache show chromium-headless-shell >/dev/null 2>&1; then
