@@ -8,7 +8,8 @@
 # shared test's time is a fixed window or a server's start, so three lanes overlap more of them
 # than two on two CPUs. A test that compares speeds runs after the lanes. `cargo test
 # --workspace` runs the same tests in one lane. Arguments go to every `cargo test` (e.g. `--
-# --nocapture`); the other lanes' output follows the bakeoff lane's.
+# --nocapture`); the other lanes' output follows the bakeoff lane's. Every lane runs all its test
+# binaries (--no-fail-fast): one failure does not hide the next.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # bakeoff's test files for the database and mixed lanes: long tests whose turns are mostly
@@ -55,18 +56,19 @@ db_log=$(mktemp -t bakeoff-db-lane.XXXXXX)
 mixed_log=$(mktemp -t bakeoff-mixed-lane.XXXXXX)
 started=$(date +%s)
 (
-    cargo test -p bakeoff-db "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}"
+    cargo test -p bakeoff-db --no-fail-fast "${cargo_args[@]}" -- "${test_args[@]}" "${skip[@]}"
     db=$?
-    cargo test -p bakeoff "${db_tests[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
+    cargo test -p bakeoff --no-fail-fast "${db_tests[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
     files=$?
     echo "scripts/test.sh: the database lane took $(($(date +%s) - started)) s"
     [ "$db" -eq 0 ] && [ "$files" -eq 0 ]
 ) >"$db_log" 2>&1 &
 db_lane_pid=$!
 (
-    cargo test --workspace --exclude bakeoff-db --exclude bakeoff "${cargo_args[@]}" -- "${test_args[@]}"
+    cargo test --workspace --exclude bakeoff-db --exclude bakeoff --no-fail-fast "${cargo_args[@]}" \
+        -- "${test_args[@]}"
     others=$?
-    cargo test -p bakeoff "${mixed_tests[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
+    cargo test -p bakeoff --no-fail-fast "${mixed_tests[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
     files=$?
     echo "scripts/test.sh: the mixed lane took $(($(date +%s) - started)) s"
     [ "$others" -eq 0 ] && [ "$files" -eq 0 ]
@@ -74,7 +76,7 @@ db_lane_pid=$!
 mixed_lane_pid=$!
 trap 'kill "$db_lane_pid" "$mixed_lane_pid" 2>/dev/null; rm -f "$db_log" "$mixed_log"' EXIT
 trap 'exit 130' INT TERM
-cargo test -p bakeoff --bins "${rest[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
+cargo test -p bakeoff --no-fail-fast --bins "${rest[@]}" "${cargo_args[@]}" -- "${test_args[@]}"
 bakeoff=$?
 echo "scripts/test.sh: the bakeoff lane took $(($(date +%s) - started)) s"
 wait "$mixed_lane_pid"
