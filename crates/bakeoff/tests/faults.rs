@@ -203,6 +203,37 @@ fn ctrl_c_and_sigterm_tear_the_stack_down() {
     }
 }
 
+/// `bakeoff ... 2>&1 | tee log` stopped with Ctrl-C: the reader of bakeoff's stderr is gone
+/// when the signal comes. Whatever bakeoff can no longer say, its stack is torn down.
+#[test]
+fn ctrl_c_with_stderr_closed_still_tears_the_stack_down() {
+    let Some(_turn) = privileged_shared_turn() else {
+        return;
+    };
+    let scene = Scene::new();
+    let mut child = scene
+        .run_on(
+            "ext4",
+            "readers=2,writers=1,data_size=128m,redo_size=8m,runtime=60s",
+            &[],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_mount(&scene, Duration::from_secs(30));
+    drop(child.stderr.take());
+    let sent = Instant::now();
+    signal(&child, "-INT");
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(10),
+        "took {:?} ({status:?})",
+        sent.elapsed()
+    );
+    scene.assert_clean("Ctrl-C with stderr closed");
+}
+
 #[test]
 fn a_stack_too_small_is_refused_before_any_data_is_written() {
     let Some(_turn) = privileged_shared_turn() else {

@@ -24,34 +24,44 @@ struct Block {
     text: std::ops::Range<usize>,
 }
 
-/// The generated blocks of `page`, or what is malformed about them.
+/// The generated blocks of `page`, or what is malformed about them. A block's opening and
+/// closing lines are lines of their own (prose may name the markers inline).
 fn blocks(page: &str) -> Result<Vec<Block>, String> {
     let mut found = Vec::new();
-    let mut at = 0;
-    while let Some(start) = page[at..].find(OPEN).map(|i| at + i) {
-        let line_end = page[start..]
-            .find('\n')
-            .map(|i| start + i)
-            .ok_or("an opening line without a newline")?;
-        let args = page[start + OPEN.len()..line_end]
-            .strip_suffix(" -->")
-            .ok_or_else(|| format!("`{}` does not end with ` -->`", &page[start..line_end]))?;
-        if args.contains(['"', '\'', '`']) {
-            return Err(format!(
-                "`{args}`: arguments are split at spaces, no quotes"
-            ));
+    // The open block's arguments and where its text starts.
+    let mut open: Option<(String, usize)> = None;
+    let mut offset = 0;
+    for line in page.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let text = line.trim_end_matches('\n');
+        if let Some(rest) = text.strip_prefix(OPEN) {
+            if let Some((args, _)) = &open {
+                return Err(format!("`{args}` has no `{CLOSE}` before the next block"));
+            }
+            let args = (rest.strip_suffix(" -->"))
+                .ok_or_else(|| format!("`{text}` does not end with ` -->`"))?;
+            if args.contains(['"', '\'', '`']) {
+                return Err(format!(
+                    "`{args}`: arguments are split at spaces, no quotes"
+                ));
+            }
+            open = Some((args.to_string(), offset));
+        } else if text == CLOSE {
+            let (args, from) = open
+                .take()
+                .ok_or_else(|| format!("`{CLOSE}` without its opening line"))?;
+            let args = args.split_whitespace().map(str::to_string).collect();
+            found.push(Block {
+                args,
+                text: from..start,
+            });
         }
-        let end = page[line_end..]
-            .find(CLOSE)
-            .map(|i| line_end + i)
-            .ok_or_else(|| format!("`{args}` has no `{CLOSE}`"))?;
-        found.push(Block {
-            args: args.split_whitespace().map(str::to_string).collect(),
-            text: line_end + 1..end,
-        });
-        at = end + CLOSE.len();
     }
-    Ok(found)
+    match open {
+        Some((args, _)) => Err(format!("`{args}` has no `{CLOSE}`")),
+        None => Ok(found),
+    }
 }
 
 /// Every Markdown page under `dir`.
@@ -131,7 +141,16 @@ fn every_generated_table_in_the_docs_is_what_report_prints() {
 fn malformed_blocks_are_named() {
     assert!(blocks("<!-- bakeoff report x")
         .unwrap_err()
-        .contains("newline"));
+        .contains("does not end with"));
+    // Markers named inside a line of prose are not blocks.
+    assert!(
+        blocks("see `<!-- bakeoff report ARGS -->` and `<!-- end bakeoff report -->`.\n")
+            .unwrap()
+            .is_empty()
+    );
+    assert!(blocks("<!-- end bakeoff report -->\n")
+        .unwrap_err()
+        .contains("without its opening line"));
     assert!(blocks("<!-- bakeoff report x -->\ntext\n")
         .unwrap_err()
         .contains("no `<!-- end"));

@@ -13,6 +13,7 @@ use crate::undo::Undo;
 use bakeoff_core::phaserecord::SpaceRecord;
 use bakeoff_core::record::StackInfo;
 use bakeoff_probe::DeviceInfo;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Options of `stack create` and `run --stack`.
@@ -196,7 +197,13 @@ impl Stack {
             return Ok(());
         };
         if self.announce_teardown {
-            eprintln!("bakeoff: tearing down {}…", self.info.name);
+            // Not eprintln!: it panics when stderr's reader has gone (`bakeoff ... 2>&1 | tee`
+            // stopped with Ctrl-C), and the teardown below must still run.
+            let _ = writeln!(
+                std::io::stderr(),
+                "bakeoff: tearing down {}…",
+                self.info.name
+            );
         }
         let failures = ledger.undo_all(&mut self.exec);
         if let Some(images) = &self.images {
@@ -406,7 +413,8 @@ pub fn drop_caches() -> Result<(), StackError> {
 impl Drop for Stack {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
-            eprintln!("bakeoff: {e}");
+            // A panic here, while unwinding, would abort: never eprintln! (see teardown).
+            let _ = writeln!(std::io::stderr(), "bakeoff: {e}");
         }
     }
 }
