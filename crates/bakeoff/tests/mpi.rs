@@ -10,6 +10,7 @@ mod common;
 use bakeoff_testkit::command::{succeeds, KillOnDrop};
 use bakeoff_testkit::loop_device::LoopFs;
 use bakeoff_testkit::{privileged_turn, require, scratch_dir};
+use common::mpi::{bakeoff_bin, rank_dirs, text};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -26,12 +27,6 @@ fn mpirun(np: u32) -> Command {
     ])
     .args(["-np", &np.to_string()]);
     cmd
-}
-
-fn bakeoff_bin() -> String {
-    assert_cmd::cargo::cargo_bin("bakeoff")
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// Root, loop devices and mpirun, or skip (fail under CI=true).
@@ -90,23 +85,6 @@ fn mpi_run(target: &str, extra: &[&str]) -> serde_json::Value {
         "{mpi}"
     );
     record
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    )
-}
-
-fn rank_dirs(target: &str) -> Vec<String> {
-    std::fs::read_dir(target)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("rank-") || n.starts_with(".bakeoff-mpi-"))
-        .collect()
 }
 
 /// The median and the range (max - min) of three or more runs.

@@ -9,12 +9,14 @@
 
 #![cfg(feature = "mpi")]
 
+mod common;
 #[path = "mpi_hosts/netns.rs"]
 mod netns;
 
 use bakeoff_testkit::command::{succeeds, KillOnDrop};
 use bakeoff_testkit::loop_device::{kernel_name, LoopFs};
 use bakeoff_testkit::{privileged_turn, require, scratch_dir, TurnGuard};
+use common::mpi::{bakeoff_bin, rank_dirs, text};
 use netns::Cluster;
 use serde_json::Value;
 use std::path::Path;
@@ -30,35 +32,11 @@ fn hosts_turn() -> Option<TurnGuard> {
     require(tools, "mpirun (OpenMPI), ip (iproute2) and unshare").then_some(turn)
 }
 
-fn bakeoff_bin() -> String {
-    assert_cmd::cargo::cargo_bin("bakeoff")
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// `bakeoff run randread --mpi --target TARGET` and `extra`, as every rank's command line.
 fn ranks_run(target: &str, extra: &[&str]) -> Vec<String> {
     let words = ["run", "randread", "--mpi", "--target", target];
     std::iter::once(bakeoff_bin())
         .chain(words.iter().chain(extra).map(|s| s.to_string()))
-        .collect()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    )
-}
-
-/// The ranks' directories and markers under `target`.
-fn rank_dirs(target: &str) -> Vec<String> {
-    std::fs::read_dir(target)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("rank-") || n.starts_with(".bakeoff-mpi-"))
         .collect()
 }
 

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod db;
+pub mod mpi;
 
 use std::path::Path;
 use std::process::Command;
