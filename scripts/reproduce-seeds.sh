@@ -76,6 +76,7 @@ done
 [ "$failed" -eq 0 ] || { echo "reproduce-seeds: a study does not pass --dry-run" >&2; exit 2; }
 [ "$dry_run" -eq 0 ] || exit 0
 commit=$(git describe --always --dirty --abbrev=12)
+mkdir -p results || exit $?
 for study in "${chosen[@]}"; do
     results="results/$study"
     args=(compare --study "studies/$study.toml" --out "$results" --quiet-wait=10m)
@@ -85,6 +86,8 @@ for study in "${chosen[@]}"; do
     "$bakeoff" "${args[@]}" >"$results.txt" 2>"$results.err"
     code=$?
     [ "$code" -le 1 ] || { echo "reproduce-seeds: $study failed (exit $code): $results.err" >&2; exit "$code"; }
+    # A run that never started (exit 1 is also "a cell failed") leaves no study record.
+    [ -e "$results/study.json" ] || { echo "reproduce-seeds: $study left no $results/study.json: $results.err" >&2; exit 1; }
     keep="docs/studies/records/$study"
     rm -rf "$keep"
     mkdir -p "$keep"
