@@ -12,6 +12,8 @@
 //! instead (then review the diff: a changed number is a changed report).
 
 mod common;
+#[path = "generated_docs/figures.rs"]
+mod figures;
 use std::path::{Path, PathBuf};
 
 const OPEN: &str = "<!-- bakeoff report ";
@@ -41,9 +43,9 @@ fn blocks(page: &str) -> Result<Vec<Block>, String> {
             }
             let args = (rest.strip_suffix(" -->"))
                 .ok_or_else(|| format!("`{text}` does not end with ` -->`"))?;
-            if args.contains(['"', '\'', '`']) {
+            if args.contains(['\'', '`']) || args.matches('"').count() % 2 == 1 {
                 return Err(format!(
-                    "`{args}`: arguments are split at spaces, no quotes"
+                    "`{args}`: arguments are split at spaces; only double quotes group them"
                 ));
             }
             open = Some((args.to_string(), offset));
@@ -51,7 +53,7 @@ fn blocks(page: &str) -> Result<Vec<Block>, String> {
             let (args, from) = open
                 .take()
                 .ok_or_else(|| format!("`{CLOSE}` without its opening line"))?;
-            let args = args.split_whitespace().map(str::to_string).collect();
+            let args = split_args(&args);
             found.push(Block {
                 args,
                 text: from..start,
@@ -62,6 +64,20 @@ fn blocks(page: &str) -> Result<Vec<Block>, String> {
         Some((args, _)) => Err(format!("`{args}` has no `{CLOSE}`")),
         None => Ok(found),
     }
+}
+
+/// A block's arguments: split at spaces, a double-quoted part kept whole (a stack's name with
+/// spaces in it, for `--against`).
+fn split_args(args: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for (i, part) in args.split('"').enumerate() {
+        if i % 2 == 1 {
+            all.push(part.to_string());
+        } else {
+            all.extend(part.split_whitespace().map(str::to_string));
+        }
+    }
+    all
 }
 
 /// Every Markdown page under `dir`.
@@ -137,6 +153,45 @@ fn every_generated_table_in_the_docs_is_what_report_prints() {
     );
 }
 
+/// Study pages not yet rewritten around generated blocks over committed records (issue 26 is
+/// open until they are): their figures come from runs whose records were not kept.
+const NOT_YET_GENERATED: &[&str] = &["seed001.md", "seed004-tpcc.md"];
+
+/// Every figure the prose of a docs/studies page quotes is in one of its generated blocks
+/// (tests/generated_docs/figures.rs says what a figure is and what is not prose).
+#[test]
+fn every_figure_a_study_page_quotes_is_in_its_generated_blocks() {
+    let studies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/studies");
+    let (mut checked, mut missing) = (0, Vec::new());
+    for path in pages(&studies) {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name == "README.md" || NOT_YET_GENERATED.contains(&name.as_str()) {
+            continue;
+        }
+        let page = std::fs::read_to_string(&path).unwrap();
+        let found = blocks(&page).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(!found.is_empty(), "{}: no generated block", path.display());
+        // The prose keeps its line numbers: a block's text becomes as many empty lines.
+        let (mut prose, mut generated) = (page.clone(), String::new());
+        for block in found.iter().rev() {
+            let text = &page[block.text.clone()];
+            generated.push_str(text);
+            prose.replace_range(block.text.clone(), &"\n".repeat(text.matches('\n').count()));
+        }
+        for figure in figures::unsupported(&prose, &generated) {
+            missing.push(format!("{name}:{}: {}", figure.line, figure.text));
+        }
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} study pages checked");
+    assert!(
+        missing.is_empty(),
+        "figures the prose quotes that no generated block of its page holds (quote them from a \
+         block, add the column that holds them, or say it without the number):\n{}",
+        missing.join("\n")
+    );
+}
+
 #[test]
 fn malformed_blocks_are_named() {
     assert!(blocks("<!-- bakeoff report x")
@@ -157,8 +212,10 @@ fn malformed_blocks_are_named() {
     assert!(
         blocks("<!-- bakeoff report 'a b' -->\n<!-- end bakeoff report -->")
             .unwrap_err()
-            .contains("no quotes")
+            .contains("only double quotes")
     );
+    let quoted = "<!-- bakeoff report d --against \"zfs tuned\" -->\n<!-- end bakeoff report -->\n";
+    assert_eq!(blocks(quoted).unwrap()[0].args, ["d", "--against", "zfs tuned"]);
     let page = "a\n<!-- bakeoff report d --format markdown -->\nT\n<!-- end bakeoff report -->\n";
     let b = blocks(page).unwrap();
     assert_eq!(b.len(), 1);
