@@ -76,6 +76,9 @@ done
 [ "$failed" -eq 0 ] || { echo "reproduce-seeds: a study does not pass --dry-run" >&2; exit 2; }
 [ "$dry_run" -eq 0 ] || exit 0
 commit=$(git describe --always --dirty --abbrev=12)
+# What of the build was not committed: a -dirty commit whose changes are docs or scripts built
+# the same binary as the commit.
+uncommitted=$(git status --porcelain -- crates Cargo.toml Cargo.lock | awk '{print $2}' | tr '\n' ' ')
 mkdir -p results || exit $?
 for study in "${chosen[@]}"; do
     results="results/$study"
@@ -101,6 +104,7 @@ for study in "${chosen[@]}"; do
         echo "started: $started"
         echo "ended: $(date -u +%FT%TZ)"
         echo "commit: $commit"
+        echo "uncommitted in the build: ${uncommitted:-nothing}"
         echo "build: $("$bakeoff" --version) (release)"
         echo "machine: $(uname -srm), $(nproc) CPUs, $(free -g | awk '/^Mem:/ {print $2}') GiB"
     } >"$keep/PROVENANCE"

@@ -244,3 +244,58 @@ fn a_tree_needs_a_file_system() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not supported with clients"), "{err}");
 }
+
+/// Client processes that outgrow `--mem-limit` are what the kernel's OOM killer takes, not
+/// bakeoff (it lowers its own `oom_score_adj` in the cgroup): the run fails naming the limit,
+/// and the stack is torn down. Before, 16 nfsmix clients under 256 MiB made bakeoff itself the
+/// largest process of the cgroup; it was killed, and left its pool and loop device behind.
+#[test]
+fn clients_that_outgrow_the_memory_limit_fail_the_run_naming_it() {
+    let Some(_turn) = privileged_shared_turn() else {
+        return;
+    };
+    let scene = Scene::new();
+    let json = scene.state.path().join("oom.json");
+    // 8 clients of about 14 MiB of their own each, under 48 MiB.
+    let set = "clients=8,rate_hint=5,threads=2,ramp_time=0,runtime=5s";
+    let out = scene
+        .cmd(&[
+            "run",
+            "nfsmix",
+            "--stack",
+            "ext4",
+            "--size",
+            "1g",
+            "--mem-limit",
+            "48m",
+        ])
+        .args(["--set", set, "--json", json.to_str().unwrap(), "--images"])
+        .arg(scene.images.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "bakeoff survives to say: {stderr}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["status"], "failed");
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("the memory limit (48 MiB") && error.contains("raise mem_limit"),
+        "{error}"
+    );
+    assert!(stderr.contains("the memory limit (48 MiB"), "{stderr}");
+    assert_eq!(clients_running(), 0, "no client left running");
+    // The stack is gone: nothing attached or mounted from its images, its cgroup removed.
+    let images = scene.images.path().to_string_lossy().to_string();
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&loops.stdout).contains(&images));
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&images), "a mount under {images} is left");
+    let named = error.split("the memory limit (48 MiB, ").nth(1);
+    let cgroup = named.and_then(|s| s.split(')').next());
+    let cgroup = cgroup.unwrap_or_else(|| panic!("no cgroup named in {error}"));
+    assert!(!std::path::Path::new(cgroup).exists(), "{cgroup} is left");
+}

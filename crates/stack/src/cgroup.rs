@@ -42,6 +42,17 @@ fn parent_and_limit_file() -> Result<(PathBuf, &'static str), StackError> {
     ))
 }
 
+/// The `oom_score_adj` of the workload's processes (clients, commands run in a command group).
+/// When the workload outgrows the memory limit, the kernel's OOM killer picks the process of
+/// the cgroup with the largest footprint, and bakeoff, holding the run's bookkeeping, was that
+/// process once (16 nfsmix clients under 256 MiB): killed, it could not tear its stack down.
+/// bakeoff cannot lower its own score without CAP_SYS_RESOURCE (this project's machine lacks
+/// it), but any process may raise its own: the workload's processes do, by half the limit's
+/// pages, so that one of them is killed and bakeoff lives to fail the run and say why
+/// ([`oom_kills`]). A database server keeps the default, as bakeoff does: the larger of the
+/// two is killed, and that is the server in practice.
+pub const WORKLOAD_OOM_SCORE_ADJ: i32 = 500;
+
 /// Creates a cgroup limited to `bytes`, records its removal, and moves this process into it.
 pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathBuf, StackError> {
     let (parent, limit_file) = parent_and_limit_file()?;
@@ -54,4 +65,35 @@ pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathB
     std::fs::write(&procs, std::process::id().to_string())
         .map_err(StackError::io("joining", &procs))?;
     Ok(dir)
+}
+
+/// How many processes the kernel's OOM killer killed in the memory cgroup at `dir` (v2
+/// `memory.events`, v1 `memory.oom_control`; 0 where neither says).
+pub fn oom_kills(dir: &Path) -> u64 {
+    ["memory.events", "memory.oom_control"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(dir.join(f)).ok())
+        .map_or(0, |text| parse_oom_kills(&text))
+}
+
+/// The `oom_kill N` line of a `memory.events` or `memory.oom_control` file.
+pub fn parse_oom_kills(text: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oom_kills_are_read_from_either_cgroup_version() {
+        let v2 = "low 0\nhigh 0\nmax 1207\noom 3\noom_kill 2\noom_group_kill 0\n";
+        assert_eq!(parse_oom_kills(v2), 2);
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n";
+        assert_eq!(parse_oom_kills(v1), 1);
+        assert_eq!(parse_oom_kills("oom 0\n"), 0);
+        assert_eq!(parse_oom_kills(""), 0);
+    }
 }

@@ -62,6 +62,8 @@ pub struct Stack {
     /// How many of `daemons` the stack itself runs (zfs-fuse); the rest were started on it.
     driver_daemons: usize,
     ledger: Option<Ledger>,
+    /// The memory cgroup this process runs in for the run (`limit_memory`).
+    mem_cgroup: Option<PathBuf>,
     exec: Exec,
     /// Say on stderr when the teardown starts (a ZFS pool takes seconds to export).
     announce_teardown: bool,
@@ -171,6 +173,7 @@ impl Stack {
             driver_daemons: built.daemons.len(),
             daemons: built.daemons,
             ledger: Some(ledger),
+            mem_cgroup: None,
             exec,
             announce_teardown: false,
         }
@@ -347,7 +350,9 @@ impl Stack {
     /// Runs this process in a memory cgroup limited to `bytes` until the stack is torn down.
     pub fn limit_memory(&mut self, bytes: u64) -> Result<(), StackError> {
         let ledger = self.ledger.as_mut().expect("a live stack has its ledger");
-        crate::cgroup::limit_memory(bytes, &format!("bakeoff-{}", self.info.name), ledger)?;
+        let dir =
+            crate::cgroup::limit_memory(bytes, &format!("bakeoff-{}", self.info.name), ledger)?;
+        self.mem_cgroup = Some(dir);
         self.info.mem_limit_bytes = Some(bytes);
         Ok(())
     }
@@ -374,9 +379,9 @@ impl Stack {
     }
 
     /// Why the stack itself failed during a run, if it did: a daemon of its own that died or
-    /// was stopped.
+    /// was stopped, or the memory limit, whose OOM killer killed a process of the run.
     pub fn failure_cause(&self) -> Option<String> {
-        self.daemons.iter().find_map(|d| {
+        let daemon = self.daemons.iter().find_map(|d| {
             let what = d.check().err()?;
             Some(format!(
                 "the {} daemon (pid {}) of stack {} {what} during the run",
@@ -384,6 +389,23 @@ impl Stack {
                 d.pid(),
                 self.info.name
             ))
+        });
+        daemon.or_else(|| self.memory_cause())
+    }
+
+    /// The memory limit's part in a failure: how many processes its OOM killer killed.
+    fn memory_cause(&self) -> Option<String> {
+        let dir = self.mem_cgroup.as_ref()?;
+        let kills = crate::cgroup::oom_kills(dir);
+        let limit = self.info.mem_limit_bytes?;
+        (kills > 0).then(|| {
+            format!(
+                "the memory limit ({} MiB, {}) was reached and the kernel killed {kills} \
+                 process(es) of the run: raise mem_limit (--mem-limit), or give the workload \
+                 fewer clients or a smaller cache",
+                limit >> 20,
+                dir.display()
+            )
         })
     }
 

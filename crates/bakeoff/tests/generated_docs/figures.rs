@@ -118,8 +118,7 @@ fn figures_of(text: &str, line: usize) -> Vec<Figure> {
             continue;
         }
         let start = i;
-        while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == ',')
-        {
+        while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == '.' || chars[i] == ',') {
             i += 1;
         }
         // A sentence's full stop or a list's comma is not the number's.
@@ -131,10 +130,7 @@ fn figures_of(text: &str, line: usize) -> Vec<Figure> {
         let before = start.checked_sub(1).map(|b| chars[b]);
         let after = chars.get(end).copied();
         if is_figure(&token, before, after, &chars[end..]) {
-            found.push(Figure {
-                line,
-                text: token,
-            });
+            found.push(Figure { line, text: token });
         }
     }
     found
@@ -156,7 +152,10 @@ fn is_figure(token: &str, before: Option<char>, after: Option<char>, rest: &[cha
     let percent = rest.iter().copied().find(|c| *c != ' ') == Some('%');
     let times = before == Some('×');
     let whole: Option<u64> = token.parse().ok();
-    token.contains(['.', ',']) || percent || times || whole.is_some_and(|n| (100..1000).contains(&n))
+    token.contains(['.', ','])
+        || percent
+        || times
+        || whole.is_some_and(|n| (100..1000).contains(&n))
 }
 
 /// `text` with its inline code, link targets and double-quoted passages blanked out.
@@ -222,9 +221,18 @@ mod tests {
         assert_eq!(
             found,
             [
-                Figure { line: 4, text: "4.5".into() },
-                Figure { line: 7, text: "29,897".into() },
-                Figure { line: 9, text: "12.5".into() },
+                Figure {
+                    line: 4,
+                    text: "4.5".into()
+                },
+                Figure {
+                    line: 7,
+                    text: "29,897".into()
+                },
+                Figure {
+                    line: 9,
+                    text: "12.5".into()
+                },
             ]
         );
     }
@@ -233,6 +241,12 @@ mod tests {
     fn a_figure_missing_from_the_generated_text_is_named() {
         let generated = "| raw | 29,897 | ×0.61- |";
         let missing = unsupported("29,897 and ×0.61, but 0.62\n", generated);
-        assert_eq!(missing, [Figure { line: 1, text: "0.62".into() }]);
+        assert_eq!(
+            missing,
+            [Figure {
+                line: 1,
+                text: "0.62".into()
+            }]
+        );
     }
 }

@@ -41,6 +41,10 @@ const COMPRESS: Figure = figure(
     Compare::Diagnostic,
     2,
 );
+/// What else used the machine during the runs (the disturbed-run rule's figures), so that a
+/// phase table says whether its machine was quiet as the other tables' columns do.
+const OTHER_PCT: Figure = figure("cpu_other_pct", "other CPU %", Compare::Diagnostic, 1);
+const STEAL_PCT: Figure = figure("cpu_steal_pct", "steal %", Compare::Diagnostic, 1);
 
 /// One recipe's phases on every stack it ran on.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -53,12 +57,14 @@ pub struct PhaseTable {
     pub baseline: Option<usize>,
     /// Completed runs per column.
     pub runs: Vec<usize>,
-    /// The phases in order, then `total`, `space used MiB` and `compression ratio`.
+    /// The phases in order, then `total`, `space used MiB`, `compression ratio`, `other CPU %`
+    /// and `steal %`.
     pub rows: Vec<PhaseRow>,
 }
 
-/// The rows after the phases: `total`, `space used MiB` and `compression ratio`.
-const TRAILING_ROWS: usize = 3;
+/// The rows after the phases: `total`, `space used MiB`, `compression ratio`, `other CPU %`
+/// and `steal %`.
+const TRAILING_ROWS: usize = 5;
 
 impl PhaseTable {
     /// The rows of the phases, without the whole run and the space figures after them.
@@ -70,9 +76,9 @@ impl PhaseTable {
 /// One row: a phase, the whole run, or a space figure.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PhaseRow {
-    /// Phase name, `total`, `space used MiB` or `compression ratio`.
+    /// Phase name, `total`, `space used MiB`, `compression ratio`, `other CPU %` or `steal %`.
     pub name: String,
-    /// `real_s`, `space_used_mib` or `compress_ratio`.
+    /// `real_s`, `space_used_mib`, `compress_ratio`, `cpu_other_pct` or `cpu_steal_pct`.
     pub figure: String,
     /// One per column.
     pub cells: Vec<PhaseCell>,
@@ -173,6 +179,12 @@ fn table(cells: &[CellRuns], key: usize, members: &[usize], method: &Method) -> 
     let mib = space(|s| s.used_bytes.map(|b| b as f64 / f64::from(1 << 20)));
     rows.push(row(SPACE_MIB.label, &SPACE_MIB, &mib));
     rows.push(row(COMPRESS.label, &COMPRESS, &space(|s| s.compress_ratio)));
+    rows.push(row(OTHER_PCT.label, &OTHER_PCT, &|run| {
+        run.summary.cpu_other_pct
+    }));
+    rows.push(row(STEAL_PCT.label, &STEAL_PCT, &|run| {
+        run.summary.cpu_steal_pct
+    }));
     PhaseTable {
         recipe: split_label(&columns[0].label).1.to_string(),
         stacks: columns
@@ -199,7 +211,7 @@ fn values(runs: &[RunRecord], get: &dyn Fn(&RunRecord) -> Option<f64>) -> Vec<f6
 
 /// The figure of a row's `figure` key (the real time for an unknown key).
 pub(crate) fn figure_of(key: &str) -> &'static Figure {
-    [&REAL_S, &SPACE_MIB, &COMPRESS]
+    [&REAL_S, &SPACE_MIB, &COMPRESS, &OTHER_PCT, &STEAL_PCT]
         .into_iter()
         .find(|f| f.key == key)
         .unwrap_or(&REAL_S)
@@ -228,7 +240,9 @@ mod tests {
                 "flush",
                 "total",
                 "space used MiB",
-                "compression ratio"
+                "compression ratio",
+                "other CPU %",
+                "steal %"
             ]
         );
         let zfs_build = &t.rows[0].cells[1];

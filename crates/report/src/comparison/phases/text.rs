@@ -59,7 +59,8 @@ pub fn render_table(tables: &[PhaseTable]) -> String {
 pub(crate) const LEGEND: &str =
     "phases: median real s [range] ×ratio to the baseline (+ faster, - slower, = \
 no significant difference, ? too few runs); cpu: user + sys of the phase's commands; dev: bytes \
-read and written on the stack's devices; space and compression read back after the last phase\n";
+read and written on the stack's devices; space and compression read back after the last phase; \
+other CPU % and steal %: what other processes and the hypervisor took of the machine's CPU during the runs\n";
 
 /// A Markdown table per recipe.
 pub fn render_markdown(tables: &[PhaseTable]) -> String {
