@@ -434,7 +434,9 @@ fn a_comparison_of_a_recipe_shows_its_phases_per_stack() {
             "flush",
             "total",
             "space used MiB",
-            "compression ratio"
+            "compression ratio",
+            "other CPU %",
+            "steal %"
         ]
     );
     assert_eq!(table["runs"], serde_json::json!([2, 2]));
