@@ -246,7 +246,7 @@ fn a_tree_needs_a_file_system() {
 }
 
 /// Client processes that outgrow `--mem-limit` are what the kernel's OOM killer takes, not
-/// bakeoff (it lowers its own `oom_score_adj` in the cgroup): the run fails naming the limit,
+/// bakeoff (the clients raise their own `oom_score_adj`): the run fails naming the limit,
 /// and the stack is torn down. Before, 16 nfsmix clients under 256 MiB made bakeoff itself the
 /// largest process of the cgroup; it was killed, and left its pool and loop device behind.
 #[test]

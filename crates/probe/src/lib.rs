@@ -50,6 +50,9 @@ pub use quiet::sample_quiet;
 pub use read::processes;
 pub use snapshot::{Probe, Snapshot};
 pub use split::{cpu_split, family_cpu_us, SplitInputs};
-pub use sys::{rusage_children, rusage_self, ticks_per_second};
+pub use sys::{
+    offer_self_to_oom_killer, rusage_children, rusage_self, ticks_per_second,
+    WORKLOAD_OOM_SCORE_ADJ,
+};
 pub use target_info::{in_memory_filesystem, target_info};
 pub use tracefs::TRACEFS;

@@ -18,6 +18,26 @@ pub(crate) fn cpus_online() -> u32 {
     u32::try_from(n).ok().filter(|n| *n > 0).unwrap_or(1)
 }
 
+/// The `oom_score_adj` of a workload's processes (bakeoff's client processes, commands run in a
+/// command group). When a workload outgrows a memory limit, the kernel's OOM killer picks the
+/// process of the cgroup with the largest footprint, and bakeoff, holding the run's
+/// bookkeeping, was that process once (16 nfsmix clients under 256 MiB): killed, it could not
+/// tear its stack down. bakeoff cannot lower its own score without CAP_SYS_RESOURCE (this
+/// project's machine lacks it), but any process may raise its own: the workload's processes do,
+/// by half the limit's pages, so that one of them is killed and bakeoff lives to fail the run
+/// and say why. A database server keeps the default, as bakeoff does: the larger of the two is
+/// killed, and that is the server in practice.
+pub const WORKLOAD_OOM_SCORE_ADJ: i32 = 500;
+
+/// Gives this process [`WORKLOAD_OOM_SCORE_ADJ`] (best effort: raising it needs no privilege,
+/// and where it fails the limit still holds).
+pub fn offer_self_to_oom_killer() {
+    let _ = std::fs::write(
+        "/proc/self/oom_score_adj",
+        WORKLOAD_OOM_SCORE_ADJ.to_string(),
+    );
+}
+
 /// This process's own resource use (`getrusage(RUSAGE_SELF)`, children not included):
 /// `(user_us, system_us, max_rss_bytes)`. Zeros if the call fails.
 pub fn rusage_self() -> (u64, u64, u64) {

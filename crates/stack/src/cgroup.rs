@@ -42,17 +42,6 @@ fn parent_and_limit_file() -> Result<(PathBuf, &'static str), StackError> {
     ))
 }
 
-/// The `oom_score_adj` of the workload's processes (clients, commands run in a command group).
-/// When the workload outgrows the memory limit, the kernel's OOM killer picks the process of
-/// the cgroup with the largest footprint, and bakeoff, holding the run's bookkeeping, was that
-/// process once (16 nfsmix clients under 256 MiB): killed, it could not tear its stack down.
-/// bakeoff cannot lower its own score without CAP_SYS_RESOURCE (this project's machine lacks
-/// it), but any process may raise its own: the workload's processes do, by half the limit's
-/// pages, so that one of them is killed and bakeoff lives to fail the run and say why
-/// ([`oom_kills`]). A database server keeps the default, as bakeoff does: the larger of the
-/// two is killed, and that is the server in practice.
-pub const WORKLOAD_OOM_SCORE_ADJ: i32 = 500;
-
 /// Creates a cgroup limited to `bytes`, records its removal, and moves this process into it.
 pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathBuf, StackError> {
     let (parent, limit_file) = parent_and_limit_file()?;
@@ -68,7 +57,8 @@ pub fn limit_memory(bytes: u64, name: &str, ledger: &mut Ledger) -> Result<PathB
 }
 
 /// How many processes the kernel's OOM killer killed in the memory cgroup at `dir` (v2
-/// `memory.events`, v1 `memory.oom_control`; 0 where neither says).
+/// `memory.events`, v1 `memory.oom_control`; 0 where neither says): the workload's processes,
+/// which offer themselves first (`bakeoff_probe::WORKLOAD_OOM_SCORE_ADJ`).
 pub fn oom_kills(dir: &Path) -> u64 {
     ["memory.events", "memory.oom_control"]
         .iter()

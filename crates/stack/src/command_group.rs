@@ -58,14 +58,16 @@ impl CommandGroup {
 
     /// `argv` run so that it starts inside the cgroup: a shell writes its own pid into
     /// `cgroup.procs`, then execs `argv`, so that no child can be forked outside it first.
-    /// It also raises its `oom_score_adj` to [`crate::cgroup::WORKLOAD_OOM_SCORE_ADJ`]: under a
+    /// It also raises its `oom_score_adj` to [`bakeoff_probe::WORKLOAD_OOM_SCORE_ADJ`]: under a
     /// memory limit the command, not bakeoff, is what the OOM killer should take.
     pub fn wrap(&self, argv: &[String]) -> Vec<String> {
         let mut wrapped = vec![
             "/bin/sh".to_string(),
             "-c".into(),
-            r#"echo $$ > "$0" && { echo 500 > /proc/self/oom_score_adj; } 2>/dev/null; exec "$@""#
-                .into(),
+            format!(
+                r#"echo $$ > "$0" && {{ echo {} > /proc/self/oom_score_adj; }} 2>/dev/null; exec "$@""#,
+                bakeoff_probe::WORKLOAD_OOM_SCORE_ADJ
+            ),
             self.path
                 .join("cgroup.procs")
                 .to_string_lossy()

@@ -128,16 +128,16 @@ fn figures_of(text: &str, line: usize) -> Vec<Figure> {
         }
         let token: String = chars[start..end].iter().collect();
         let before = start.checked_sub(1).map(|b| chars[b]);
-        let after = chars.get(end).copied();
-        if is_figure(&token, before, after, &chars[end..]) {
+        if is_figure(&token, before, &chars[end..]) {
             found.push(Figure { line, text: token });
         }
     }
     found
 }
 
-/// Whether `token`, between `before` and `after` (and `rest` from `after` on), is a figure.
-fn is_figure(token: &str, before: Option<char>, after: Option<char>, rest: &[char]) -> bool {
+/// Whether `token`, after `before` and followed by `rest`, is a figure.
+fn is_figure(token: &str, before: Option<char>, rest: &[char]) -> bool {
+    let after = rest.first().copied();
     // Names and identifiers: ext4, p99, seed000, 8k, 2x, the parts of dates and times.
     let glued = |c: Option<char>| {
         c.is_some_and(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '/' | '=' | '#'))

@@ -26,9 +26,8 @@ enum Word {
 /// and the end of stdin set it too. Returns the process's exit code.
 pub fn serve(interrupt: Arc<AtomicBool>) -> i32 {
     // Under a memory limit the clients, not the parent that tears the stack down, are what
-    // the OOM killer should take: bakeoff_stack::cgroup::WORKLOAD_OOM_SCORE_ADJ (raising it
-    // needs no privilege).
-    let _ = std::fs::write("/proc/self/oom_score_adj", "500");
+    // the OOM killer should take.
+    bakeoff_probe::offer_self_to_oom_killer();
     let mut lines = std::io::stdin().lock().lines();
     let job: Job = match lines.next() {
         Some(Ok(line)) => match serde_json::from_str(&line) {
